@@ -1,0 +1,39 @@
+# The two commands of the README:
+#   make course   the main job: build and validate the release, grade the sample class, print the grades
+#   make test     every test (CI runs exactly this)
+# Both create .venv from requirements.lock first when it is missing or out of date.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: course test lab release clean help
+
+help:
+	@echo "make course   build + validate release/, grade the sample class, print the grades"
+	@echo "make test     run every test (what CI runs)"
+	@echo "make lab      open JupyterLab on release/ (the student's view)"
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0] + " (set PYTHON=/path/to/python3.11)"'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+course: $(STAMP)
+	$(PY) -m autograder course
+
+release: $(STAMP)
+	$(PY) -m autograder release
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lab: $(STAMP)
+	cd release && ../$(VENV)/bin/jupyter lab
+
+clean:
+	rm -rf submitted autograded feedback gradebook.db build sample_class reports grades.csv

@@ -1,0 +1,143 @@
+"""Build ``release/`` from ``source/`` with nbgrader and check it: solutions pass, stubs fail.
+
+Every nbgrader call runs as a child process with an explicit course root and a throw-away gradebook,
+so building a release never touches the instructor's ``gradebook.db`` and two builds can run at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def tool_env() -> dict:
+    """The environment for nbgrader's child processes: this interpreter's ``bin`` first on ``PATH``
+    (nbgrader calls ``alembic`` and ``jupyter`` by name) and library warnings off."""
+    bin_dir = str(Path(sys.executable).parent)
+    return dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore")
+
+
+class ReleaseError(RuntimeError):
+    """A lesson could not be built or did not validate; the message says what to do."""
+
+
+def lessons(root: Path = REPO) -> list[str]:
+    """The lesson (nbgrader assignment) names: folders of ``source/`` that hold a notebook, sorted."""
+    source = Path(root) / "source"
+    return sorted(p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def check_lesson(name: str, root: Path = REPO) -> str:
+    """Return ``name`` if it is a lesson, else raise :class:`ReleaseError` listing the lessons."""
+    known = lessons(root)
+    if name not in known:
+        raise ReleaseError(f"unknown lesson {name!r}; the lessons are: {', '.join(known)}")
+    return name
+
+
+def nbgrader(*args: str, root: Path) -> subprocess.CompletedProcess:
+    """Run one ``nbgrader`` command in course root ``root`` with a temporary gradebook."""
+    with tempfile.TemporaryDirectory(prefix="nbgrader-db-") as scratch:
+        command = [
+            sys.executable, "-m", "nbgrader", *args,
+            f"--CourseDirectory.root={Path(root).resolve()}",
+            f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db",
+        ]
+        return subprocess.run(command, cwd=root, capture_output=True, text=True, env=tool_env())
+
+
+def generate(lesson: str, root: Path = REPO) -> Path:
+    """``nbgrader generate_assignment`` for one lesson of course root ``root``; returns its release folder."""
+    result = nbgrader("generate_assignment", lesson, "--force", root=root)
+    if result.returncode != 0:
+        raise ReleaseError(f"nbgrader could not build {lesson}:\n{result.stdout}\n{result.stderr}")
+    return Path(root) / "release" / lesson
+
+
+def generate_copy(lesson: str, destination: Path, root: Path = REPO) -> Path:
+    """Build the release of ``lesson`` in a scratch course at ``destination`` (``source/`` is copied)."""
+    destination = Path(destination)
+    shutil.copytree(Path(root) / "source" / lesson, destination / "source" / lesson,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copy2(Path(root) / "nbgrader_config.py", destination / "nbgrader_config.py")
+    return generate(lesson, destination)
+
+
+@dataclass
+class Validation:
+    """What ``nbgrader validate`` said of one notebook."""
+
+    notebook: Path
+    passed: bool
+    failed_cells: list[str] = field(default_factory=list)
+    output: str = ""
+
+
+def validate(notebook: Path, invert: bool = False) -> Validation:
+    """Run nbgrader's validator on ``notebook`` (``invert``: every test cell must fail instead).
+
+    Returns which cells broke the rule: with ``invert`` False, the test cells that failed (or changed);
+    with ``invert`` True, the test cells that passed.
+    """
+    from nbgrader.validator import Validator
+
+    notebook = Path(notebook).resolve()
+    report = Validator(invert=invert).validate(str(notebook))
+    broken = [cell.get("source", "")[:80] for key in ("failed", "passed", "changed", "type_changed")
+              for cell in report.get(key, [])]
+    return Validation(notebook, passed=not broken, failed_cells=broken, output=json.dumps(report)[:2000])
+
+
+def graded_cells(notebook: Path) -> list[dict]:
+    """The graded cells of a notebook: ``grade_id``, ``points``, and whether it is a test cell."""
+    nb = nbformat.read(notebook, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") or meta.get("solution"):
+            cells.append({"grade_id": meta.get("grade_id"), "points": float(meta.get("points", 0) or 0),
+                          "test": bool(meta.get("grade")) and not meta.get("solution")})
+    return cells
+
+
+def notebook_of(lesson: str, folder: str = "source", root: Path = REPO) -> Path:
+    """The one notebook of ``lesson`` in ``folder`` (``source`` or ``release``)."""
+    found = sorted((Path(root) / folder / lesson).glob("*.ipynb"))
+    if len(found) != 1:
+        raise ReleaseError(f"{folder}/{lesson} must hold exactly one notebook, found {len(found)}")
+    return found[0]
+
+
+@dataclass
+class LessonSummary:
+    lesson: str
+    points: float
+    graded_cells: int
+    solutions_pass: bool
+    stubs_fail: bool
+    problems: list[str]
+
+
+def build_and_check(lesson: str, root: Path = REPO) -> LessonSummary:
+    """Regenerate ``release/<lesson>`` in place, then validate: the solution passes, the stub fails."""
+    check_lesson(lesson, root)
+    generate(lesson, root)
+    source_nb = notebook_of(lesson, "source", root)
+    release_nb = notebook_of(lesson, "release", root)
+    cells = graded_cells(source_nb)
+    solution = validate(source_nb)
+    stub = validate(release_nb, invert=True)
+    problems = [f"solution fails: {c}" for c in solution.failed_cells]
+    problems += [f"stub passes: {c}" for c in stub.failed_cells]
+    return LessonSummary(lesson, sum(c["points"] for c in cells if c["test"]),
+                         sum(1 for c in cells if c["test"]), solution.passed, stub.passed, problems)

@@ -1,0 +1,55 @@
+"""Helpers that the lesson notebooks import: plotting, data, checks, timing, gradient checks.
+
+Nothing here solves an exercise. Start every notebook with::
+
+    from course import setup_notebook
+    device = setup_notebook()
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import warnings
+
+__all__ = ["setup_notebook", "pick_device"]
+
+#: Library warnings that are harmless in the lessons; on stderr they would zero a graded cell.
+QUIET_WARNINGS = (
+    ("ignore", ".*TypedStorage is deprecated.*"),
+    ("ignore", ".*Matplotlib is currently using agg.*"),
+    ("ignore", ".*non-GUI backend.*"),
+    ("ignore", ".*is_categorical_dtype.*"),
+)
+
+
+def pick_device() -> str:
+    """``"cuda"`` when PyTorch sees a GPU, else ``"cpu"``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def setup_notebook(seed: int = 0) -> str:
+    """Seed every generator (random, NumPy, PyTorch), silence known harmless warnings, set plot defaults.
+
+    Returns the device the lesson should use (``"cuda"`` or ``"cpu"``).
+    """
+    os.environ.setdefault("PYTHONHASHSEED", str(seed))
+    random.seed(seed)
+    import numpy as np
+
+    np.random.seed(seed)
+    np.set_printoptions(precision=4, suppress=True)
+    for action, message in QUIET_WARNINGS:
+        warnings.filterwarnings(action, message=message)
+    import matplotlib
+
+    matplotlib.rcParams.update({"figure.dpi": 80, "figure.figsize": (6.0, 3.5), "image.cmap": "viridis"})
+    try:
+        import torch
+    except ImportError:  # torch-free lessons still work
+        return "cpu"
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    return pick_device()

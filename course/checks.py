@@ -1,0 +1,217 @@
+"""The checks that graded test cells call: one test, two places.
+
+In a student's notebook these helpers run on the student's own objects and fail with a message that
+teaches. In the trusted grader (``autograder.trusted``) the *same* test-cell code runs again in a clean
+parent process where every name that the student's solution cells defined is a stand-in
+(:class:`StudentCall`-like proxy): calling it runs the student's code in a sandboxed child process and
+hands back plain data only (arrays, tensors rebuilt from arrays, numbers, strings, tuples, or the
+student's exception as the matching built-in type). The comparison itself then runs in the parent,
+which never ran student code.
+
+The rules for writing a graded test cell, so that both places work:
+
+* get the student's results only by calling student names (functions, classes, ``Cls.apply``) or by
+  reading student variables; pass them inputs made in the test cell (seeded);
+* judge with the ``check_*`` helpers below (plain ``assert`` is fine too);
+* a helper that must run *next to* the student's code (because it calls ``.backward()`` on a tensor,
+  say) is marked :func:`runs_with_student_code`; the grader ships the whole call to the child;
+* end the cell with a statement (``print(...)``), never a bare expression.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import math
+import textwrap
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+__all__ = [
+    "check_array",
+    "check_value",
+    "check_raises",
+    "check_choice",
+    "check_avoids",
+    "runs_with_student_code",
+    "random_input",
+    "source_of",
+]
+
+#: Attribute the trusted grader sets on a helper that must run beside the student's code.
+RUNS_WITH_STUDENT_CODE = "__runs_with_student_code__"
+
+
+def runs_with_student_code(helper: Callable) -> Callable:
+    """Mark ``helper`` as one that must run in the process that holds the student's objects.
+
+    In a notebook it is an ordinary call. The trusted grader sends the call (the helper's name and its
+    plain-data arguments, student names by reference) to the sandboxed child and takes back its result
+    as plain data, to be judged in the parent.
+    """
+
+    @functools.wraps(helper)
+    def wrapper(*args, **kwargs):
+        return helper(*args, **kwargs)
+
+    setattr(wrapper, RUNS_WITH_STUDENT_CODE, f"{helper.__module__}:{helper.__qualname__}")
+    return wrapper
+
+
+def random_input(shape: Iterable[int], dtype: Any = np.float64, seed: int = 0) -> np.ndarray:
+    """A seeded standard-normal array of ``shape`` and ``dtype`` (the same on every machine)."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(tuple(shape)).astype(dtype)
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _as_numpy(value: Any) -> np.ndarray:
+    """A plain ndarray view of an ndarray or a torch tensor (moved to the CPU)."""
+    if type(value) is np.ndarray:
+        return value
+    return value.detach().cpu().numpy()
+
+
+def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, atol: float = 1e-6) -> None:
+    """Assert that ``actual`` matches the reference ``expected`` (an ndarray or a torch tensor).
+
+    Checks, in this order and each with its own message: the exact type (``np.ndarray`` or
+    ``torch.Tensor``, no subclass), the shape, the dtype, that every value is finite, then
+    ``|actual - expected| <= atol + rtol * |expected|`` element-wise.
+    """
+    expected_type = type(expected)
+    if type(actual) is not expected_type:
+        raise AssertionError(
+            f"{name}: expected a {_type_name(expected)} but got {_type_name(actual)}"
+            " (return the array itself, not a subclass, list or scalar)"
+        )
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise AssertionError(
+            f"{name}: expected shape {tuple(expected.shape)} but got {tuple(actual.shape)}"
+            " (check the output-size rule: floor((H + 2*padding - kernel_size) / stride) + 1)"
+        )
+    if actual.dtype != expected.dtype:
+        raise AssertionError(
+            f"{name}: expected dtype {expected.dtype} but got {actual.dtype}"
+            " (the output keeps the input's dtype)"
+        )
+    got, want = _as_numpy(actual), _as_numpy(expected)
+    if not np.isfinite(got).all():
+        bad = np.argwhere(~np.isfinite(got))[0]
+        raise AssertionError(f"{name}: non-finite value {got[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
+    error = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    allowed = atol + rtol * np.abs(want.astype(np.float64))
+    if (error > allowed).any():
+        worst = np.unravel_index(int(np.argmax(error - allowed)), error.shape)
+        where = tuple(int(i) for i in worst)
+        raise AssertionError(
+            f"{name}: {int((error > allowed).sum())} of {error.size} values differ; worst at index {where}:"
+            f" got {got[where]!r}, expected {want[where]!r} (max abs error {error.max():.3g},"
+            f" tolerance atol={atol:g}, rtol={rtol:g})"
+        )
+
+
+def _same_plain(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, (tuple, list)):
+        return (
+            type(actual) is type(expected)
+            and len(actual) == len(expected)
+            and all(_same_plain(a, e) for a, e in zip(actual, expected))
+        )
+    if type(expected) is bool:
+        return type(actual) in (bool, np.bool_) and bool(actual) == expected
+    if type(expected) is int:
+        is_int = type(actual) is int or (isinstance(actual, np.integer) and type(actual) is not np.bool_)
+        return is_int and int(actual) == expected
+    if type(expected) is float:
+        is_real = type(actual) in (float, int) or isinstance(actual, (np.floating, np.integer))
+        return is_real and math.isclose(float(actual), expected, rel_tol=1e-9, abs_tol=1e-12)
+    return type(actual) is type(expected) and actual == expected
+
+
+def check_value(actual: Any, expected: Any, name: str) -> None:
+    """Assert that a plain value (int, float, bool, str, or a tuple/list of them) equals ``expected``.
+
+    The type must match too (an ``int`` where an ``int`` is asked, a ``tuple`` where a tuple is asked);
+    NumPy scalars count as ints and floats; floats compare with a relative tolerance of 1e-9.
+    """
+    if not _same_plain(actual, expected):
+        raise AssertionError(
+            f"{name}: expected {expected!r} ({_type_name(expected)}) but got {actual!r} ({_type_name(actual)})"
+        )
+
+
+def check_raises(error: type[BaseException], mentions: Iterable[str], function: Callable, *args, **kwargs) -> None:
+    """Assert that ``function(*args, **kwargs)`` raises ``error`` whose message names every word in ``mentions``.
+
+    A good error names the argument and the rule it broke, e.g. ``"kernel_size must be >= 1, got 0"``.
+    """
+    call = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    try:
+        function(*args, **kwargs)
+    except error as exc:
+        message = str(exc)
+        missing = [word for word in mentions if word.lower() not in message.lower()]
+        if missing:
+            raise AssertionError(
+                f"({call}) raised {type(exc).__name__}({message!r}), but the message should mention"
+                f" {', '.join(repr(w) for w in missing)} so the caller knows which argument and rule"
+            ) from None
+        return
+    except Exception as exc:  # the wrong kind of error
+        raise AssertionError(
+            f"({call}) should raise {error.__name__} but raised {type(exc).__name__}: {exc}"
+        ) from None
+    raise AssertionError(f"({call}) should raise {error.__name__}, but it returned normally")
+
+
+def check_choice(answer: Any, choices: Iterable[Any], name: str) -> None:
+    """Assert that ``answer`` is one of ``choices`` (a format check: it says nothing of right or wrong)."""
+    options = list(choices)
+    if not any(type(answer) is type(option) and answer == option for option in options):
+        raise AssertionError(f"{name}: answer with one of {options!r}, got {answer!r}")
+
+
+def source_of(function: Any) -> str:
+    """The source text of a student's function or class (the grader's stand-ins carry it too)."""
+    text = getattr(function, "__student_source__", None)
+    if text is None:
+        text = inspect.getsource(function)
+    return textwrap.dedent(text)
+
+
+def _names_used(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.update(node.name.split("."))
+            if node.asname:
+                names.add(node.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.update(node.module.split("."))
+    return names
+
+
+def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
+    """Assert that the source of ``function`` never names any of ``forbidden`` (modules, functions).
+
+    Used where an exercise forbids a library shortcut, e.g. ``torch`` or ``avg_pool2d`` in the loops
+    lesson.
+    """
+    try:
+        used = _names_used(ast.parse(source_of(function)))
+    except (OSError, TypeError, SyntaxError) as exc:
+        raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
+    found = sorted(set(forbidden) & used)
+    if found:
+        raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself")
