@@ -141,3 +141,113 @@ def build_and_check(lesson: str, root: Path = REPO) -> LessonSummary:
     problems += [f"stub passes: {c}" for c in stub.failed_cells]
     return LessonSummary(lesson, sum(c["points"] for c in cells if c["test"]),
                          sum(1 for c in cells if c["test"]), solution.passed, stub.passed, problems)
+
+
+# --- Rules that every lesson must keep (checked by tests/test_chain.py and by `release`) -------------
+
+SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def _between(text: str, begin: str, end: str) -> list[str]:
+    """Non-trivial lines of ``text`` between ``### BEGIN x`` and ``### END x`` markers."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside and len(line.strip()) > 12 and not line.strip().startswith("#"):
+            lines.append(line.strip())
+    return lines
+
+
+def find_leaks(source_nb, release_nb) -> list[str]:
+    """Solution or hidden-test text of ``source_nb`` that appears in ``release_nb`` (both NotebookNodes).
+
+    Looks for the nbgrader markers and for every non-trivial line between them (longer than 12
+    characters, not a comment) that does not also appear in the release outside a solution region.
+    """
+    release_text = "\n".join(cell.source for cell in release_nb.cells)
+    release_lines = {line.strip() for line in release_text.splitlines()}
+    problems = [f"marker {m!r} in release" for m in SECRET_MARKERS if m in release_text]
+    visible = set()
+    for cell in source_nb.cells:  # lines that are legitimately visible (outside secret regions)
+        inside = False
+        for line in cell.source.splitlines():
+            if any(m in line for m in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS")):
+                inside = True
+            elif any(m in line for m in ("END SOLUTION", "END HIDDEN TESTS")):
+                inside = False
+            elif not inside:
+                visible.add(line.strip())
+    for cell in source_nb.cells:
+        secret = _between(cell.source, "BEGIN SOLUTION", "END SOLUTION")
+        secret += _between(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+        for line in secret:
+            if line in release_lines and line not in visible:
+                problems.append(f"secret line in release: {line[:70]!r}")
+    return problems
+
+
+def find_outputs(nb) -> list[str]:
+    """Code cells of ``nb`` that carry outputs or an execution count (committed notebooks must not)."""
+    return [f"cell {i} has outputs or an execution count" for i, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count"))]
+
+
+def graded_cell_problems(nb) -> list[str]:
+    """Graded cells without points, solution/test cells without a grade_id, and duplicate grade_ids."""
+    problems, seen = [], set()
+    for i, cell in enumerate(nb.cells):
+        meta = cell.metadata.get("nbgrader")
+        if not meta:
+            continue
+        grade_id = meta.get("grade_id")
+        if (meta.get("grade") or meta.get("solution") or meta.get("locked")) and not grade_id:
+            problems.append(f"cell {i} has nbgrader metadata but no grade_id")
+        if grade_id in seen:
+            problems.append(f"grade_id {grade_id!r} is used twice")
+        seen.add(grade_id)
+        if meta.get("grade") and not float(meta.get("points", 0) or 0) > 0:
+            problems.append(f"graded cell {grade_id!r} has no points")
+    return problems
+
+
+def bare_expression_cells(nb) -> list[str]:
+    """Test cells whose last statement is an expression other than a ``print(...)`` call.
+
+    nbgrader scores such a cell by the expression's value (partial credit), not by pass/fail.
+    """
+    import ast
+
+    problems = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not (meta.get("grade") and cell.cell_type == "code"):
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError as exc:
+            problems.append(f"test cell {meta.get('grade_id')!r} does not parse: {exc}")
+            continue
+        last = body[-1] if body else None
+        is_print = (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+                    and isinstance(last.value.func, ast.Name) and last.value.func.id == "print")
+        if isinstance(last, ast.Expr) and not is_print:
+            problems.append(f"test cell {meta.get('grade_id')!r} ends in a bare expression")
+    return problems
+
+
+def release_differences(expected_nb, actual_nb) -> list[str]:
+    """How ``actual_nb`` differs from ``expected_nb`` in cell types, sources and nbgrader metadata."""
+    if len(expected_nb.cells) != len(actual_nb.cells):
+        return [f"{len(actual_nb.cells)} cells instead of {len(expected_nb.cells)}"]
+    problems = []
+    for i, (want, got) in enumerate(zip(expected_nb.cells, actual_nb.cells)):
+        if want.cell_type != got.cell_type:
+            problems.append(f"cell {i}: type {got.cell_type} instead of {want.cell_type}")
+        if want.source != got.source:
+            problems.append(f"cell {i}: source differs")
+        if want.metadata.get("nbgrader") != got.metadata.get("nbgrader"):
+            problems.append(f"cell {i}: nbgrader metadata differs")
+    return problems

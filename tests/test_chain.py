@@ -1,0 +1,151 @@
+"""The chain source/ -> nbgrader -> release/ holds for every lesson, and each rule can fail.
+
+Each rule is a function in autograder.release; the ``*_detects_*`` tests plant a violation and show
+that the rule reports it, so a green run means something.
+"""
+
+import copy
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import release as rel
+
+REPO = Path(__file__).resolve().parent.parent
+LESSONS = rel.lessons(REPO)
+
+
+def read(path):
+    return nbformat.read(path, as_version=4)
+
+
+def test_there_are_lessons():
+    assert "lesson1_by_hand" in LESSONS
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_release_is_what_nbgrader_generates_now(lesson, tmp_path):
+    fresh = rel.generate_copy(lesson, tmp_path)
+    committed = REPO / "release" / lesson
+    fresh_files = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
+    committed_files = sorted(p.relative_to(committed).as_posix() for p in committed.rglob("*") if p.is_file())
+    assert committed_files == fresh_files, "release/ holds other files than nbgrader generates: run `make release`"
+    for name in fresh_files:
+        if name.endswith(".ipynb"):
+            problems = rel.release_differences(read(fresh / name), read(committed / name))
+            assert not problems, f"release/{lesson}/{name} is out of date ({problems[:3]}): run `make release`"
+        else:
+            assert (fresh / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_solution_or_hidden_test_reaches_release(lesson):
+    problems = rel.find_leaks(read(rel.notebook_of(lesson, "source")), read(rel.notebook_of(lesson, "release")))
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_graded_cells_have_points_and_unique_ids(lesson):
+    for folder in ("source", "release"):
+        problems = rel.graded_cell_problems(read(rel.notebook_of(lesson, folder)))
+        assert not problems, f"{folder}/{lesson}: {problems}"
+    tests = [c for c in rel.graded_cells(rel.notebook_of(lesson, "source")) if c["test"]]
+    assert tests, f"{lesson} has no graded test cell"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_test_cell_ends_in_a_bare_expression(lesson):
+    problems = rel.bare_expression_cells(read(rel.notebook_of(lesson, "source")))
+    assert not problems, problems
+
+
+def test_committed_notebooks_carry_no_outputs():
+    tracked = subprocess.run(["git", "ls-files", "*.ipynb"], cwd=REPO, capture_output=True, text=True).stdout.split()
+    paths = [REPO / p for p in tracked] or list((REPO / "source").rglob("*.ipynb"))
+    assert paths
+    dirty = {str(p): rel.find_outputs(read(p)) for p in paths if rel.find_outputs(read(p))}
+    assert not dirty, f"clear the outputs before committing: {sorted(dirty)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solutions_pass_and_stubs_fail_nbgrader_validate(lesson):
+    solution = rel.validate(rel.notebook_of(lesson, "source"))
+    assert solution.passed, f"the solution of {lesson} fails these test cells: {solution.failed_cells}"
+    stub = rel.validate(rel.notebook_of(lesson, "release"), invert=True)
+    assert stub.passed, f"these test cells of release/{lesson} pass without any work: {stub.failed_cells}"
+
+
+# --- each rule detects its violation -----------------------------------------------------------------
+
+LESSON1 = "lesson1_by_hand"
+
+
+def test_leak_rule_detects_a_solution_line_and_a_marker():
+    source = read(rel.notebook_of(LESSON1, "source"))
+    release = read(rel.notebook_of(LESSON1, "release"))
+    assert rel.find_leaks(source, release) == []
+    leaked = copy.deepcopy(release)
+    leaked.cells[-1].source += "\n    step = tuple(k if s == 0 else s for k, s in zip(kernel, step))"
+    assert any("secret line" in p for p in rel.find_leaks(source, leaked))
+    marked = copy.deepcopy(release)
+    marked.cells[-1].source += "\n### BEGIN HIDDEN TESTS"
+    assert any("marker" in p for p in rel.find_leaks(source, marked))
+
+
+def test_output_rule_detects_outputs():
+    nb = read(rel.notebook_of(LESSON1, "source"))
+    assert rel.find_outputs(nb) == []
+    code_cell = next(c for c in nb.cells if c.cell_type == "code")
+    code_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="hi")]
+    assert rel.find_outputs(nb)
+
+
+def test_graded_cell_rule_detects_missing_points_and_duplicates():
+    nb = read(rel.notebook_of(LESSON1, "source"))
+    assert rel.graded_cell_problems(nb) == []
+    graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    graded[0].metadata["nbgrader"]["points"] = 0
+    graded[1].metadata["nbgrader"]["grade_id"] = graded[2].metadata["nbgrader"]["grade_id"]
+    problems = rel.graded_cell_problems(nb)
+    assert any("no points" in p for p in problems) and any("used twice" in p for p in problems)
+
+
+def test_bare_expression_rule_detects_a_trailing_expression():
+    nb = read(rel.notebook_of(LESSON1, "source"))
+    assert rel.bare_expression_cells(nb) == []
+    graded = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    graded.source += "\n1 + 1"
+    assert rel.bare_expression_cells(nb)
+
+
+def test_release_comparison_detects_a_stale_release():
+    release = read(rel.notebook_of(LESSON1, "release"))
+    stale = copy.deepcopy(release)
+    stale.cells[3].source += " (edited by hand)"
+    assert rel.release_differences(release, release) == []
+    assert rel.release_differences(release, stale) == ["cell 3: source differs"]
+
+
+@pytest.mark.slow
+def test_validate_rule_detects_a_passing_stub_and_a_failing_solution(tmp_path):
+    nb = read(rel.notebook_of(LESSON1, "source"))
+    broken = copy.deepcopy(nb)
+    cell = next(c for c in broken.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "worked_example")
+    cell.source = "by_hand_avg = np.zeros((2, 2)); by_hand_max = np.zeros((2, 2))"
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(broken, path)
+    result = rel.validate(path)
+    assert not result.passed and len(result.failed_cells) == 1
+    # The same wrong answer passes the visible shape checks only, so an inverted run flags no pass:
+    # whereas the full solution passes every test cell, which --invert reports.
+    solved = tmp_path / "solved.ipynb"
+    nbformat.write(nb, solved)
+    assert not rel.validate(solved, invert=True).passed
+
+
+def test_unknown_lesson_is_a_clear_error():
+    with pytest.raises(rel.ReleaseError, match="unknown lesson 'lesson9'.*lesson1_by_hand"):
+        rel.check_lesson("lesson9")

@@ -1,0 +1,164 @@
+"""Unit tests of the course/ helpers that lesson 1 uses: checks, plotting, data, reference."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from course import setup_notebook  # noqa: E402
+from course.checks import (check_array, check_avoids, check_choice, check_raises, check_value,  # noqa: E402
+                           random_input)
+from course.data import sample_image  # noqa: E402
+from course.plotting import show_grid, show_images, window_corners  # noqa: E402
+from course.reference import avg_pool2d_grad_reference, avg_pool2d_reference  # noqa: E402
+
+
+# --- checks -------------------------------------------------------------------------------------------
+
+def test_check_array_accepts_a_match_and_names_each_kind_of_mismatch():
+    want = np.arange(6.0).reshape(2, 3)
+    check_array(want.copy(), want, "same")
+    with pytest.raises(AssertionError, match="expected a numpy.ndarray but got list"):
+        check_array(want.tolist(), want, "list")
+    with pytest.raises(AssertionError, match="expected shape"):
+        check_array(want.T, want, "shape")
+    with pytest.raises(AssertionError, match="expected dtype float64 but got float32"):
+        check_array(want.astype(np.float32), want, "dtype")
+    bad = want.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(AssertionError, match="non-finite"):
+        check_array(bad, want, "nan")
+    off = want.copy()
+    off[1, 1] += 1e-3
+    with pytest.raises(AssertionError, match=r"1 of 6 values differ; worst at index \(1, 1\)"):
+        check_array(off, want, "values")
+
+
+def test_check_array_rejects_subclasses_that_claim_equality():
+    class AlwaysEqual(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    want = np.ones(3)
+    with pytest.raises(AssertionError, match="expected a numpy.ndarray"):
+        check_array(np.zeros(3).view(AlwaysEqual), want, "subclass")
+
+
+def test_check_array_on_tensors():
+    want = torch.ones(2, 2)
+    check_array(torch.ones(2, 2), want, "tensor")
+    with pytest.raises(AssertionError, match="torch.Tensor"):
+        check_array(np.ones((2, 2), dtype=np.float32), want, "ndarray for tensor")
+
+
+def test_check_value_types_and_values():
+    check_value((2, 3), (2, 3), "tuple")
+    check_value(np.int64(4), 4, "numpy int")
+    check_value(0.1 + 0.2, 0.3, "float")
+    check_value(True, True, "bool")
+    for wrong in [[2, 3], (2, 4), (2.0, 3)]:
+        with pytest.raises(AssertionError, match="expected"):
+            check_value(wrong, (2, 3), "tuple")
+    with pytest.raises(AssertionError):
+        check_value(True, 1, "bool is not an int")
+    with pytest.raises(AssertionError):
+        check_value("b", "a", "choice")
+
+
+def test_check_raises_wants_the_right_error_and_words():
+    def strict(k):
+        if k < 1:
+            raise ValueError(f"kernel_size must be >= 1, got {k}")
+        return k
+
+    check_raises(ValueError, ["kernel_size"], strict, 0)
+    with pytest.raises(AssertionError, match="should mention 'padding'"):
+        check_raises(ValueError, ["padding"], strict, 0)
+    with pytest.raises(AssertionError, match="returned normally"):
+        check_raises(ValueError, ["kernel_size"], strict, 2)
+    with pytest.raises(AssertionError, match="raised TypeError"):
+        check_raises(ValueError, ["kernel_size"], strict, "x")
+
+
+def test_check_choice_and_check_avoids():
+    check_choice("a", "abc", "q")
+    with pytest.raises(AssertionError, match="answer with one of"):
+        check_choice("d", ["a", "b"], "q")
+
+    def honest(x):
+        return x.mean()
+
+    def cheat(x):
+        import torch.nn.functional as F
+        return F.avg_pool2d(x, 2)
+
+    check_avoids(honest, ["torch", "avg_pool2d"], "honest")
+    with pytest.raises(AssertionError, match="must not use avg_pool2d, torch"):
+        check_avoids(cheat, ["torch", "avg_pool2d"], "cheat")
+
+
+def test_random_input_is_seeded():
+    a = random_input((2, 3), np.float32, seed=5)
+    assert a.dtype == np.float32 and a.shape == (2, 3)
+    assert np.array_equal(a, random_input((2, 3), np.float32, seed=5))
+    assert not np.array_equal(a, random_input((2, 3), np.float32, seed=6))
+
+
+# --- plotting, data, setup, reference ------------------------------------------------------------------
+
+def test_window_corners_follow_the_output_size_rule():
+    assert window_corners((4, 4), 2) == [(0, 0), (0, 2), (2, 0), (2, 2)]
+    corners = window_corners((5, 5), 3, stride=2, padding=1)
+    assert len(corners) == 9 and corners[0] == (-1, -1) and corners[-1] == (3, 3)
+    assert len(window_corners((5, 7), 2)) == 2 * 3  # floor mode drops the partial windows
+
+
+def test_show_grid_draws_values_windows_and_padding():
+    ax = show_grid(np.arange(16.0).reshape(4, 4), "t", kernel_size=2)
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[:3] == ["0", "1", "2"] and len(texts) == 16
+    assert len(ax.patches) == 4  # one rectangle per window
+    ax2 = show_grid(np.ones((3, 3)), kernel_size=3, padding=1)
+    assert len(ax2.texts) == 9 + 16  # 16 padded cells labelled "0"
+    with pytest.raises(ValueError, match="2-D"):
+        show_grid(np.ones(3))
+    plt.close("all")
+
+
+def test_show_images_titles_and_errors():
+    fig = show_images([np.zeros((4, 4)), np.ones((2, 2))], ["a", "b"])
+    assert [ax.get_title() for ax in fig.axes] == ["a\n[4, 4]", "b\n[2, 2]"]
+    with pytest.raises(ValueError, match="one entry per image"):
+        show_images([np.zeros((2, 2))], ["a", "b"])
+    plt.close("all")
+
+
+def test_sample_image_ships_with_matplotlib():
+    image = sample_image(64)
+    assert image.shape == (64, 64) and image.dtype == np.float32
+    assert 0.0 <= image.min() < image.max() <= 1.0
+    assert sample_image(None).shape == (600, 512)
+    with pytest.raises(ValueError, match="size must be between"):
+        sample_image(1000)
+
+
+def test_setup_notebook_seeds_everything():
+    setup_notebook(3)
+    first = (np.random.rand(), torch.rand(1).item())
+    setup_notebook(3)
+    assert (np.random.rand(), torch.rand(1).item()) == first
+
+
+def test_reference_is_torch_with_stride_zero_meaning_kernel():
+    x = random_input((2, 3, 6, 6), np.float64, seed=1)
+    out = avg_pool2d_reference(x, 2)
+    assert out.shape == (2, 3, 3, 3) and out.dtype == np.float64
+    assert np.allclose(out[0, 0, 0, 0], x[0, 0, :2, :2].mean())
+    grad = avg_pool2d_grad_reference(x, np.ones_like(out), 2)
+    assert np.allclose(grad, 0.25)
+    excl = avg_pool2d_reference(x, 3, 1, 1, count_include_pad=False)
+    assert np.allclose(excl[0, 0, 0, 0], x[0, 0, :2, :2].mean())
