@@ -47,10 +47,10 @@ def show_grid(values, title: str | None = None, kernel_size=None, stride=0, padd
     if ax is None:
         _, ax = plt.subplots(figsize=(0.6 * grid.shape[1] + 1.5, 0.6 * grid.shape[0] + 1.0))
     ph, pw = _pair(padding, "padding") if kernel_size is not None else (0, 0)
-    ax.imshow(grid, cmap=cmap, extent=(-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5))
-    span = np.nanmax(np.abs(grid)) or 1.0
+    image = ax.imshow(grid, cmap=cmap, extent=(-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5))
     for (r, c), value in np.ndenumerate(grid):
-        colour = "white" if abs(value) > 0.6 * span else "black"
+        shade = image.norm(value) if np.ptp(grid) > 0 else 0.0  # a constant grid draws in the lightest colour
+        colour = "white" if shade > 0.6 else "black"
         ax.text(c, r, fmt.format(value), ha="center", va="center", fontsize=10, color=colour)
     for r in range(-ph, grid.shape[0] + ph):
         for c in range(-pw, grid.shape[1] + pw):

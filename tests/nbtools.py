@@ -40,8 +40,9 @@ def run_graded(notebook: Path, replace: dict[str, str] | None = None, timeout: i
     nb = copy.deepcopy(nb)
     for grade_id, text in (replace or {}).items():
         cell_by_id(nb, grade_id).source = text
-    if skip_ungraded:
-        for cell in nb.cells[1:]:
+    if skip_ungraded:  # keep the first code cell: it holds the imports and the setup
+        first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+        for cell in nb.cells[first_code + 1:]:
             if cell.cell_type == "code" and "nbgrader" not in cell.metadata:
                 cell.source = "pass"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,

@@ -1,0 +1,181 @@
+"""Lesson 2 (loops): the reference solution passes every graded cell and matches torch on the hidden
+sweep; each deliberately wrong solution fails exactly the graded cells it should and passes the others.
+
+Wrong variants are made by editing the reference solution cells, so they stay in sync with it. One
+notebook run carries one forward bug and one backward bug at once: the cells they touch are
+independent, so each bug must fail only its own cells.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nbtools import cell_by_id, run_graded, solution_source, source_notebook
+
+LESSON = "lesson2_loops"
+FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
+BACKWARD_CELLS = {"backward_tests", "backward_no_pad_count", "backward_avoids"}
+ALL_CELLS = FORWARD_CELLS | BACKWARD_CELLS
+
+
+def edited(grade_id: str, old: str, new: str) -> str:
+    """The reference solution cell ``grade_id`` with ``old`` replaced by ``new`` (which must change it)."""
+    source = solution_source(LESSON, grade_id)
+    assert source.count(old) == 1, f"{grade_id}: {old!r} must occur exactly once in the reference solution"
+    changed = source.replace(old, new)
+    assert changed != source
+    return changed
+
+
+def forward(old: str, new: str) -> tuple[str, str]:
+    return "avg_pool2d_loops", edited("avg_pool2d_loops", old, new)
+
+
+def backward(old: str, new: str) -> tuple[str, str]:
+    return "avg_pool2d_loops_backward", edited("avg_pool2d_loops_backward", old, new)
+
+
+AFTER_ARGS = "    ph, pw = as_pair(padding)\n"
+
+# (name, the wrong solution cells, the graded cells that must fail)
+FORWARD_BUGS = {
+    "off_by_one_window": (forward("min(top + kh, height)", "min(top + kh - 1, height)"),
+                          {"forward_tests", "forward_no_pad_count"}),
+    "stride_0_not_kernel_size": (forward("sh, sw = sh or kh, sw or kw", "sh, sw = sh, sw"),
+                                 {"forward_tests", "forward_no_pad_count"}),
+    "padding_ignored": (forward("top, left = i * sh - ph, j * sw - pw", "top, left = i * sh, j * sw"),
+                        {"forward_tests", "forward_no_pad_count"}),
+    "count_include_pad_inverted": (forward("if count_include_pad else", "if not count_include_pad else"),
+                                   {"forward_tests", "forward_no_pad_count"}),
+    "calls_the_reference": (forward(AFTER_ARGS, AFTER_ARGS + "    return avg_pool2d_reference(x, kernel_size, "
+                                    "stride, padding, count_include_pad)\n"),
+                            {"forward_avoids"}),
+    "calls_torch": (forward(AFTER_ARGS, AFTER_ARGS + "    import torch\n    return torch.nn.functional.avg_pool2d("
+                            "torch.from_numpy(x), (kh, kw), (sh, sw), (ph, pw), "
+                            "count_include_pad=count_include_pad).numpy()\n"),
+                    {"forward_avoids"}),
+}
+BACKWARD_BUGS = {
+    "divisor_inverted": (backward("if count_include_pad else", "if not count_include_pad else"),
+                         {"backward_tests", "backward_no_pad_count"}),
+    "first_position_only": (backward("grad_x[b, c, r0:r1, c0:c1] +=", "grad_x[b, c, r0, c0] +="),
+                            {"backward_tests", "backward_no_pad_count"}),
+    "off_by_one_window": (backward("min(top + kh, height)", "min(top + kh + 1, height)"),
+                          {"backward_tests", "backward_no_pad_count"}),
+    "padding_ignored": (backward("top, left = i * sh - ph, j * sw - pw", "top, left = i * sh, j * sw"),
+                        {"backward_tests", "backward_no_pad_count"}),
+    "overwrites_instead_of_adding": (backward("grad_x[b, c, r0:r1, c0:c1] +=", "grad_x[b, c, r0:r1, c0:c1] ="),
+                                     {"backward_tests", "backward_no_pad_count"}),
+    "calls_the_reference": (backward(AFTER_ARGS, AFTER_ARGS + "    return avg_pool2d_grad_reference(np.zeros("
+                                     "input_shape, grad_out.dtype), grad_out, kernel_size, stride, padding, "
+                                     "count_include_pad)\n"),
+                            {"backward_avoids"}),
+}
+# output_size is graded through the forward's error tests: one that allows padding > kernel_size // 2.
+OUTPUT_SIZE_BUG = (("output_size", edited("output_size", "if pad[axis] > kernel[axis] // 2:", "if False:")),
+                   {"forward_errors"})
+
+# Pair the bugs so that each notebook run checks one forward and one backward bug (7 runs in all).
+RUNS = [(f, b) for f, b in zip(FORWARD_BUGS, BACKWARD_BUGS)]
+
+
+def test_reference_passes_every_graded_cell():
+    results = run_graded(source_notebook(LESSON), skip_ungraded=True)
+    assert set(results) == ALL_CELLS
+    assert all(results.values()), results
+
+
+@pytest.mark.parametrize("forward_bug, backward_bug", RUNS, ids=[f"{f}+{b}" for f, b in RUNS])
+def test_wrong_solution_fails_only_its_cells(forward_bug, backward_bug):
+    (f_id, f_src), f_fails = FORWARD_BUGS[forward_bug]
+    (b_id, b_src), b_fails = BACKWARD_BUGS[backward_bug]
+    replace = {f_id: f_src, b_id: b_src}
+    expected_failures = f_fails | b_fails
+    if forward_bug == "calls_the_reference":  # ride along: output_size's bug fails only forward_errors
+        (o_id, o_src), o_fails = OUTPUT_SIZE_BUG
+        replace[o_id] = o_src
+        expected_failures |= o_fails
+    results = run_graded(source_notebook(LESSON), replace=replace, skip_ungraded=True)
+    failed = {cell for cell, passed in results.items() if not passed}
+    assert failed == expected_failures, f"{forward_bug} + {backward_bug}: failed {sorted(failed)}"
+
+
+# --- the reference solution against torch on the whole hidden sweep --------------------------------
+
+def reference_functions() -> dict:
+    """Execute the reference solution cells of the source notebook in a fresh namespace."""
+    namespace = {"np": np}
+    for grade_id in ("output_size", "avg_pool2d_loops", "avg_pool2d_loops_backward"):
+        exec(compile(solution_source(LESSON, grade_id), f"<{grade_id}>", "exec"), namespace)
+    return namespace
+
+
+def hidden_sweep() -> list:
+    """The ``cases`` of the hidden tests, read from the forward test cell (so the two never drift)."""
+    import nbformat
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    sweeps = set()
+    for grade_id in ("forward_tests", "forward_no_pad_count", "backward_tests", "backward_no_pad_count"):
+        hidden = cell_by_id(nb, grade_id).source.split("### BEGIN HIDDEN TESTS")[1]
+        sweeps.add(hidden.split("for n, ")[0])
+    assert len(sweeps) == 1, "the four hidden sweeps must be the same"
+    namespace = {"np": np}
+    exec(sweeps.pop(), namespace)
+    return namespace["cases"]
+
+
+def test_hidden_sweep_covers_the_contract():
+    cases = hidden_sweep()
+    pair = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v, v)  # noqa: E731
+    kernels = [pair(k) for _, k, _, _ in cases]
+    strides = [tuple(s or k for s, k in zip(pair(s), pair(k))) for _, k, s, _ in cases]
+    pads = [pair(p) for _, _, _, p in cases]
+    assert any(kh != kw for kh, kw in kernels), "a non-square kernel"
+    assert any(shape[2] != shape[3] for shape, *_ in cases), "a rectangular input"
+    assert any(s[0] < k[0] for s, k in zip(strides, kernels)), "stride < kernel"
+    assert any(s == k for s, k in zip(strides, kernels)), "stride = kernel"
+    assert any(s[0] > k[0] or s[1] > k[1] for s, k in zip(strides, kernels)), "stride > kernel"
+    assert any((p[0] == 0) != (p[1] == 0) for p in pads), "padding on one axis only"
+    assert any(k[0] % 2 == 0 and p[0] == k[0] // 2 > 0 for k, p in zip(kernels, pads)), "even kernel, padding k//2"
+    assert any(shape[0] > 1 and shape[1] > 1 for shape, *_ in cases), "B and C > 1"
+    assert any((shape[2] + 2 * p[0] - k[0]) // s[0] + 1 == 1
+               for (shape, *_), k, s, p in zip(cases, kernels, strides, pads)), "H_out = 1"
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(np.float32, 1e-6), (np.float64, 1e-12)])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_reference_solution_matches_torch_on_the_sweep(dtype, tolerance, count_include_pad):
+    functions = reference_functions()
+    pool, pool_backward = functions["avg_pool2d_loops"], functions["avg_pool2d_loops_backward"]
+    pair = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v, v)  # noqa: E731
+    rng = np.random.default_rng(0)
+    for shape, kernel, stride, padding in hidden_sweep():
+        x = rng.standard_normal(shape).astype(dtype)
+        ours = pool(x, kernel, stride, padding, count_include_pad)
+        k = pair(kernel)
+        s = tuple(si or ki for si, ki in zip(pair(stride), k))
+        xt = torch.from_numpy(x.copy()).requires_grad_(True)
+        theirs = F.avg_pool2d(xt, k, s, pair(padding), ceil_mode=False, count_include_pad=count_include_pad)
+        assert ours.dtype == dtype and ours.shape == tuple(theirs.shape)
+        assert np.abs(ours - theirs.detach().numpy()).max() <= tolerance, (shape, kernel, stride, padding)
+        grad_out = rng.standard_normal(ours.shape).astype(dtype)
+        theirs.backward(torch.from_numpy(grad_out))
+        grad_x = pool_backward(grad_out, x.shape, kernel, stride, padding, count_include_pad)
+        assert grad_x.dtype == dtype and grad_x.shape == x.shape
+        assert np.abs(grad_x - xt.grad.numpy()).max() <= tolerance, (shape, kernel, stride, padding)
+
+
+def test_release_hides_the_solutions_and_hidden_tests():
+    import nbformat
+
+    from nbtools import REPO
+
+    release = nbformat.read(REPO / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    text = "\n".join(cell.source for cell in release.cells)
+    for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "check_avoids(", "cases = [", "divisor = kh * kw"):
+        assert secret not in text, f"{secret!r} reached release/{LESSON}"
+    assert "def as_pair(value)" in text, "the given helper must stay in the release"
