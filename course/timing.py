@@ -1,0 +1,207 @@
+"""Timing for the lessons: several rounds, the median, and functions compared side by side.
+
+What is measured: wall-clock seconds per call (``time.perf_counter`` unless a ``clock`` is given),
+averaged over the calls of one round, for every round; the result is the **median** over rounds, which a
+stray slow round (another program, a page fault, the garbage collector) does not move. Functions that
+are compared run in **interleaved** rounds (one round of each, in a rotating order, then the next round),
+so a machine that slows down part way through slows every function alike, and a ratio is taken **per
+round** and then the median of those ratios is reported.
+
+Every result is plain data (dicts, lists, floats), so it prints, tabulates and plots easily.
+:func:`line_events` counts how many Python lines a call executes: unlike a time, that count does not
+depend on how busy the machine is (the lessons use it to see whether a function loops in Python).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from course.checks import runs_with_student_code
+
+__all__ = ["calls_per_round", "compare", "sweep", "format_table", "plot_loglog", "line_events"]
+
+Clock = Callable[[], float]
+
+
+def calls_per_round(function: Callable[[], Any], min_time: float = 0.005, clock: Clock = time.perf_counter,
+                    max_calls: int = 1 << 20) -> int:
+    """How many back-to-back calls of ``function()`` one round needs to last at least ``min_time`` seconds.
+
+    Starts at 1 and doubles (each try runs the calls and reads ``clock``), up to ``max_calls``. A round
+    of several calls averages out the clock's resolution for fast functions; a slow function gets 1.
+    """
+    if min_time < 0:
+        raise ValueError(f"min_time must be >= 0 seconds, got {min_time}")
+    number = 1
+    while True:
+        start = clock()
+        for _ in range(number):
+            function()
+        if clock() - start >= min_time or number >= max_calls:
+            return number
+        number *= 2
+
+
+def compare(functions: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
+            number: int | Mapping[str, int] | None = None, min_time: float = 0.005, baseline: str | None = None,
+            clock: Clock = time.perf_counter) -> dict:
+    """Time zero-argument callables side by side, in interleaved rounds.
+
+    Each round runs every function ``number[name]`` times back to back (calibrated with
+    :func:`calls_per_round` when ``number`` is None; the calibration also warms the function up) and
+    records the seconds per call. Round ``r`` starts with function ``r mod n`` and goes on in order,
+    so no function always runs first.
+
+    Returns plain data::
+
+        {"names": [...], "rounds": R, "number": {name: calls per round},
+         "times": {name: [seconds per call, one per round]}, "median": {name: median seconds per call},
+         "baseline": name or None, "ratio": {name: median over rounds of time / baseline's time}}
+
+    ``ratio`` is empty without a ``baseline``.
+    """
+    names = list(functions)
+    if not names:
+        raise ValueError("functions must hold at least one function to time")
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if baseline is not None and baseline not in functions:
+        raise ValueError(f"baseline must be one of the names {names}, got {baseline!r}")
+    if number is None:
+        calls = {name: calls_per_round(functions[name], min_time, clock) for name in names}
+    elif isinstance(number, int):
+        calls = dict.fromkeys(names, number)
+    else:
+        calls = {name: int(number[name]) for name in names}
+    if min(calls.values()) < 1:
+        raise ValueError(f"number must be >= 1 call per round, got {calls}")
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            function, n = functions[name], calls[name]
+            start = clock()
+            for _ in range(n):
+                function()
+            times[name].append((clock() - start) / n)
+    ratio = {}
+    if baseline is not None:
+        for name in names:
+            per_round = [t / b if b > 0 else float("inf") for t, b in zip(times[name], times[baseline])]
+            ratio[name] = statistics.median(per_round)
+    return {"names": names, "rounds": rounds, "number": calls, "times": times,
+            "median": {name: statistics.median(times[name]) for name in names},
+            "baseline": baseline, "ratio": ratio}
+
+
+def sweep(functions: Mapping[str, Callable[..., Any]], make_args: Callable[[Any], Sequence], sizes: Iterable,
+          *, limits: Mapping[str, Any] | None = None, rounds: int = 5, min_time: float = 0.005,
+          baseline: str | None = None, clock: Clock = time.perf_counter) -> list[dict]:
+    """Time ``function(*make_args(size))`` for every function and size, interleaved at each size.
+
+    ``limits`` maps a name to the largest size it is timed at (e.g. slow Python loops only on small
+    inputs). Returns one row per (size, function) that ran::
+
+        {"size": size, "name": name, "seconds": median seconds per call, "times": [per round],
+         "ratio": median ratio to ``baseline`` at that size (only with a baseline that ran)}
+    """
+    limits = dict(limits or {})
+    unknown = set(limits) - set(functions)
+    if unknown:
+        raise ValueError(f"limits names unknown functions {sorted(unknown)}; the functions are {list(functions)}")
+    rows = []
+    for size in sizes:
+        args = tuple(make_args(size))
+        chosen = {name: (lambda f=f: f(*args)) for name, f in functions.items()
+                  if name not in limits or size <= limits[name]}
+        if not chosen:
+            continue
+        base = baseline if baseline in chosen else None
+        result = compare(chosen, rounds=rounds, min_time=min_time, baseline=base, clock=clock)
+        for name in result["names"]:
+            row = {"size": size, "name": name, "seconds": result["median"][name], "times": result["times"][name]}
+            if base is not None:
+                row["ratio"] = result["ratio"][name]
+            rows.append(row)
+    return rows
+
+
+def _format_seconds(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def format_table(rows: Sequence[Mapping], size_label: str = "size") -> str:
+    """A text table of :func:`sweep` rows: one line per size, one column per function (median time).
+
+    A function that was not timed at a size (above its limit) shows ``-``.
+    """
+    names = list(dict.fromkeys(row["name"] for row in rows))
+    sizes = list(dict.fromkeys(row["size"] for row in rows))
+    cell = {(row["size"], row["name"]): _format_seconds(row["seconds"]) for row in rows}
+    table = [[size_label] + names] + [[str(size)] + [cell.get((size, name), "-") for name in names] for size in sizes]
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = ["  ".join(text.rjust(width) for text, width in zip(line, widths)) for line in table]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def plot_loglog(rows: Sequence[Mapping], ax=None, xlabel: str = "input size", x: Callable[[Any], float] | None = None,
+                title: str | None = None):
+    """Plot the median time per call against size on log-log axes, one line per function.
+
+    ``x`` turns a size into the number on the horizontal axis (e.g. the number of input elements);
+    by default the size itself. On log-log axes a cost that grows like ``size**p`` is a straight line
+    of slope ``p``, and a constant factor between two functions is a constant vertical gap.
+    Returns the matplotlib ``Axes``.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.0, 4.0))
+    to_x = x or (lambda size: size)
+    for name in dict.fromkeys(row["name"] for row in rows):
+        mine = [row for row in rows if row["name"] == name]
+        ax.plot([to_x(row["size"]) for row in mine], [row["seconds"] for row in mine], marker="o", label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("seconds per call (median)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+@runs_with_student_code
+def line_events(function: Callable, *args, **kwargs) -> int:
+    """How many Python line events one call ``function(*args, **kwargs)`` produces (``sys.settrace``).
+
+    Counts every line executed in every Python frame the call opens (the function, the helpers it
+    calls, lambdas inside ``np.vectorize``...); work done inside compiled code (NumPy's own loops)
+    counts nothing. The function is called once untraced first, so one-time work (imports, caches)
+    is left out. The count is the same on a busy and an idle machine: a Python loop over ``n`` items
+    adds at least ``n`` lines, a vectorized call adds none as ``n`` grows. The previous trace function
+    (a debugger's, say) is restored afterwards.
+    """
+    function(*args, **kwargs)
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        function(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
+    return count

@@ -1,0 +1,250 @@
+"""Lesson 3 (vectorized NumPy): the graded cells judge right and wrong solutions correctly.
+
+* the reference solution passes every graded cell;
+* each deliberately wrong variant (derived from the reference by a string replacement) fails the
+  graded cell that tests what it broke, and passes the others;
+* the reference matches ``F.avg_pool2d`` and its autograd gradient on the whole hidden sweep;
+* the student's notebook runs top to bottom with the optional cells left empty: a note, no error.
+
+To keep the file fast, each notebook run carries one forward variant and one backward variant: the
+forward and backward graded cells call only their own function, so the expected failures add up.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from nbclient import NotebookClient
+from nbtools import REPO, cell_by_id, run_graded, solution_source, source_notebook
+
+LESSON = "lesson3_numpy"
+GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
+          "backward_tests", "backward_vectorized"}
+STRIDE_LINE = "sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size"
+
+
+def replaced(grade_id: str, old: str, new: str) -> str:
+    """The reference solution cell ``grade_id`` with ``old`` replaced by ``new`` (which must change it)."""
+    source = solution_source(LESSON, grade_id)
+    assert source.count(old) == 1, f"{grade_id}: expected {old!r} exactly once in the reference solution"
+    changed = source.replace(old, new)
+    assert changed != source
+    return changed
+
+
+def forward_variants() -> dict[str, str]:
+    loops = solution_source(LESSON, "lesson2_loops")
+    given = solution_source(LESSON, "avg_pool2d_numpy").split("def avg_pool2d_numpy")[0]
+    assert "def as_pair" in given and "def avg_pool2d_loops(" in loops
+    return {
+        "off-by-one window": replaced("avg_pool2d_numpy", "for t in range(k):", "for t in range(k - 1):"),
+        "stride 0 taken as 1": replaced("avg_pool2d_numpy", STRIDE_LINE, "sh, sw = sh or 1, sw or 1"),
+        "padding ignored": replaced("avg_pool2d_numpy", "window_sum(x, 2, kh, sh, ph, out_h), 3, kw, sw, pw, out_w)",
+                                    "window_sum(x, 2, kh, sh, 0, out_h), 3, kw, sw, 0, out_w)"),
+        "count_include_pad inverted": replaced("avg_pool2d_numpy", "if count_include_pad:",
+                                               "if not count_include_pad:"),
+        # The lesson-2 loops pasted as the NumPy function (the given as_pair kept).
+        "loops over output pixels": given + loops.replace("def avg_pool2d_loops(", "def avg_pool2d_numpy("),
+        "calls torch": replaced("avg_pool2d_numpy", STRIDE_LINE, STRIDE_LINE + "\n    import torch\n"
+                                "    return torch.nn.functional.avg_pool2d(torch.from_numpy(x), (kh, kw), (sh, sw), "
+                                "(ph, pw), count_include_pad=count_include_pad).numpy()"),
+    }
+
+
+def backward_variants() -> dict[str, str]:
+    loops = solution_source(LESSON, "lesson2_loops")
+    return {
+        "off-by-one window": replaced("avg_pool2d_numpy_backward", "for t in range((q + p) % s, k, s):",
+                                      "for t in range((q + p) % s, k - 1, s):"),
+        "stride 0 taken as 1": replaced("avg_pool2d_numpy_backward", STRIDE_LINE, "sh, sw = sh or 1, sw or 1"),
+        "padding ignored": replaced("avg_pool2d_numpy_backward", "3, kw, sw, pw, width), 2, kh, sh, ph, height)",
+                                    "3, kw, sw, 0, width), 2, kh, sh, 0, height)"),
+        "count_include_pad inverted": replaced("avg_pool2d_numpy_backward", "if count_include_pad:",
+                                               "if not count_include_pad:"),
+        "loops over output pixels": loops.replace("def avg_pool2d_loops_backward(", "def avg_pool2d_numpy_backward("),
+        "calls torch": replaced("avg_pool2d_numpy_backward", STRIDE_LINE, STRIDE_LINE + "\n    import torch\n"
+                                "    xt = torch.zeros(tuple(input_shape), dtype=torch.from_numpy(grad_out).dtype, "
+                                "requires_grad=True)\n"
+                                "    torch.nn.functional.avg_pool2d(xt, (kh, kw), (sh, sw), (ph, pw), "
+                                "count_include_pad=count_include_pad).backward(torch.from_numpy(grad_out))\n"
+                                "    return xt.grad.numpy()"),
+    }
+
+
+#: The graded cells each kind of mistake must fail; it must pass all the others.
+FORWARD_FAILS = {
+    "off-by-one window": {"forward_tests", "forward_no_pad_count"},
+    "stride 0 taken as 1": {"forward_tests"},
+    "padding ignored": {"forward_tests", "forward_no_pad_count"},
+    "count_include_pad inverted": {"forward_tests", "forward_no_pad_count"},
+    "loops over output pixels": {"forward_vectorized"},
+    "calls torch": {"forward_vectorized"},
+}
+BACKWARD_FAILS = {
+    "off-by-one window": {"backward_tests"},
+    "stride 0 taken as 1": {"backward_tests"},
+    "padding ignored": {"backward_tests"},
+    "count_include_pad inverted": {"backward_tests"},
+    "loops over output pixels": {"backward_vectorized"},
+    "calls torch": {"backward_vectorized"},
+}
+
+
+def run_variant(kind: str | None) -> dict[str, bool]:
+    """Graded-cell verdicts of the source notebook, with the forward and backward of ``kind`` swapped in
+    (``None``: the reference)."""
+    replace = {} if kind is None else {"avg_pool2d_numpy": forward_variants()[kind],
+                                       "avg_pool2d_numpy_backward": backward_variants()[kind]}
+    return run_graded(source_notebook(LESSON), replace=replace, skip_ungraded=True)
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict:
+    """Every run of this file's graded-cell tests, two notebooks at a time (kernels are processes)."""
+    kinds = [None, *FORWARD_FAILS]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(kinds, pool.map(run_variant, kinds)))
+
+
+def test_reference_passes_every_graded_cell(verdicts):
+    results = verdicts[None]
+    assert set(results) == GRADED
+    assert all(results.values()), f"graded cells that fail on the reference: {[k for k, v in results.items() if not v]}"
+
+
+@pytest.mark.parametrize("kind", list(FORWARD_FAILS))
+def test_a_wrong_solution_fails_exactly_its_cell(verdicts, kind):
+    results = verdicts[kind]
+    failed = {grade_id for grade_id, passed in results.items() if not passed}
+    assert set(results) == GRADED
+    assert failed == FORWARD_FAILS[kind] | BACKWARD_FAILS[kind], f"{kind}: failed {sorted(failed)}"
+
+
+def test_the_forward_and_backward_cells_are_independent():
+    # Why one run may carry a forward and a backward variant: each graded cell calls one function only.
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    for prefix, other in [("forward", "avg_pool2d_numpy_backward"), ("backward", "avg_pool2d_numpy(")]:
+        for grade_id in GRADED:
+            if grade_id.startswith(prefix):
+                assert other not in cell_by_id(nb, grade_id).source, f"{grade_id} calls {other}"
+    assert "avg_pool2d_numpy(" not in solution_source(LESSON, "avg_pool2d_numpy_backward").split('"""', 2)[2]
+
+
+# --- the reference against torch on the hidden sweep ------------------------------------------------
+
+def hidden_cases(grade_id: str) -> list:
+    """The ``cases = [...]`` list of a graded cell's hidden tests (so this test cannot drift from them)."""
+    source = cell_by_id(nbformat.read(source_notebook(LESSON), as_version=4), grade_id).source
+    hidden = source.split("### BEGIN HIDDEN TESTS", 1)[1]
+    for node in ast.walk(ast.parse(hidden)):
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["cases"]:
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{grade_id} has no hidden `cases = [...]` list")
+
+
+def reference_namespace() -> dict:
+    namespace = {"np": np}
+    for grade_id in ("output_size", "avg_pool2d_numpy", "avg_pool2d_numpy_backward"):
+        exec(compile(solution_source(LESSON, grade_id), f"<{grade_id}>", "exec"), namespace)
+    return namespace
+
+
+def torch_pool(x, kernel, step, pad, include, grad_out=None):
+    pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
+    kernel, step, pad = pair(kernel), pair(step), pair(pad)
+    step = tuple(k if s == 0 else s for k, s in zip(kernel, step))
+    xt = torch.from_numpy(x.copy()).requires_grad_(True)
+    out = F.avg_pool2d(xt, kernel, step, pad, ceil_mode=False, count_include_pad=include)
+    if grad_out is None:
+        return out.detach().numpy()
+    out.backward(torch.from_numpy(grad_out))
+    return xt.grad.numpy()
+
+
+def test_reference_matches_torch_on_the_hidden_sweep():
+    ns = reference_namespace()
+    cases = {tuple(map(repr, case)): case for gid in ("forward_tests", "forward_no_pad_count", "backward_tests")
+             for case in hidden_cases(gid)}
+    assert len(cases) >= 10
+    rng = np.random.default_rng(0)
+    checked = 0
+    for shape, kernel, step, pad in cases.values():
+        for include in (True, False):
+            for dtype, tol in ((np.float32, 1e-6), (np.float64, 1e-12)):
+                x = rng.standard_normal(shape).astype(dtype)
+                want = torch_pool(x, kernel, step, pad, include)
+                got = ns["avg_pool2d_numpy"](x, kernel, step, pad, include)
+                assert got.dtype == dtype and got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol,
+                                           err_msg=f"forward {shape, kernel, step, pad, include}")
+                grad_out = rng.standard_normal(want.shape).astype(dtype)
+                want = torch_pool(x, kernel, step, pad, include, grad_out)
+                got = ns["avg_pool2d_numpy_backward"](grad_out, shape, kernel, step, pad, include)
+                assert got.dtype == dtype and got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol,
+                                           err_msg=f"backward {shape, kernel, step, pad, include}")
+                checked += 1
+    assert checked == 4 * len(cases)
+
+
+def test_hidden_sweep_covers_what_the_issue_asks():
+    cases = hidden_cases("forward_tests")
+    pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
+    kernels = [pair(k) for _, k, _, _ in cases]
+    strides = [tuple(k_ if s_ == 0 else s_ for k_, s_ in zip(pair(k), pair(s))) for _, k, s, _ in cases]
+    pads = [pair(p) for _, _, _, p in cases]
+    assert any(kh != kw for kh, kw in kernels), "a non-square kernel"
+    assert any(h != w for (_, _, h, w), *_ in cases), "a rectangular input"
+    assert any(s < k for st, kr in zip(strides, kernels) for s, k in zip(st, kr)), "stride < kernel"
+    assert any(st == kr for st, kr in zip(strides, kernels)), "stride = kernel"
+    assert any(s > k for st, kr in zip(strides, kernels) for s, k in zip(st, kr)), "stride > kernel"
+    assert any((ph == 0) != (pw == 0) for ph, pw in pads), "padding on one axis only"
+    assert any(k % 2 == 0 and p == k // 2 for kr, pd in zip(kernels, pads) for k, p in zip(kr, pd)), \
+        "even kernel, full padding"
+    assert any(b > 1 and c > 1 for (b, c, _, _), *_ in cases), "B and C > 1"
+    assert any((h + 2 * p[0] - k[0]) // s[0] + 1 == 1
+               for ((_, _, h, _), *_), k, s, p in zip(cases, kernels, strides, pads)), "H_out = 1"
+
+
+# --- the student's notebook with the optional cells left empty -----------------------------------
+
+def test_release_runs_with_the_optional_cells_empty():
+    """Graded solutions filled in, the optional loops and summed-area cells left as released: every cell
+    runs, the optional parts print a note, and nothing reaches stderr."""
+    release = REPO / "release" / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(release, as_version=4)
+    for grade_id in ("output_size", "avg_pool2d_numpy", "avg_pool2d_numpy_backward"):
+        cell_by_id(nb, grade_id).source = solution_source(LESSON, grade_id)
+    assert "NotImplementedError" in cell_by_id(nb, "lesson2_loops").source
+    assert "NotImplementedError" in cell_by_id(nb, "sat_optional").source
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(release.parent)}}).execute()
+    errors, stderr, text = [], [], []
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                errors.append(f"cell {index}: {output.ename}: {output.evalue}")
+            elif output.output_type == "stream" and output.name == "stderr":
+                stderr.append(f"cell {index}: {output.text}")
+            elif output.output_type == "stream":
+                text.append(output.text)
+    assert not errors, errors
+    assert not stderr, stderr
+    printed = "".join(text)
+    assert "your loops are left out of the comparison and of the timing" in printed
+    assert "avg_pool2d_sat is not written (optional)" in printed
+    assert re.search(r"forward \+ backward: numpy .* ratio numpy / torch = \d", printed)
+    assert "loops" not in printed.split("n (maps", 1)[1].splitlines()[0], "no loops column without loops"
+
+
+def test_notebook_committed_without_outputs():
+    nb = nbformat.read(Path(source_notebook(LESSON)), as_version=4)
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")

@@ -1,0 +1,117 @@
+"""Lesson 4 (autograd Function): the reference passes every graded cell, wrong variants fail theirs.
+
+The wrong variants are derived from the reference solution by string replacement (each replacement is
+asserted to apply), run through the whole graded notebook with tests/nbtools.run_graded.
+"""
+
+import itertools
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.device_check import SWEEP, check_correctness, load_reference, torch_args
+from nbtools import run_graded, solution_source, source_notebook
+
+LESSON = "lesson4_torch"
+GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 4}
+
+
+def replaced(text: str, old: str, new: str) -> str:
+    assert old in text, f"the reference solution changed: {old!r} not found"
+    return text.replace(old, new)
+
+
+def forward_calls_torch_pooling(source: str) -> str:
+    start = source.index("        out = x.new_empty((B, C, H_out, W_out))")
+    last = "        out /= divisor(H, W, (kh, kw), (sh, sw), (ph, pw), (H_out, W_out), count_include_pad, out)\n"
+    end = source.index(last) + len(last)
+    return (source[:start] + "        out = F.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw),"
+            " count_include_pad=count_include_pad)\n" + source[end:])
+
+
+def variants() -> dict:
+    """{name: (replacement source of the Function cell, the graded cells it must fail)}."""
+    ref = solution_source(LESSON, "avg_pool2d_function")
+    return {
+        "stride 0 not treated as kernel_size": (
+            replaced(ref, "sh, sw = sh or kh, sw or kw", "pass  # stride used as given"),
+            {"forward_tests", "module_tests"}),  # the module's default stride is 0; backward tests use explicit strides
+        "count_include_pad inverted in backward only": (
+            replaced(ref, "(H_out, W_out), count_include_pad,\n                                   grad_out)",
+                     "(H_out, W_out), not count_include_pad,\n                                   grad_out)"),
+            {"backward_tests", "gradcheck_tests"}),
+        "backward does not divide": (
+            replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
+            {"backward_tests", "gradcheck_tests"}),
+        "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref), {"forward_tests"}),
+        "saves x for the backward": (
+            replaced(ref, "ctx.input_size = (H, W)", "ctx.save_for_backward(x)\n        ctx.input_size = (H, W)"),
+            {"backward_tests"}),
+    }
+
+
+def test_graded_cells_have_their_points():
+    import nbformat
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    found = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"].get("points")
+             for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
+    assert found == GRADED
+
+
+def test_reference_passes_every_graded_cell():
+    results = run_graded(source_notebook(LESSON), skip_ungraded=True)
+    assert results == {grade_id: True for grade_id in GRADED}
+
+
+@pytest.mark.parametrize("name", list(variants()))
+def test_wrong_variant_fails_its_cells_and_passes_the_others(name):
+    source, should_fail = variants()[name]
+    results = run_graded(source_notebook(LESSON), replace={"avg_pool2d_function": source}, skip_ungraded=True)
+    assert set(results) == set(GRADED)
+    failed = {grade_id for grade_id, passed in results.items() if not passed}
+    assert failed == should_fail, f"{name}: failed {sorted(failed)}, expected {sorted(should_fail)}"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return load_reference()
+
+
+def test_reference_passes_gradcheck_and_matches_torch_on_the_sweep(reference):
+    assert check_correctness(reference["AvgPool2dFunction"].apply, "cpu", log=lambda *_: None) == []
+
+
+def test_reference_matches_torch_in_float64_forward_and_backward(reference):
+    function = reference["AvgPool2dFunction"].apply
+    generator = torch.Generator().manual_seed(3)
+    for (shape, k, s, p), cip in itertools.product(SWEEP, (True, False)):
+        x = torch.randn(shape, generator=generator, dtype=torch.float64, requires_grad=True)
+        ours, theirs = function(x, k, s, p, cip), F.avg_pool2d(x, *torch_args(k, s, p), count_include_pad=cip)
+        upstream = torch.randn(theirs.shape, generator=generator, dtype=torch.float64)
+        assert ours.dtype == torch.float64 and ours.shape == theirs.shape
+        assert (ours - theirs).abs().max() <= 1e-12
+        (g_ours,), (g_theirs,) = torch.autograd.grad(ours, x, upstream), torch.autograd.grad(theirs, x, upstream)
+        assert (g_ours - g_theirs).abs().max() <= 1e-12
+
+
+def test_reference_backward_is_itself_differentiable(reference):
+    function = reference["AvgPool2dFunction"].apply
+    x = torch.randn(1, 2, 6, 7, dtype=torch.float64, requires_grad=True)
+    for args in [((3, 2), (2, 1), (1, 1), False), (2, 1, 1, True)]:
+        assert torch.autograd.gradgradcheck(lambda t: function(t, *args), (x,))
+
+
+def test_reference_keeps_dtype_and_saves_no_tensor(reference):
+    function = reference["AvgPool2dFunction"].apply
+    for dtype in (torch.float16, torch.float32, torch.float64):
+        x = torch.randn(2, 3, 8, 8).to(dtype).requires_grad_(True)
+        out = function(x, 3, 2, 1, False)
+        assert out.dtype == dtype and out.grad_fn.saved_tensors == ()
+
+
+def test_reference_module_repr_and_parameters(reference):
+    layer = reference["AvgPool2d"]((3, 2), stride=1, padding=(1, 0), count_include_pad=False)
+    assert repr(layer) == "AvgPool2d(kernel_size=(3, 2), stride=1, padding=(1, 0), count_include_pad=False)"
+    assert list(layer.parameters()) == []

@@ -1,0 +1,219 @@
+"""Unit tests of course/timing.py: structure and medians with a fake clock, never the machine's speed."""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from course import timing  # noqa: E402
+from course.checks import RUNS_WITH_STUDENT_CODE  # noqa: E402
+
+
+class FakeClock:
+    """A clock that moves only when a fake function says it cost some seconds; it logs who ran."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.log: list[str] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def costs(self, name: str, seconds) -> callable:
+        """A zero-argument function that 'takes' ``seconds`` (a number, or a list consumed call by call)."""
+        queue = list(seconds) if isinstance(seconds, (list, tuple)) else None
+
+        def function(*args):
+            self.log.append(name)
+            self.now += queue.pop(0) if queue is not None else seconds
+        return function
+
+
+def test_calls_per_round_doubles_until_min_time():
+    clock = FakeClock()
+    assert timing.calls_per_round(clock.costs("f", 0.001), min_time=0.01, clock=clock) == 16  # 8 ms < 10 ms <= 16 ms
+    assert timing.calls_per_round(clock.costs("slow", 1.0), min_time=0.01, clock=clock) == 1
+    assert timing.calls_per_round(clock.costs("free", 0.0), min_time=0.01, clock=clock, max_calls=64) == 64
+    with pytest.raises(ValueError, match="min_time"):
+        timing.calls_per_round(clock.costs("f", 0.001), min_time=-1, clock=clock)
+
+
+def test_compare_medians_and_ratios_are_exact_with_a_fake_clock():
+    clock = FakeClock()
+    result = timing.compare({"fast": clock.costs("fast", 0.002), "slow": clock.costs("slow", 0.006)},
+                            rounds=4, number=3, baseline="slow", clock=clock)
+    assert result["names"] == ["fast", "slow"]
+    assert result["number"] == {"fast": 3, "slow": 3}
+    assert result["times"]["fast"] == pytest.approx([0.002] * 4)
+    assert result["median"] == pytest.approx({"fast": 0.002, "slow": 0.006})
+    assert result["ratio"] == pytest.approx({"fast": 1 / 3, "slow": 1.0})
+    assert clock.log.count("fast") == 12 and clock.log.count("slow") == 12
+
+
+def test_compare_interleaves_rounds_in_a_rotating_order():
+    clock = FakeClock()
+    names = ["a", "b", "c"]
+    timing.compare({n: clock.costs(n, 0.001) for n in names}, rounds=3, number=2, clock=clock)
+    rounds = [clock.log[i:i + 6] for i in range(0, 18, 6)]
+    assert rounds == [["a", "a", "b", "b", "c", "c"], ["b", "b", "c", "c", "a", "a"],
+                      ["c", "c", "a", "a", "b", "b"]]
+
+
+def test_median_ignores_one_slow_round():
+    clock = FakeClock()
+    result = timing.compare({"f": clock.costs("f", [0.001, 0.001, 1.0, 0.001, 0.001])}, rounds=5, number=1,
+                            clock=clock)
+    assert result["median"]["f"] == pytest.approx(0.001)
+    assert max(result["times"]["f"]) == pytest.approx(1.0)
+
+
+def test_ratio_is_the_median_of_per_round_ratios():
+    # a is half of b in two rounds of three; in the other round the machine hiccups for a only.
+    # The median of per-round ratios is 0.5; the ratio of the medians would be 0.004 / 0.002 = 2.
+    clock = FakeClock()
+    a = clock.costs("a", [0.001, 0.004, 0.010])
+    b = clock.costs("b", [0.002, 0.002, 0.020])
+    result = timing.compare({"a": a, "b": b}, rounds=3, number=1, baseline="b", clock=clock)
+    assert result["times"]["a"] == pytest.approx([0.001, 0.004, 0.010])
+    assert result["ratio"]["a"] == pytest.approx(0.5)
+    assert result["median"]["a"] / result["median"]["b"] == pytest.approx(2.0)
+
+
+def test_compare_calibrates_number_per_function():
+    clock = FakeClock()
+    result = timing.compare({"quick": clock.costs("quick", 0.001), "slow": clock.costs("slow", 0.5)},
+                            rounds=2, min_time=0.004, clock=clock)
+    assert result["number"] == {"quick": 4, "slow": 1}
+    assert result["median"]["quick"] == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"functions": {}}, "at least one"),
+    ({"rounds": 0}, "rounds"),
+    ({"baseline": "nope"}, "baseline"),
+    ({"number": 0}, "number"),
+])
+def test_compare_rejects_bad_arguments(kwargs, message):
+    clock = FakeClock()
+    args = {"functions": {"f": clock.costs("f", 0.001)}, "clock": clock}
+    args.update(kwargs)
+    functions = args.pop("functions")
+    with pytest.raises(ValueError, match=message):
+        timing.compare(functions, **args)
+
+
+def test_sweep_respects_limits_and_passes_the_arguments():
+    clock = FakeClock()
+    seen = []
+
+    def make_args(size):
+        seen.append(size)
+        return (size,)
+
+    def cost_per_size(name, per_item):
+        def function(size):
+            clock.log.append(name)
+            clock.now += per_item * size * size
+        return function
+
+    rows = timing.sweep({"loops": cost_per_size("loops", 1e-3), "vector": cost_per_size("vector", 1e-6)},
+                        make_args, [4, 16, 64], limits={"loops": 16}, rounds=3, baseline="vector", clock=clock,
+                        min_time=0)
+    assert seen == [4, 16, 64]
+    assert [(r["size"], r["name"]) for r in rows] == [(4, "loops"), (4, "vector"), (16, "loops"),
+                                                       (16, "vector"), (64, "vector")]
+    by = {(r["size"], r["name"]): r for r in rows}
+    assert by[16, "loops"]["seconds"] == pytest.approx(1e-3 * 256)
+    assert by[16, "loops"]["ratio"] == pytest.approx(1000.0)
+    assert by[64, "vector"]["ratio"] == pytest.approx(1.0)
+    assert len(by[4, "vector"]["times"]) == 3
+    with pytest.raises(ValueError, match="limits"):
+        timing.sweep({"f": cost_per_size("f", 1)}, make_args, [1], limits={"g": 3}, clock=clock)
+
+
+def test_format_table_has_a_column_per_function_and_dashes_for_missing():
+    rows = [{"size": 8, "name": "loops", "seconds": 0.0123}, {"size": 8, "name": "numpy", "seconds": 2.5e-5},
+            {"size": 64, "name": "numpy", "seconds": 0.5}]
+    text = timing.format_table(rows, size_label="H = W")
+    lines = text.splitlines()
+    assert lines[0].split() == ["H", "=", "W", "loops", "numpy"]
+    assert set(lines[1]) <= {"-", " "}
+    assert lines[2].split() == ["8", "12.3", "ms", "25", "µs"]
+    assert lines[3].split() == ["64", "-", "500", "ms"]
+
+
+def test_plot_loglog_draws_one_line_per_function_on_log_axes():
+    rows = [{"size": s, "name": n, "seconds": t * s} for s in (4, 8, 16) for n, t in (("a", 1e-3), ("b", 1e-6))]
+    ax = timing.plot_loglog(rows, xlabel="elements", x=lambda size: size * size, title="t")
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert [line.get_label() for line in ax.get_lines()] == ["a", "b"]
+    assert list(ax.get_lines()[0].get_xdata()) == [16, 64, 256]
+    assert ax.get_xlabel() == "elements" and ax.get_title() == "t"
+    plt.close("all")
+
+
+def _python_loop(n):
+    total = 0.0
+    for i in range(n):
+        total += i
+    return total
+
+
+def _vectorized(n):
+    values = np.arange(n, dtype=np.float64)
+    return float(values.sum())
+
+
+def test_line_events_grow_with_a_python_loop_and_not_with_numpy():
+    small, large = timing.line_events(_python_loop, 4), timing.line_events(_python_loop, 68)
+    assert large - small >= 64
+    assert timing.line_events(_vectorized, 4) == timing.line_events(_vectorized, 10_000) > 0
+
+
+def test_line_events_count_helpers_and_lambdas_too():
+    helper_loop = lambda n: _python_loop(n)  # noqa: E731
+    vectorize = lambda n: np.vectorize(lambda v: v + 1)(np.arange(n))  # noqa: E731
+    assert timing.line_events(helper_loop, 100) - timing.line_events(helper_loop, 10) >= 90
+    assert timing.line_events(vectorize, 100) - timing.line_events(vectorize, 10) >= 90
+
+
+def test_line_events_skip_the_first_call_and_restore_the_tracer():
+    cache = {}
+
+    def warms_up(n):
+        if "table" not in cache:
+            cache["table"] = [i * i for i in range(1000)]
+        return cache["table"][n]
+
+    assert timing.line_events(warms_up, 3) < 10
+
+    def other_tracer(frame, event, arg):
+        return None
+
+    previous = sys.gettrace()
+    sys.settrace(other_tracer)
+    try:
+        timing.line_events(_vectorized, 3)
+        assert sys.gettrace() is other_tracer
+    finally:
+        sys.settrace(previous)
+
+
+def test_line_events_passes_errors_through_and_untraces():
+    def broken(n):
+        raise ValueError(f"kernel_size must be >= 1, got {n}")
+
+    previous = sys.gettrace()
+    with pytest.raises(ValueError, match="kernel_size"):
+        timing.line_events(broken, 0)
+    assert sys.gettrace() is previous
+
+
+def test_line_events_runs_with_the_student_code():
+    assert getattr(timing.line_events, RUNS_WITH_STUDENT_CODE) == "course.timing:line_events"

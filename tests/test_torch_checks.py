@@ -1,0 +1,158 @@
+"""Unit tests of course/torch_checks.py: each helper on a right and a wrong case."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.autograd.function import once_differentiable
+
+from course.checks import RUNS_WITH_STUDENT_CODE
+from course.torch_checks import (compare_times, forward_backward, module_forward_backward, operators_used,
+                                 pooling_operators, run_gradcheck, saved_tensor_shapes)
+
+
+def torch_pool(x, k, s, p, cip):
+    return F.avg_pool2d(x, k, s or k, p, count_include_pad=cip)
+
+
+class Scaled(torch.autograd.Function):
+    """2x2 sum pooling times ``scale`` with a backward that forgets the scale (wrong unless scale == 1)."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return F.avg_pool2d(x, 2) * 4 * scale
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out.repeat_interleave(2, -1).repeat_interleave(2, -2), None
+
+
+class OnceDifferentiable(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        return grad_out * 3
+
+
+class Detached(torch.autograd.Function):
+    """A right first derivative computed outside autograd, not marked once_differentiable."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return torch.from_numpy(grad_out.detach().numpy() * 3)
+
+
+class SavesInput(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad_out
+
+
+def test_helpers_that_run_beside_student_code_are_marked():
+    for helper in (forward_backward, module_forward_backward, run_gradcheck, operators_used, saved_tensor_shapes):
+        assert getattr(helper, RUNS_WITH_STUDENT_CODE).startswith("course.torch_checks:")
+
+
+def test_forward_backward_returns_output_and_gradient_and_leaves_x_alone():
+    x = torch.arange(16.0).reshape(1, 1, 4, 4)
+    out, grad = forward_backward(torch_pool, x, torch.ones(1, 1, 2, 2), 2, 0, 0, True)
+    assert torch.equal(out, F.avg_pool2d(x, 2)) and not out.requires_grad
+    assert torch.equal(grad, torch.full((1, 1, 4, 4), 0.25))
+    assert x.grad is None and not x.requires_grad
+
+
+def test_forward_backward_says_when_the_output_is_cut_off():
+    with pytest.raises(AssertionError, match="does not require grad"):
+        forward_backward(lambda x: x.detach() * 2, torch.ones(2), torch.ones(2))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        forward_backward(torch_pool, [1.0], torch.ones(1))
+
+
+def test_run_gradcheck_passes_a_right_backward_and_fails_a_wrong_one():
+    ok, message = run_gradcheck(torch_pool, (1, 2, 5, 6), (3, 2, 1, False))
+    assert ok, message
+    assert run_gradcheck(Scaled.apply, (1, 1, 4, 4), (1.0,))[0]
+    ok, message = run_gradcheck(Scaled.apply, (1, 1, 4, 4), (0.5,))
+    assert not ok and "gradcheck failed" in message and "Jacobian mismatch" in message
+
+
+def test_run_gradcheck_second_order_accepts_differentiable_or_once_differentiable_only():
+    ok, message = run_gradcheck(torch_pool, (1, 1, 4, 5), (2, 1, 1, True), second_order=True)
+    assert ok and "gradgradcheck passed" in message
+    ok, message = run_gradcheck(OnceDifferentiable.apply, (1, 1, 2, 2), (), second_order=True)
+    assert ok and "once_differentiable" in message
+    assert run_gradcheck(Detached.apply, (1, 1, 2, 2), ())[0]  # its first derivative is right...
+    ok, message = run_gradcheck(Detached.apply, (1, 1, 2, 2), (), second_order=True)
+    assert not ok and "cut off from autograd" in message  # ...but a second one would be silently zero
+
+
+def test_operators_used_sees_torch_pooling_however_it_is_reached():
+    x, g = torch.randn(1, 2, 4, 4), torch.ones(1, 2, 2, 2)
+    forward, backward = operators_used(lambda t: nn.AvgPool2d(2)(t), x, g)
+    assert pooling_operators(forward) == ["avg_pool2d"]
+    assert pooling_operators(backward) == ["avg_pool2d_backward"]
+    forward, backward = operators_used(lambda t: (t[..., ::2, ::2] + t[..., 1::2, 1::2]) / 2, x, g)
+    assert pooling_operators(forward) == [] and pooling_operators(backward) == [] and "slice" in forward
+
+
+def test_saved_tensor_shapes():
+    assert saved_tensor_shapes(SavesInput.apply, torch.ones(2, 3)) == [(2, 3)]
+    assert saved_tensor_shapes(Scaled.apply, torch.ones(1, 1, 4, 4), 1.0) == []
+
+
+def test_module_forward_backward_reports_repr_parameters_output_and_gradient():
+    x = torch.randn(1, 2, 6, 6)
+    text, n, out, grad = module_forward_backward(nn.AvgPool2d, (2,), {"stride": 2}, x, torch.ones(1, 2, 3, 3))
+    assert text.startswith("AvgPool2d(kernel_size=2, stride=2") and n == 0
+    assert torch.allclose(out, F.avg_pool2d(x, 2)) and torch.allclose(grad, torch.full_like(x, 0.25))
+    assert module_forward_backward(nn.Conv2d, (2, 3, 1), {}, x, torch.ones(1, 3, 6, 6))[1] == 2 * 3 + 3
+    with pytest.raises(AssertionError, match="must be a torch.nn.Module"):
+        module_forward_backward(lambda: object(), (), {}, x, x)
+
+
+def test_compare_times_reports_median_seconds_and_ratios():
+    x = torch.randn(64, 64)
+    result = compare_times({"one": lambda: x + 1, "ten": lambda: [x + 1 for _ in range(10)]},
+                           baseline="one", rounds=5)
+    assert set(result) == {"one", "ten"} and result["one"]["ratio"] == 1.0
+    assert result["ten"]["ratio"] > 2 and result["ten"]["seconds"] > result["one"]["seconds"]
+    with pytest.raises(ValueError, match="baseline"):
+        compare_times({"a": lambda: None}, baseline="b")
+    with pytest.raises(ValueError, match="rounds"):
+        compare_times({"a": lambda: None}, baseline="a", rounds=0)
+    with pytest.raises(ValueError, match="warmup"):
+        compare_times({"a": lambda: None}, baseline="a", warmup=-1)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_compare_times_and_gradcheck_on_cuda():
+    x = torch.randn(8, 8, 32, 32, device="cuda")
+    result = compare_times({"a": lambda: F.avg_pool2d(x, 2), "b": lambda: F.avg_pool2d(x, 3)}, "a",
+                           device="cuda", rounds=3)
+    assert result["a"]["ratio"] == 1.0
+    assert run_gradcheck(torch_pool, (1, 1, 4, 4), (2, 0, 0, True), device="cuda")[0]
+
+
+def test_compare_times_synchronises_cuda_after_every_call(monkeypatch):
+    import course.torch_checks as torch_checks
+
+    synced, calls = [], []
+    monkeypatch.setattr(torch_checks, "_synchronize", lambda device: synced.append(device))
+    compare_times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, "a", device="cuda",
+                  rounds=3, warmup=1)
+    assert len(calls) == 8 and synced.count("cuda") >= len(calls)
