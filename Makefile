@@ -8,12 +8,15 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test lab release clean help
+.PHONY: course test lab release bundle bench clean help
 
 help:
 	@echo "make course   build + validate release/, grade the sample class, print the grades"
 	@echo "make test     run every test (what CI runs)"
 	@echo "make lab      open JupyterLab on release/ (the student's view)"
+	@echo "make release  rebuild release/ from source/ and validate it"
+	@echo "make bundle   build the student bundle (build/student_bundle.zip)"
+	@echo "make bench    run the benchmarks (benchmarks/results/)"
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0] + " (set PYTHON=/path/to/python3.11)"'
@@ -32,8 +35,14 @@ release: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
+bundle: $(STAMP)
+	$(PY) -m autograder bundle --zip
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run
+
 lab: $(STAMP)
 	cd release && ../$(VENV)/bin/jupyter lab
 
 clean:
-	rm -rf submitted autograded feedback gradebook.db build sample_class reports grades.csv
+	rm -rf submitted autograded feedback gradebook.db build sample_class reports records grades.csv

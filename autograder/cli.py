@@ -1,26 +1,60 @@
-"""``python -m autograder`` / ``avgpool-course``: the instructor's commands.
+"""avgpool-course: the instructor's week, one command per step.
 
-    release [LESSON ...]   build release/ from source/ with nbgrader; check solutions pass and stubs fail
-    course                 the main job of the README (``make course``)
+Run as ``avgpool-course COMMAND`` or ``python -m autograder COMMAND`` in the course folder (the one
+holding nbgrader_config.py), or pass --root. A typical week:
+
+  avgpool-course release lesson2_loops      publish: build release/ from source/ and check it
+  avgpool-course bundle --zip               what students download: release/ + course/ + install files
+  avgpool-course collect ~/Downloads/lesson2_submissions.zip --due "2025-03-10 23:59"
+  avgpool-course grade --jobs 2             grade every submission in submitted/ (trusted grader)
+  avgpool-course feedback                   one HTML page per student and lesson, in feedback/
+  avgpool-course export                     reports/grades.csv and reports/grades_by_cell.csv
+  avgpool-course report                     reports/report.html: where the class struggled
+
+  avgpool-course course                     the main job (make course): all of the above on a sample class
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
+from pathlib import Path
 
+from autograder import coursedir
 from autograder import release as rel
+from autograder.coursedir import CourseError
 
+#: The grading function (``autograder.trusted.grade`` unless a test puts another one here).
+GRADER = None
+
+
+def load_grader():
+    """The trusted grader's ``grade(lessons, students, jobs, root, progress) -> list[Record]``."""
+    if GRADER is not None:
+        return GRADER
+    try:
+        from autograder.trusted import grade
+    except ImportError as exc:
+        raise CourseError(f"the trusted grader (autograder.trusted) cannot be loaded: {exc}; reinstall the "
+                          "course environment (make course creates .venv)") from exc
+    return grade
+
+
+def root_of(args: argparse.Namespace) -> Path:
+    return coursedir.find_root(getattr(args, "root", None))
+
+
+# --- release ---------------------------------------------------------------------------------------
 
 def cmd_release(args: argparse.Namespace) -> int:
-    chosen = args.lessons or rel.lessons()
-    for lesson in chosen:
-        rel.check_lesson(lesson)
+    root = root_of(args)
+    chosen = coursedir.check_lessons(args.lessons, root)
     failures = 0
     print(f"{'lesson':<20} {'graded cells':>12} {'points':>7}  solutions pass  stubs fail")
     for lesson in chosen:
-        summary = rel.build_and_check(lesson)
+        summary = rel.build_and_check(lesson, root)
         ok = summary.solutions_pass and summary.stubs_fail
         failures += not ok
         print(f"{lesson:<20} {summary.graded_cells:>12} {summary.points:>7g}  {str(summary.solutions_pass):<14}  "
@@ -32,22 +66,285 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def cmd_course(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    status = cmd_release(argparse.Namespace(lessons=[]))
-    print(f"main job finished in {time.monotonic() - started:.0f} s")
-    return status
+# --- collect ---------------------------------------------------------------------------------------
 
+def cmd_collect(args: argparse.Namespace) -> int:
+    from autograder import collect
+
+    root = root_of(args)
+    lessons = coursedir.lessons(root)
+    coursedir.check_gradebook(root)
+    due = collect.parse_due(args.due, lessons)
+    report = collect.collect(args.source, root, lessons, due=due, dry_run=args.dry_run)
+    if not args.dry_run:
+        collect.record_due_dates(root, due)
+    print(report.summary())
+    if args.verbose:
+        for placed in report.placed:
+            print(f"  {placed.file} -> submitted/{placed.student}/{placed.lesson}/"
+                  f"{' (late)' if placed.late else ''}")
+    if not args.dry_run:
+        print(f"placed in {root / 'submitted'}; the log is {root / 'reports' / 'collect.json'}")
+    return 1 if any("older copy" not in s.reason for s in report.skipped) else 0
+
+
+# --- grade -----------------------------------------------------------------------------------------
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from autograder import records as recs
+
+    root = root_of(args)
+    lessons = coursedir.check_lessons(args.lesson, root) if args.lesson else None
+    coursedir.check_gradebook(root)
+    coursedir.check_submissions(root, lessons, args.student)
+    if args.jobs < 1:
+        raise CourseError(f"--jobs must be >= 1, got {args.jobs}")
+    started = time.monotonic()
+    results = [recs.as_dict(r) for r in load_grader()(lessons, args.student or None, jobs=args.jobs, root=root,
+                                                      progress=not args.quiet)]
+    print(f"graded {len(results)} submissions in {time.monotonic() - started:.0f} s with --jobs {args.jobs}; "
+          f"gradebook: {coursedir.gradebook_path(root)}")
+    by_status: dict[str, int] = {}
+    for record in results:
+        by_status[record["status"]] = by_status.get(record["status"], 0) + 1
+    print("status: " + ", ".join(f"{status} {count}" for status, count in sorted(by_status.items())))
+    for record in results:
+        if record["status"] != "ok":
+            print(f"  ! {record['student']}/{record['lesson']}: {record['status']}: {record.get('reason', '')}")
+    return 0
+
+
+# --- feedback, export, report, bundle --------------------------------------------------------------
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    from autograder import feedback
+
+    root = root_of(args)
+    pages = feedback.write_feedback(root, args.lesson, args.student)
+    students = {p.parent.parent.name for p in pages}
+    print(f"wrote {len(pages)} feedback pages for {len(students)} students in {root / 'feedback'} "
+          "(feedback/<student>/index.html links each lesson)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from autograder import export
+
+    root = root_of(args)
+    grades = export.read_grades(root, args.lesson)
+    out = Path(args.out) if args.out else root / "reports"
+    per_student, per_cell = export.write_csv(grades, out)
+    print(f"wrote {per_student} ({len(grades.students)} students) and {per_cell} ({len(grades.cells)} rows)")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from autograder import report
+
+    root = root_of(args)
+    path = report.write_report(root, args.out, args.lesson)
+    print(f"wrote {path} (self-contained: open it in any browser, no network needed)")
+    return 0
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from autograder import bundle
+
+    root = root_of(args)
+    out = Path(args.out) if args.out else root / "build" / "student_bundle"
+    made = bundle.build(out, root, as_zip=args.zip)
+    print(f"wrote the student bundle {made}: release/, course/, requirements.lock, environment.yml, "
+          "pyproject.toml (installs course only), README.md, Makefile (make lab). Scanned: no source/, "
+          "no autograder/, no solution or hidden-test text.")
+    return 0
+
+
+def cmd_sample_class(args: argparse.Namespace) -> int:
+    from autograder import sample_class
+
+    root = root_of(args)
+    target, manifest = sample_class.generate(Path(args.out), root, students=args.students, seed=args.seed,
+                                             submit_rate=args.submit_rate, as_zip=not args.folder)
+    print(f"wrote {target} ({len(manifest)} files) and {Path(args.out) / 'manifest.json'}")
+    return 0
+
+
+# --- the main job ----------------------------------------------------------------------------------
+
+def cmd_course(args: argparse.Namespace) -> int:
+    """Release and validate, then the whole week on a generated sample class in its own course folder."""
+    from autograder import collect, export, feedback, report, sample_class
+    from autograder import records as recs
+
+    started = time.monotonic()
+    root = root_of(args)
+    steps: list[tuple[str, float]] = []
+
+    def step(name: str, since: float) -> float:
+        now = time.monotonic()
+        steps.append((name, now - since))
+        return now
+
+    mark = started
+    if not args.skip_release:
+        print("== release: build release/ from source/ and validate it")
+        if cmd_release(argparse.Namespace(lessons=None, root=root)):
+            print("error: the release did not validate (see above); fix source/ and rerun", file=sys.stderr)
+            return 1
+        mark = step("release", mark)
+    demo = Path(args.out) if args.out else root / "sample_class"
+    print(f"\n== sample class: a course folder of its own at {demo} (your gradebook.db is not touched)")
+    if demo.exists():
+        shutil.rmtree(demo)
+    demo.mkdir(parents=True)
+    for folder in ("source", "release"):
+        shutil.copytree(root / folder, demo / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints",
+                                                                                      "__pycache__"))
+    shutil.copy2(root / "nbgrader_config.py", demo / "nbgrader_config.py")
+    archive, manifest = sample_class.generate(demo / "lms", demo, students=args.students, seed=args.seed,
+                                              submit_rate=args.submit_rate)
+    print(f"generated {archive.relative_to(demo)}: {len(manifest)} files from an LMS")
+    mark = step("sample class", mark)
+    lessons = coursedir.lessons(demo)
+    due = collect.parse_due([f"{l}={d}" for l, d in sample_class.due_dates(demo / "lms").items()], lessons)
+    print("\n== collect")
+    collected = collect.collect(archive, demo, lessons, due=due)
+    collect.record_due_dates(demo, due)
+    print(collected.summary())
+    mark = step("collect", mark)
+    print(f"\n== grade (--jobs {args.jobs})")
+    results = [recs.as_dict(r) for r in load_grader()(None, None, jobs=args.jobs, root=demo, progress=True)]
+    mark = step("grade", mark)
+    print("\n== feedback, export, report")
+    pages = feedback.write_feedback(demo)
+    grades = export.read_grades(demo)
+    per_student, per_cell = export.write_csv(grades, demo / "reports")
+    page = report.write_report(demo)
+    step("feedback, export, report", mark)
+    marks = {key: "L" for key, late in grades.late.items() if late}
+    for record in results:
+        if record["status"] != "ok":
+            marks[(record["student"], record["lesson"])] = marks.get((record["student"], record["lesson"]), "") + "!"
+    print("\n" + export.table(grades, marks))
+    print("(- not handed in, L late, ! not OK: see the report)")
+    bad = sum(r["status"] != "ok" for r in results)
+    print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
+          f"{len(collected.skipped)} files not placed")
+    print(f"report:   {page}\ngrades:   {per_student}\n          {per_cell}\n"
+          f"feedback: {demo / 'feedback'} ({len(pages)} pages)\ngradebook: {coursedir.gradebook_path(demo)}")
+    print("time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
+          + f"; main job finished in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+# --- the parser ------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(prog="avgpool-course", description=__doc__, formatter_class=formatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    release = commands.add_parser("release", help="build release/ from source/ and validate it")
-    release.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names (default: all)")
-    release.set_defaults(run=cmd_release)
-    course = commands.add_parser("course", help="the main job: release, validate, grade the sample class")
-    course.set_defaults(run=cmd_course)
+
+    def add(name: str, run, help_text: str, description: str, examples: str = ""):
+        sub = commands.add_parser(name, help=help_text, description=description, formatter_class=formatter,
+                                  epilog=f"examples:\n{examples}" if examples else None)
+        sub.add_argument("--root", metavar="DIR", help="the course folder (holds nbgrader_config.py); default: "
+                         "the current folder if it is one, else this repository")
+        sub.set_defaults(run=run)
+        return sub
+
+    sub = add("release", cmd_release, "build release/ from source/ and check it",
+              "Regenerate the student notebooks in release/ from the instructor notebooks in source/ with\n"
+              "nbgrader, then check that every solution passes `nbgrader validate` and that every test cell\n"
+              "fails on the untouched stubs. Commit release/ afterwards.",
+              "  avgpool-course release                  every lesson\n"
+              "  avgpool-course release lesson2_loops    one lesson")
+    sub.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names (default: all)")
+
+    sub = add("collect", cmd_collect, "put an LMS export of student notebooks into submitted/",
+              "Take a .zip or folder of student notebooks, named however the LMS names them (e.g.\n"
+              "alice_12345_lesson2_loops.ipynb, 'Bob Smith - lesson1_by_hand (2).ipynb',\n"
+              "lesson3_numpy/carol/anything.ipynb), and place each one in\n"
+              "submitted/<student>/<lesson>/<lesson>.ipynb with a timestamp.txt when the LMS gave a time.\n"
+              "Files that cannot be placed are listed with the reason; the others are placed anyway.\n"
+              "Exit status 1 when some file was not placed.",
+              "  avgpool-course collect export.zip\n"
+              "  avgpool-course collect downloads/ --due '2025-03-10 23:59' --verbose\n"
+              "  avgpool-course collect export.zip --due lesson1_by_hand=2025-03-03 --due lesson2_loops=2025-03-10")
+    sub.add_argument("source", metavar="SOURCE", help="the LMS export: a .zip archive or a folder")
+    sub.add_argument("--due", action="append", default=[], metavar="[LESSON=]DATE",
+                     help="due date (UTC, 'YYYY-MM-DD HH:MM'); later submissions are reported late")
+    sub.add_argument("--dry-run", action="store_true", help="say where each file would go; place nothing")
+    sub.add_argument("-v", "--verbose", action="store_true", help="list every placed file")
+
+    sub = add("grade", cmd_grade, "grade submitted/ with the trusted grader (writes gradebook.db)",
+              "Grade every submission in submitted/ (or the chosen lessons/students) with the trusted\n"
+              "grader: student code runs in a sandboxed process, verdicts come from one that never ran it.\n"
+              "Scores go into gradebook.db (formgrader keeps working; manual grades are kept), one record\n"
+              "per submission into records/. Safe to stop and rerun.",
+              "  avgpool-course grade --jobs 2\n"
+              "  avgpool-course grade --lesson lesson2_loops --student alice")
+    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
+    sub.add_argument("--student", action="append", metavar="STUDENT", help="only this student (repeatable)")
+    sub.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once (default 1)")
+    sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    sub = add("feedback", cmd_feedback, "write one HTML feedback page per student and lesson",
+              "Write feedback/<student>/<lesson>/<lesson>.html from the grading records: score, status,\n"
+              "each graded cell's verdict and message, the visible tests and the student's answers.\n"
+              "Hidden tests are never shown.",
+              "  avgpool-course feedback\n  avgpool-course feedback --lesson lesson1_by_hand --student alice")
+    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
+    sub.add_argument("--student", action="append", metavar="STUDENT", help="only this student (repeatable)")
+
+    sub = add("export", cmd_export, "write the grades as CSV (per student, per graded cell)",
+              "Read the gradebook (manual grades win over automatic ones) and write grades.csv (one row per\n"
+              "student, one column per lesson, total) and grades_by_cell.csv (one row per student, lesson\n"
+              "and graded cell).",
+              "  avgpool-course export\n  avgpool-course export --out grades/")
+    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
+    sub.add_argument("--out", metavar="DIR", help="folder for the CSV files (default: reports/)")
+
+    sub = add("report", cmd_report, "write a one-page HTML report of the class",
+              "Write one self-contained HTML page (plots inline, readable offline): score distribution per\n"
+              "lesson, pass rate per graded cell, the slowest tests, every submission that is not OK with\n"
+              "its reason, late submissions, files collect could not place, and the grade table.",
+              "  avgpool-course report\n  avgpool-course report --out week3.html")
+    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
+    sub.add_argument("--out", metavar="FILE", help="the HTML file (default: reports/report.html)")
+
+    sub = add("bundle", cmd_bundle, "build what students receive (release/ + course/ + install files)",
+              "Build the student bundle: release/, the course/ helpers, requirements.lock, environment.yml,\n"
+              "a pyproject.toml that installs only `course`, a README for students and a Makefile whose\n"
+              "`make lab` installs and opens JupyterLab. Never source/ or autograder/: the bundle is scanned\n"
+              "for solution and hidden-test text and refused if any is found.",
+              "  avgpool-course bundle\n  avgpool-course bundle --zip --out build/avgpool-course-student")
+    sub.add_argument("--out", metavar="DIR", help="the bundle folder (default: build/student_bundle)")
+    sub.add_argument("--zip", action="store_true", help="also write DIR.zip")
+
+    sub = add("sample-class", cmd_sample_class, "generate a made-up class's LMS export (for trying things out)",
+              "Write a deterministic sample class, as an LMS hands it over (one .zip of oddly named\n"
+              "notebooks: complete, partial, late, typical mistakes, a few broken files), and a\n"
+              "manifest.json saying what each file is.",
+              "  avgpool-course sample-class /tmp/class && avgpool-course collect /tmp/class/lms_export.zip")
+    sub.add_argument("out", metavar="DIR", help="folder to write lms_export.zip and manifest.json into")
+    sub.add_argument("--students", type=int, default=40, help="class size (default 40)")
+    sub.add_argument("--submit-rate", type=float, default=None, help="chance a student hands in a lesson "
+                     "(default: 0.8, lowered to keep the class near 60 submissions in all)")
+    sub.add_argument("--seed", type=int, default=7, help="random seed (same seed, same class)")
+    sub.add_argument("--folder", action="store_true", help="write a folder instead of a .zip")
+
+    sub = add("course", cmd_course, "the main job (make course): release, then a whole week on a sample class",
+              "Build and validate release/, generate a sample class into its own course folder\n"
+              "(sample_class/ by default; your submitted/ and gradebook.db are not touched), collect it,\n"
+              "grade it, write feedback, the CSV files and the report, and print the grade table.",
+              "  avgpool-course course\n  avgpool-course course --skip-release --students 10")
+    sub.add_argument("--out", metavar="DIR", help="the sample course folder (default: sample_class/)")
+    sub.add_argument("--students", type=int, default=40, help="class size (default 40)")
+    sub.add_argument("--submit-rate", type=float, default=None, help="chance a student hands in a lesson "
+                     "(default: 0.8, lowered to keep the class near 60 submissions in all)")
+    sub.add_argument("--seed", type=int, default=7, help="random seed of the sample class")
+    sub.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default 2)")
+    sub.add_argument("--skip-release", action="store_true", help="do not rebuild and validate release/")
     return parser
 
 
@@ -55,6 +352,6 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except rel.ReleaseError as exc:
+    except (CourseError, rel.ReleaseError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -128,14 +128,11 @@ def linear(out_features: int | None = None, in_features: int | None = None) -> L
 
 
 def _pair(value, name: str, where: str) -> tuple[int, int]:
-    def is_int(v):
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    if is_int(value):
-        return value, value
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(is_int(v) for v in value):
-        return int(value[0]), int(value[1])
-    raise TypeError(f"{where}: {name} must be an int or a pair of ints, got {value!r}")
+    """``(a, b)`` from a layer argument that is an int or a pair of ints; TypeError naming the layer."""
+    values = [value, value] if isinstance(value, int) else list(value) if isinstance(value, (tuple, list)) else []
+    if len(values) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+        raise TypeError(f"{where}: {name} must be an int or a pair of ints, got {value!r}")
+    return int(values[0]), int(values[1])
 
 
 def _check_input_shape(shape: Shape, name: str = "input_shape") -> tuple:

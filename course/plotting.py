@@ -8,11 +8,9 @@ import numpy as np
 
 
 def _pair(value, name: str) -> tuple[int, int]:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value), int(value)
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        return int(value[0]), int(value[1])
-    raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
+    """``(a, b)`` from an int or a pair (a drawing helper: no checks beyond the shape of the value)."""
+    first, second = (value, value) if np.ndim(value) == 0 else value
+    return int(first), int(second)
 
 
 def window_corners(shape: tuple[int, int], kernel_size, stride=0, padding=0) -> list[tuple[int, int]]:

@@ -1,0 +1,160 @@
+"""Grades out of nbgrader's gradebook: a table per student and lesson, and CSV files.
+
+Read through ``nbgrader.api.Gradebook`` (final scores: manual grades, where an instructor gave one in
+formgrader, win over automatic ones), after checking that the gradebook belongs to this course.
+
+* ``grades.csv``: one row per student: the score of each lesson (empty when not handed in), the total
+  and the maximum;
+* ``grades_by_cell.csv``: one row per student, lesson and graded cell: score, maximum, and whether the
+  submission was late.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import coursedir
+
+
+@dataclass
+class Grades:
+    """Scores read from the gradebook."""
+
+    lessons: list[str]
+    max_score: dict[str, float]                        # lesson -> points
+    students: list[str]
+    score: dict[tuple[str, str], float] = field(default_factory=dict)   # (student, lesson) -> score
+    late: dict[tuple[str, str], bool] = field(default_factory=dict)
+    cells: list[tuple[str, str, str, float, float]] = field(default_factory=list)  # student, lesson, cell, score, max
+
+    def total(self, student: str) -> float:
+        return sum(self.score.get((student, lesson), 0.0) for lesson in self.lessons)
+
+    def max_total(self) -> float:
+        return sum(self.max_score.values())
+
+
+def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
+    """Every submission's score and every graded cell's score in ``root/gradebook.db``."""
+    from nbgrader.api import MissingEntry
+
+    root = Path(root)
+    chosen = coursedir.check_lessons(lessons, root)
+    coursedir.check_gradebook(root, must_exist=True)
+    with coursedir.open_gradebook(root) as gb:
+        graded = [a.name for a in gb.assignments if a.name in chosen]
+        grades = Grades(lessons=graded, max_score={}, students=sorted(s.id for s in gb.students))
+        for lesson in graded:
+            assignment = gb.find_assignment(lesson)
+            grades.max_score[lesson] = float(assignment.max_score)
+            for student in grades.students:
+                try:
+                    sub = gb.find_submission(lesson, student)
+                except MissingEntry:
+                    continue
+                grades.score[(student, lesson)] = float(sub.score)
+                grades.late[(student, lesson)] = bool(sub.total_seconds_late > 0)
+                order = cell_order(root, lesson)
+                for notebook in sub.notebooks:
+                    for grade in sorted(notebook.grades, key=lambda g: (order.get(g.cell.name, 10**6), g.cell.name)):
+                        if grade.cell.type != "GradeCell":  # task cells have no automatic score
+                            continue
+                        grades.cells.append((student, lesson, grade.cell.name, float(grade.score or 0.0),
+                                             float(grade.max_score)))
+        grades.students = sorted({s for s, _ in grades.score})
+        for key in late_from_collect(root):
+            if key in grades.score:
+                grades.late[key] = True
+    return grades
+
+
+def cell_order(root: Path, lesson: str) -> dict[str, int]:
+    """``{grade_id: position}`` of the graded cells in the lesson's release notebook (the notebook's order)."""
+    import nbformat
+
+    for notebook in sorted((Path(root) / "release" / lesson).glob("*.ipynb"))[:1]:
+        cells = nbformat.read(notebook, as_version=4).cells
+        return {c.metadata["nbgrader"]["grade_id"]: i for i, c in enumerate(cells)
+                if c.metadata.get("nbgrader", {}).get("grade_id")}
+    return {}
+
+
+def late_from_collect(root: Path) -> set[tuple[str, str]]:
+    """(student, lesson) that ``collect`` found late (LMS LATE mark, or after ``--due``)."""
+    import json
+
+    log = Path(root) / "reports" / "collect.json"
+    if not log.exists():
+        return set()
+    return {(p["student"], p["lesson"]) for p in json.loads(log.read_text()).get("placed", []) if p.get("late")}
+
+
+def fmt(value: float) -> str:
+    """A score as the CSV and the table print it: ``7`` or ``7.5``."""
+    return f"{value:g}"
+
+
+def write_csv(grades: Grades, folder: Path) -> tuple[Path, Path]:
+    """``folder/grades.csv`` and ``folder/grades_by_cell.csv``; returns both paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    per_student = folder / "grades.csv"
+    with per_student.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", *grades.lessons, "total", "max_total"])
+        for student in grades.students:
+            row = [fmt(grades.score[(student, lesson)]) if (student, lesson) in grades.score else ""
+                   for lesson in grades.lessons]
+            writer.writerow([student, *row, fmt(grades.total(student)), fmt(grades.max_total())])
+    per_cell = folder / "grades_by_cell.csv"
+    with per_cell.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "lesson", "graded_cell", "score", "max_score", "late"])
+        for student, lesson, cell, score, max_score in grades.cells:
+            writer.writerow([student, lesson, cell, fmt(score), fmt(max_score),
+                             int(grades.late.get((student, lesson), False))])
+    return per_student, per_cell
+
+
+def short_name(lesson: str) -> str:
+    """``lesson2_loops`` -> ``lesson2`` (the table's column header)."""
+    return lesson.split("_")[0]
+
+
+def table(grades: Grades, marks: dict[tuple[str, str], str] | None = None) -> str:
+    """A compact text table: one row per student, one column per lesson (``-``: not handed in).
+
+    ``marks``: a suffix per (student, lesson), e.g. ``L`` for late or ``!`` for a non-OK record.
+    """
+    marks = marks or {}
+    width = max([7] + [len(s) for s in grades.students])
+    heads = [f"{short_name(l)}/{fmt(grades.max_score[l])}" for l in grades.lessons]
+    cols = [max(9, len(h)) for h in heads]
+    lines = [f"{'student':<{width}}  " + "  ".join(f"{h:>{c}}" for h, c in zip(heads, cols))
+             + f"  {'total/' + fmt(grades.max_total()):>10}"]
+    for student in grades.students:
+        cells = []
+        for lesson, c in zip(grades.lessons, cols):
+            if (student, lesson) in grades.score:
+                text = fmt(grades.score[(student, lesson)]) + marks.get((student, lesson), "")
+            else:
+                text = "-"
+            cells.append(f"{text:>{c}}")
+        lines.append(f"{student:<{width}}  " + "  ".join(cells) + f"  {fmt(grades.total(student)):>10}")
+    return "\n".join(lines)
+
+
+def parse_table(text: str) -> dict[tuple[str, str], float]:
+    """Read back a table printed by :func:`table` (lesson short names as keys); for tests and tools."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    heads = [h.split("/")[0] for h in lines[0].split()[1:-1]]
+    found = {}
+    for line in lines[1:]:
+        parts = line.split()
+        for head, value in zip(heads, parts[1:-1]):
+            if value != "-":
+                found[(parts[0], head)] = float(value.rstrip("L!*"))
+        found[(parts[0], "total")] = float(parts[-1])
+    return found

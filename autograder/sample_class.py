@@ -1,0 +1,303 @@
+"""A sample class, as an LMS hands it over: about 40 students' notebooks, oddly named, in one .zip.
+
+Deterministic (seeded). Each submission starts from the lesson's release notebook with its solution
+cells filled from the source notebook's solutions (matched by ``grade_id``), then varies honestly:
+
+* ``complete``: every solution cell filled;
+* ``partial``: the last solution cells left as the release stub;
+* ``wrong:<mistake>``: a typical mistake made by string replacement in the reference solution (an
+  off-by-one window, stride 0 not read as kernel_size, count_include_pad inverted, ...); a mistake is
+  used for a lesson only when the replacement changes its code and the result still parses;
+* ``blank``: the release handed back untouched;
+* late: any of the above uploaded after the lesson's due date (a time in the name or a LATE mark);
+* ``corpus:<name>``: a few faulty or cheating submissions of the grading corpus, when it exposes them;
+* LMS debris: a re-uploaded copy, a PDF instead of a notebook, a notebook cut short (not valid JSON).
+
+Not every student hands in every lesson. ``manifest.json`` beside the archive says what each file is
+(the LMS would not give it: it is for tests and for reading the report).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import datetime as dt
+import json
+import random
+import re
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder import coursedir
+
+FIRST = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Karim", "Lena",
+         "Mateo", "Nadia", "Oscar", "Priya", "Quentin", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wei", "Xenia",
+         "Yusuf", "Zoe", "Amir", "Bea", "Chen", "Dina", "Emil", "Fatou", "Goran", "Hana", "Ines", "Jonas",
+         "Kofi", "Lucia", "Milan", "Noor", "Olga", "Pavel", "Rhea", "Sven"]
+LAST = ["Moreau", "Smith", "Okafor", "Tanaka", "Novak", "Garcia", "Ivanova", "Berg", "Rossi", "Kim", "Haddad",
+        "Silva", "Nguyen", "Keller", "Dubois", "Singh", "Lopez", "Meyer", "Costa", "Sato"]
+#: How each student's LMS names files (one style per student, as one LMS account keeps one name).
+STYLES = ("canvas", "moodle", "per_lesson_folder", "nbgrader", "blackboard", "flat")
+FIRST_DUE = dt.datetime(2025, 3, 3, 23, 59)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A typical wrong answer: regex replacements tried on every solution cell of a lesson."""
+
+    name: str
+    what: str
+    replacements: tuple[tuple[str, str], ...]
+
+
+MISTAKES = (
+    Mistake("off_by_one_window", "the output size forgets the + 1 (one window too few)",
+            ((r"(//\s*[\w\[\]\.]+\s*)\+\s*1\b", r"\1"),)),
+    Mistake("stride_zero_kept", "stride 0 is not read as kernel_size",
+            ((r"\b(\w+(?:\[\w+\])?) if (\w+(?:\[\w+\])?) == 0 else \2\b", r"\2"),
+             (r"\b(\w*stride\w*) or (\w*kernel\w*)", r"\1"),
+             (r"\b(\w*stride\w*) if (\w*stride\w*) else (\w*kernel\w*)", r"\1"))),
+    Mistake("count_include_pad_inverted", "count_include_pad read the wrong way round",
+            ((r"(?<![.\w])count_include_pad\b(?!\s*=[^=])", r"(not count_include_pad)"),)),
+    Mistake("divisor_kernel_only", "the mean divides by the window size even where padding is excluded",
+            ((r"\bcount_include_pad\b(?=\s*(?:\)|:|else|and|or))", r"True"),)),
+    Mistake("gap_wrong_axes", "global pooling averages the wrong axes",
+            ((r"\(\s*2\s*,\s*3\s*\)", "(1, 2)"), (r"\[\s*2\s*,\s*3\s*\]", "[1, 2]"))),
+    Mistake("max_instead_of_mean", "takes the maximum of the window instead of its mean",
+            ((r"\.mean\(", ".amax("), (r"\bAvgPool2d\b", "MaxPool2d"))),
+    Mistake("arithmetic_slip", "a slip in the hand-computed numbers",
+            ((r"\b3\.75\b", "3.5"), (r"\b5\.25\b", "5.5"))),
+    Mistake("guessed_answers", "guessed the multiple-choice answers",
+            ((r'(?<=[=,] )"a"(?=,|\n)', '"c"'), (r'(?<=[=,] )"b"(?=,|\n)', '"a"'))),
+)
+
+
+@dataclass
+class Submission:
+    """One file the LMS hands over, and what it is."""
+
+    file: str
+    student: str
+    lesson: str
+    variant: str
+    late: bool = False
+    timestamp: str | None = None
+    note: str = ""
+
+
+def strip_markers(source: str) -> str:
+    """A solution cell as a student would write it: the source cell without nbgrader's marker lines."""
+    return "\n".join(line for line in source.splitlines()
+                     if not re.match(r"\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)", line))
+
+
+def solution_cells(notebook: Path) -> dict[str, str]:
+    """``{grade_id: source}`` of the solution cells of a (source) notebook, markers stripped."""
+    nb = nbformat.read(notebook, as_version=4)
+    return {cell.metadata["nbgrader"]["grade_id"]: strip_markers(cell.source) for cell in nb.cells
+            if cell.metadata.get("nbgrader", {}).get("solution")}
+
+
+def apply_mistake(mistake: Mistake, cells: dict[str, str]) -> dict[str, str]:
+    """The solution cells that ``mistake`` changes (and that still parse), mistake applied; {} if none."""
+    changed = {}
+    for grade_id, text in cells.items():
+        new = text
+        for pattern, replacement in mistake.replacements:
+            new = re.sub(pattern, replacement, new, count=2)
+        if new != text:
+            try:
+                ast.parse(new)
+            except SyntaxError:
+                continue
+            changed[grade_id] = new
+    return changed
+
+
+def mistakes_for(cells: dict[str, str]) -> dict[str, dict[str, str]]:
+    """``{mistake name: changed cells}`` for every mistake that applies to this lesson's solutions."""
+    found = {}
+    for mistake in MISTAKES:
+        changed = apply_mistake(mistake, cells)
+        if changed:
+            found[mistake.name] = changed
+    return found
+
+
+def fill(release_nb, answers: dict[str, str]):
+    """A copy of the release notebook whose solution cells hold ``answers`` (by grade_id; others: stub)."""
+    nb = copy.deepcopy(release_nb)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in answers:
+            cell.source = answers[grade_id]
+    return nb
+
+
+#: Corpus cases worth showing in a class: cheap to grade (no hangs, no memory bombs), one notebook each.
+CORPUS_PICKS = ("cheat_patch_comparisons", "cheat_always_equal", "cheat_ipython_transformers",
+                "cheat_detect_grading", "fault_syntax_error", "fault_os_exit")
+
+
+def corpus_submissions(root: Path, lessons: list[str]) -> list[tuple[str, str, str]]:
+    """``[(case name, lesson, notebook text)]``: a few faulty or cheating submissions of the grading
+    corpus (``autograder.corpus``, read only), built from this course's release. Empty without it."""
+    try:
+        from autograder import corpus
+        from autograder.trusted.lesson import load_lesson
+    except ImportError:
+        return []
+    found = []
+    for lesson in lessons:
+        try:
+            cases = {case.name: case for case in corpus.cases(lesson)}
+            for name in CORPUS_PICKS:
+                case = cases.get(name)
+                if case is not None and not case.files and not case.requires:
+                    found.append((name, lesson, corpus.build_notebook(case, load_lesson(lesson, root), root)))
+        except Exception:  # the corpus is optional here; a broken case must not stop the class
+            continue
+    return found
+
+
+def file_name(style: str, first: str, last: str, lesson: str, when: dt.datetime, late: bool,
+              uid: int) -> tuple[str, str]:
+    """(path inside the archive, student id collect will derive) for one student's style."""
+    login = f"{last}{first}".lower()
+    if style == "canvas":
+        return f"{login}{'_LATE' if late else ''}_{uid}_{uid * 7 % 100000}_{lesson}.ipynb", login
+    if style == "moodle":
+        return f"{first} {last} - {lesson}.ipynb", f"{first}_{last}".lower()
+    if style == "per_lesson_folder":
+        return f"{lesson}/{first.lower()}.{last.lower()}/notebook.ipynb", f"{first}_{last}".lower()
+    if style == "nbgrader":
+        return f"{login}/{lesson}/{lesson}.ipynb", login
+    if style == "blackboard":
+        return f"{lesson}_{login}_attempt_{when:%Y-%m-%d-%H-%M-%S}_{lesson}.ipynb", login
+    return f"submissions/{first.lower()}{last[0].lower()}_{lesson}{'_LATE' if late else ''}.ipynb", \
+        f"{first}{last[0]}".lower()
+
+
+#: About this many submissions in a default class: what the main job grades in a few minutes on 2 cores.
+TARGET_SUBMISSIONS = 60
+
+
+def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: int = 7,
+             submit_rate: float | None = None, lessons: list[str] | None = None, as_zip: bool = True,
+             corpus: bool = True) -> tuple[Path, list[Submission]]:
+    """Write the class into ``out`` (``out/lms_export.zip`` or the folder ``out/lms_export``).
+
+    Returns the archive (or folder) and the manifest (also written to ``out/manifest.json``).
+    ``submit_rate``: the chance that a student hands in a given lesson (the first student hands in all);
+    default: 0.8, lowered so that the class holds about ``TARGET_SUBMISSIONS`` submissions in all.
+    """
+    rng = random.Random(seed)
+    root = Path(root)
+    lessons = [lesson for lesson in lessons or coursedir.lessons(root)  # a lesson not yet released is skipped
+               if any((root / "release" / lesson).glob("*.ipynb")) and any((root / "source" / lesson).glob("*.ipynb"))]
+    if not lessons:
+        raise coursedir.CourseError(f"no released lesson in {root}: run `avgpool-course release` first")
+    if submit_rate is None:
+        submit_rate = min(0.8, TARGET_SUBMISSIONS / (students * len(lessons)))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, bytes] = {}
+    times: dict[str, dt.datetime] = {}
+    manifest: list[Submission] = []
+    names = [(FIRST[i % len(FIRST)], LAST[(i * 7) % len(LAST)]) for i in range(students)]
+    styles = [STYLES[i % len(STYLES)] for i in range(students)]
+    rng.shuffle(styles)
+    per_lesson = {}
+    for index, lesson in enumerate(lessons):
+        release_nb = nbformat.read(next((root / "release" / lesson).glob("*.ipynb")), as_version=4)
+        reference = solution_cells(next((root / "source" / lesson).glob("*.ipynb")))
+        per_lesson[lesson] = (release_nb, reference, mistakes_for(reference),
+                              FIRST_DUE + dt.timedelta(days=7 * index))
+    for i, ((first, last), style) in enumerate(zip(names, styles)):
+        for lesson in lessons:
+            if i > 0 and rng.random() > submit_rate:
+                continue
+            release_nb, reference, mistakes, due = per_lesson[lesson]
+            roll = rng.random()
+            if i == 0 or roll < 0.45:
+                variant, answers = "complete", dict(reference)
+            elif roll < 0.65:
+                keep = rng.randrange(1, len(reference)) if len(reference) > 1 else 0
+                variant = f"partial:{keep}/{len(reference)}"
+                answers = dict(list(reference.items())[:keep])
+            elif roll < 0.95 and mistakes:
+                name = rng.choice(sorted(mistakes))
+                variant, answers = f"wrong:{name}", {**reference, **mistakes[name]}
+            elif roll < 0.95:
+                variant, answers = "complete", dict(reference)
+            else:
+                variant, answers = "blank", {}
+            late = style in ("canvas", "blackboard", "nbgrader", "flat") and rng.random() < 0.12
+            when = due + (dt.timedelta(hours=rng.randint(1, 48)) if late
+                          else -dt.timedelta(minutes=rng.randint(10, 72 * 60)))
+            path, student = file_name(style, first, last, lesson, when, late, 10000 + i)
+            files[path] = nbformat.writes(fill(release_nb, answers)).encode()
+            times[path] = when
+            stamp = None
+            if style == "nbgrader":
+                stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+                files[str(Path(path).parent / "timestamp.txt")] = stamp.encode()
+            elif style == "blackboard":
+                stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+            manifest.append(Submission(path, student, lesson, variant, late, stamp))
+    first_lesson = lessons[0]
+    release_nb, reference, _, due = per_lesson[first_lesson]
+    # LMS debris: an earlier partial attempt (kept by the LMS beside the newer one), a PDF, a notebook cut short.
+    attempt = next((m for m in manifest if m.file.startswith(f"{first_lesson}_") and "_attempt_" in m.file), None)
+    if attempt is not None:
+        when = times[attempt.file] - dt.timedelta(days=1)
+        login = attempt.student
+        older = f"{first_lesson}_{login}_attempt_{when:%Y-%m-%d-%H-%M-%S}_{first_lesson}.ipynb"
+        files[older] = nbformat.writes(fill(release_nb, dict(list(reference.items())[:1]))).encode()
+        times[older] = when
+        manifest.append(Submission(older, login, first_lesson, "superseded",
+                                   note="an earlier attempt; collect keeps the latest"))
+    files[f"submissions/helenp_{first_lesson}.pdf"] = b"%PDF-1.4 printed notebook\n"
+    manifest.append(Submission(f"submissions/helenp_{first_lesson}.pdf", "helenp", first_lesson, "not a notebook",
+                               note="a PDF instead of the .ipynb: collect reports it"))
+    text = nbformat.writes(fill(release_nb, reference))
+    files[f"submissions/ivanq_{first_lesson}.ipynb"] = text[: len(text) // 2].encode()
+    manifest.append(Submission(f"submissions/ivanq_{first_lesson}.ipynb", "ivanq", first_lesson,
+                               "not a notebook", note="upload cut short (invalid JSON): collect reports it"))
+    if corpus:
+        from autograder.collect import student_from
+
+        for name, lesson, text in corpus_submissions(root, lessons)[:6]:
+
+            student = student_from(f"corpus_{normalize_name(name)}", lessons)
+            path = f"submissions/{student}_{lesson}.ipynb"
+            files[path] = text.encode()
+            manifest.append(Submission(path, student, lesson, f"corpus:{name}"))
+    target = out / ("lms_export.zip" if as_zip else "lms_export")
+    if as_zip:
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(files):
+                when = times.get(path, FIRST_DUE)
+                info = zipfile.ZipInfo(f"class_export/{path}", date_time=when.timetuple()[:6])
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, files[path])
+    else:
+        for path, data in files.items():
+            (target / path).parent.mkdir(parents=True, exist_ok=True)
+            (target / path).write_bytes(data)
+    due_dates = {lesson: per_lesson[lesson][3].strftime("%Y-%m-%d %H:%M") for lesson in lessons}
+    (out / "manifest.json").write_text(json.dumps({"due": due_dates, "seed": seed,
+                                                   "submissions": [asdict(m) for m in manifest]}, indent=1))
+    return target, manifest
+
+
+def normalize_name(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def due_dates(out: Path) -> dict[str, str]:
+    """The due dates written in ``out/manifest.json`` (``{lesson: 'YYYY-MM-DD HH:MM'}``)."""
+    return json.loads((Path(out) / "manifest.json").read_text())["due"]

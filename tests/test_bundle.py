@@ -1,0 +1,162 @@
+"""The student bundle: installs and runs on its own, and gives nothing away."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import zipfile
+
+import pytest
+
+from autograder import bundle, leaks
+from autograder.coursedir import CourseError
+from workflow_fakes import LESSON, REPO
+
+RUN_TO_FIRST_EXERCISE = textwrap.dedent(r'''
+    """Run lesson 1's release notebook cell by cell until its first exercise; print what happened."""
+    import json, sys
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(sys.argv[1], as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell("import sys, course; print(sys.executable); print(course.__file__)"))
+    client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": sys.argv[2]}})
+    result = {"ran": 0, "error": None, "stopped_at": None}
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            try:
+                client.execute_cell(cell, index)
+            except CellExecutionError as exc:
+                result["error"] = exc.ename
+                result["stopped_at"] = cell.metadata.get("nbgrader", {}).get("grade_id")
+                break
+            result["ran"] += 1
+    result["first_output"] = nb.cells[0].outputs[0]["text"]
+    print(json.dumps(result))
+''')
+
+
+@pytest.fixture(scope="module")
+def unpacked(tmp_path_factory):
+    """The bundle as a .zip, unpacked into an empty folder."""
+    tmp = tmp_path_factory.mktemp("bundle")
+    archive = bundle.build(tmp / "avgpool-course-student", REPO, as_zip=True, check=False)
+    assert archive.suffix == ".zip"
+    target = tmp / "student"
+    target.mkdir()
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(target)
+    return target / bundle.NAME
+
+
+def test_bundle_holds_what_students_need(unpacked):
+    names = {p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*") if p.is_file()}
+    assert {f"release/{LESSON}/{LESSON}.ipynb", "course/__init__.py", "course/checks.py", "requirements.lock",
+            "environment.yml", "pyproject.toml", "README.md", "Makefile"} <= names
+    assert not any(n.startswith(("source/", "autograder/")) or "__pycache__" in n for n in names)
+    project = (unpacked / "pyproject.toml").read_text()
+    assert 'packages = ["course"]' in project and "autograder" not in project
+    assert "lab:" in (unpacked / "Makefile").read_text() and "make lab" in (unpacked / "README.md").read_text()
+    dry = subprocess.run(["make", "-n", "lab"], cwd=unpacked, capture_output=True, text=True, timeout=30)
+    assert dry.returncode == 0 and "jupyter lab release/" in dry.stdout, dry.stderr
+
+
+@pytest.mark.slow
+def test_bundle_installs_in_a_fresh_environment_and_runs_lesson1(unpacked, tmp_path):
+    """A fresh venv (dependencies borrowed from the project's .venv via a .pth file, so nothing is
+    downloaded), the bundle installed by its own pyproject, lesson 1 run up to its first exercise."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (tmp_path / "venv" / site.split(str(venv) + "/")[1] / "project_deps.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n")
+    kernel = venv / "share" / "jupyter" / "kernels" / "python3"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3", "language": "python"}))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JUPYTER_PATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", MPLBACKEND="Agg",
+               JUPYTER_DATA_DIR=str(venv / "share" / "jupyter"))
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                              "--no-index", "-e", str(unpacked)], capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=300)
+    assert install.returncode == 0, install.stderr
+    probe = subprocess.run([str(python), "-c", "import course, importlib.util; print(course.__file__); "
+                            "print(importlib.util.find_spec('autograder'))"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert probe.stdout.splitlines() == [str(unpacked / "course" / "__init__.py"), "None"], probe.stderr
+    script = tmp_path / "run_first.py"
+    script.write_text(RUN_TO_FIRST_EXERCISE)
+    folder = unpacked / "release" / LESSON
+    result = subprocess.run([str(python), str(script), str(folder / f"{LESSON}.ipynb"), str(folder)],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    executable, course_file = outcome["first_output"].split()
+    assert executable == str(python) and course_file == str(unpacked / "course" / "__init__.py")
+    assert outcome["error"] == "NotImplementedError", outcome
+    assert outcome["stopped_at"] is not None and outcome["ran"] >= 3, outcome
+
+
+def test_bundle_gives_nothing_away(unpacked):
+    """No file of source/ or autograder/, no nbgrader marker, no solution or hidden-test text."""
+    problems = leaks.scan(unpacked, REPO)
+    assert problems == [], "the student bundle gives away:\n" + "\n".join(problems)
+
+
+def _scratch_course(tmp_path):
+    root = tmp_path / "course"
+    for name in ("course", f"release/{LESSON}", f"source/{LESSON}"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "requirements.lock", "environment.yml", "nbgrader_config.py"):
+        shutil.copy2(REPO / name, root / name)
+    (root / "autograder" / "corpus").mkdir(parents=True)
+    (root / "autograder" / "corpus" / "reference.py").write_text("def answer():\n    return 42\n")
+    return root
+
+
+def test_scan_finds_planted_leaks(tmp_path):
+    root = _scratch_course(tmp_path)
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    shutil.copy2(root / "source" / LESSON / f"{LESSON}.ipynb", folder / "lesson.ipynb")
+    shutil.copy2(root / "autograder" / "corpus" / "reference.py", folder / "helper.py")
+    (folder / "autograder").mkdir()
+    (folder / "autograder" / "x.txt").write_text("hello")
+    from autograder.sample_class import solution_cells
+    solution = solution_cells(root / "source" / LESSON / f"{LESSON}.ipynb")["output_size"]
+    (folder / "answers.py").write_text("# notes\n" + solution + "\n")
+    (folder / "clean.py").write_text("import numpy as np\n\ndef f(x):\n    return np.mean(x)\n")
+    problems = "\n".join(leaks.scan(folder, root))
+    assert "lesson.ipynb: a copy of source/" in problems and "### BEGIN SOLUTION" in problems
+    assert "helper.py: a copy of autograder/corpus/reference.py" in problems
+    assert "autograder/x.txt: a source/ or autograder/ folder" in problems
+    assert "answers.py: solution or hidden-test text" in problems
+    assert "clean.py" not in problems
+
+
+def test_bundle_refuses_a_leak_and_leaves_nothing(tmp_path, capsys):
+    root = _scratch_course(tmp_path)
+    from autograder.sample_class import solution_cells
+    solution = solution_cells(root / "source" / LESSON / f"{LESSON}.ipynb")["output_size"]
+    (root / "course" / "answers.py").write_text(solution + "\n")
+    with pytest.raises(bundle.BundleError, match="course/answers.py: solution or hidden-test text"):
+        bundle.build(tmp_path / "out", root, check=True)
+    assert not (tmp_path / "out").exists()
+    from autograder import cli
+    status = cli.main(["bundle", "--root", str(root), "--out", str(tmp_path / "out")])
+    assert status == 2 and "would give away" in capsys.readouterr().err
+    with pytest.raises(CourseError, match="would overwrite the course"):
+        bundle.build(root / "course", root)

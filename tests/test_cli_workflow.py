@@ -1,0 +1,274 @@
+"""Every instructor command: its normal path and each mistake it must catch with a clear error.
+
+Commands run in-process (``cli.main``) on a scratch copy of the course, graded by the fast stand-in
+grader (``workflow_fakes.fake_grade``); the real grader is exercised in test_cli_integration.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import cli, coursedir, export
+from workflow_fakes import LESSON, REPO, fake_grade, make_course
+
+COMMANDS = ("release", "collect", "grade", "feedback", "export", "report", "bundle", "sample-class", "course")
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "GRADER", fake_grade)
+    return make_course(tmp_path)
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def lms_folder(tmp_path, broken: bool = False):
+    """Two students' notebooks as an LMS names them (and a cut-short one when ``broken``)."""
+    folder = tmp_path / "lms"
+    folder.mkdir(exist_ok=True)
+    text = (REPO / "source" / LESSON / f"{LESSON}.ipynb").read_text()
+    release = (REPO / "release" / LESSON / f"{LESSON}.ipynb").read_text()
+    nb = nbformat.reads(text, as_version=4)
+    from autograder.sample_class import fill, solution_cells
+    solved = fill(nbformat.reads(release, as_version=4), solution_cells(REPO / "source" / LESSON / f"{LESSON}.ipynb"))
+    (folder / f"alice_1234_{LESSON}.ipynb").write_text(nbformat.writes(solved))
+    (folder / f"Bob Smith - {LESSON}.ipynb").write_text(release)
+    if broken:
+        (folder / f"carol_{LESSON}.ipynb").write_text(text[:100])
+    assert nb.cells
+    return folder
+
+
+_FOREIGN = {}
+
+
+def foreign_gradebook(root):
+    """A gradebook.db of another course (course id stats-101, assignment ps1) at ``root`` (made once)."""
+    if "db" not in _FOREIGN:
+        import tempfile
+
+        from nbgrader.api import Gradebook
+
+        folder = tempfile.mkdtemp(prefix="foreign-gradebook-")
+        (root / "gradebook.db").unlink(missing_ok=True)
+        coursedir.open_gradebook(root).close()  # puts alembic on PATH (nbgrader calls it by name)
+        (root / "gradebook.db").unlink()
+        with Gradebook(f"sqlite:///{folder}/gradebook.db", course_id="stats-101") as gb:
+            gb.add_assignment("ps1")
+        _FOREIGN["db"] = (Path(folder) / "gradebook.db").read_bytes()
+    (root / "gradebook.db").write_bytes(_FOREIGN["db"])
+
+
+# --- help -------------------------------------------------------------------------------------------
+
+def test_help_explains_every_command(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for command in COMMANDS:
+        assert command in text
+    assert "A typical week" in text
+    for command in COMMANDS:
+        with pytest.raises(SystemExit):
+            cli.main([command, "--help"])
+        text = capsys.readouterr().out
+        assert "examples:" in text and "--root" in text, command
+
+
+def test_console_script_and_module_run():
+    script = os.path.join(os.path.dirname(sys.executable), "avgpool-course")
+    for command in ([script, "--help"], [sys.executable, "-m", "autograder", "grade", "--help"]):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and "usage:" in result.stdout, result.stderr
+
+
+# --- release ----------------------------------------------------------------------------------------
+
+def test_release_unknown_lesson(course, capsys):
+    status, _, err = run(capsys, "release", "lesson9_magic", "--root", course)
+    assert status == 2 and "unknown lesson 'lesson9_magic'" in err and LESSON in err
+
+
+@pytest.mark.slow
+def test_release_builds_and_validates_one_lesson(course, capsys):
+    (course / "release" / LESSON / f"{LESSON}.ipynb").unlink()
+    status, out, _ = run(capsys, "release", LESSON, "--root", course)
+    assert status == 0, out
+    assert (course / "release" / LESSON / f"{LESSON}.ipynb").is_file()
+    assert f"{LESSON}" in out and "True" in out
+
+
+def test_not_a_course_folder(tmp_path, capsys):
+    status, _, err = run(capsys, "export", "--root", tmp_path)
+    assert status == 2 and "not a course directory" in err and "nbgrader_config.py" in err
+
+
+# --- collect ----------------------------------------------------------------------------------------
+
+def test_collect_normal_path(course, tmp_path, capsys):
+    status, out, _ = run(capsys, "collect", lms_folder(tmp_path), "--root", course, "--due", "2025-03-03 23:59", "-v")
+    assert status == 0, out
+    assert "collected 2 notebooks from 2 students" in out
+    assert (course / "submitted" / "alice" / LESSON / f"{LESSON}.ipynb").is_file()
+    assert (course / "submitted" / "bob_smith" / LESSON / f"{LESSON}.ipynb").is_file()
+    with coursedir.open_gradebook(course) as gb:
+        assert str(gb.find_assignment(LESSON).duedate).startswith("2025-03-03 23:59")
+
+
+def test_collect_reports_a_file_that_is_not_a_notebook(course, tmp_path, capsys):
+    status, out, _ = run(capsys, "collect", lms_folder(tmp_path, broken=True), "--root", course)
+    assert status == 1
+    assert f"carol_{LESSON}.ipynb: not a Jupyter notebook" in out and "submit it again" in out
+    assert (course / "submitted" / "alice").is_dir(), "the good files are placed anyway"
+
+
+def test_collect_empty_folder(course, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    status, _, err = run(capsys, "collect", tmp_path / "empty", "--root", course)
+    assert status == 2 and "holds no files" in err and "Download" in err
+
+
+def test_collect_refuses_another_course_gradebook(course, tmp_path, capsys):
+    foreign_gradebook(course)
+    status, _, err = run(capsys, "collect", lms_folder(tmp_path), "--root", course)
+    assert status == 2 and "belongs to another course" in err and "stats-101" in err and "mv " in err
+    assert not (course / "submitted").exists()
+
+
+# --- grade ------------------------------------------------------------------------------------------
+
+def collected(course, tmp_path, capsys, broken=False):
+    run(capsys, "collect", lms_folder(tmp_path, broken), "--root", course)
+    return course
+
+
+def test_grade_normal_path(course, tmp_path, capsys):
+    collected(course, tmp_path, capsys)
+    status, out, _ = run(capsys, "grade", "--root", course, "--jobs", "2", "--lesson", LESSON)
+    assert status == 0 and "graded 2 submissions" in out and "ok 2" in out
+    grades = export.read_grades(course)
+    assert grades.score == {("alice", LESSON): 25.0, ("bob_smith", LESSON): 0.0}
+
+
+def test_grade_unknown_lesson(course, tmp_path, capsys):
+    collected(course, tmp_path, capsys)
+    status, _, err = run(capsys, "grade", "--root", course, "--lesson", "lesson1")
+    assert status == 2 and "unknown lesson 'lesson1'" in err and "spell it as the folder name" in err
+
+
+def test_grade_empty_submissions_folder(course, capsys):
+    (course / "submitted").mkdir()
+    status, _, err = run(capsys, "grade", "--root", course)
+    assert status == 2 and "no submissions" in err and "avgpool-course collect" in err
+
+
+def test_grade_unknown_student(course, tmp_path, capsys):
+    collected(course, tmp_path, capsys)
+    status, _, err = run(capsys, "grade", "--root", course, "--student", "zed")
+    assert status == 2 and "no submissions from student 'zed'" in err and "alice" in err
+
+
+def test_grade_a_submitted_file_that_is_not_a_notebook(course, tmp_path, capsys):
+    collected(course, tmp_path, capsys)
+    broken = course / "submitted" / "dave" / LESSON / f"{LESSON}.ipynb"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("<html>exported page</html>")
+    status, out, _ = run(capsys, "grade", "--root", course)
+    assert status == 0, "one bad notebook never stops the batch"
+    assert "dave/lesson1_by_hand: invalid submission" in out and "graded 3 submissions" in out
+
+
+def test_grade_refuses_another_course_gradebook(course, tmp_path, capsys):
+    collected(course, tmp_path, capsys)
+    foreign_gradebook(course)
+    status, _, err = run(capsys, "grade", "--root", course)
+    assert status == 2 and "belongs to another course" in err and "'ps1'" in err
+
+
+# --- feedback, export, report -----------------------------------------------------------------------
+
+@pytest.fixture
+def graded(course, tmp_path, capsys):
+    collected(course, tmp_path, capsys)
+    assert run(capsys, "grade", "--root", course)[0] == 0
+    return course
+
+
+def test_feedback_export_report_normal_path(graded, capsys):
+    status, out, _ = run(capsys, "feedback", "--root", graded)
+    assert status == 0 and "wrote 2 feedback pages for 2 students" in out
+    assert (graded / "feedback" / "alice" / LESSON / f"{LESSON}.html").is_file()
+    status, out, _ = run(capsys, "export", "--root", graded)
+    assert status == 0
+    rows = list(csv.DictReader((graded / "reports" / "grades.csv").open()))
+    assert [(r["student"], r[LESSON]) for r in rows] == [("alice", "25"), ("bob_smith", "0")]
+    status, out, _ = run(capsys, "report", "--root", graded, "--out", graded / "week1.html")
+    assert status == 0 and (graded / "week1.html").read_text().count("data:image/png;base64,") == 3
+
+
+@pytest.mark.parametrize("command", ["feedback", "export", "report"])
+def test_before_grading_says_grade_first(course, command, capsys):
+    status, _, err = run(capsys, command, "--root", course)
+    assert status == 2 and "grade" in err and "avgpool-course grade" in err
+
+
+@pytest.mark.parametrize("command", ["feedback", "export", "report"])
+def test_unknown_lesson_for_results(course, command, capsys):
+    status, _, err = run(capsys, command, "--root", course, "--lesson", "lesson7")
+    assert status == 2 and "unknown lesson 'lesson7'" in err
+
+
+@pytest.mark.parametrize("command", ["feedback", "export", "report"])
+def test_another_course_gradebook(course, command, capsys):
+    foreign_gradebook(course)
+    status, _, err = run(capsys, command, "--root", course)
+    assert status == 2 and "belongs to another course" in err
+
+
+# --- sample class and the main job ------------------------------------------------------------------
+
+def test_sample_class_command(course, tmp_path, capsys):
+    status, out, _ = run(capsys, "sample-class", tmp_path / "class", "--root", course, "--students", "5")
+    assert status == 0 and (tmp_path / "class" / "lms_export.zip").is_file()
+    assert (tmp_path / "class" / "manifest.json").is_file()
+
+
+def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
+    status, out, _ = run(capsys, "course", "--root", course, "--skip-release", "--students", "20",
+                         "--out", tmp_path / "demo")
+    assert status == 0, out
+    demo = tmp_path / "demo"
+    table_text = out.split("(- not handed in")[0].split("\n\n")[-1]
+    printed = export.parse_table(table_text)
+    rows = list(csv.DictReader((demo / "reports" / "grades.csv").open()))
+    from_csv = {}
+    for row in rows:
+        if row[LESSON]:
+            from_csv[(row["student"], "lesson1")] = float(row[LESSON])
+        from_csv[(row["student"], "total")] = float(row["total"])
+    assert printed == from_csv
+    from nbgrader.api import MissingEntry
+    with coursedir.open_gradebook(demo) as gb:
+        from_db = {}
+        for student in gb.students:
+            try:
+                score = gb.find_submission(LESSON, student.id).score
+            except MissingEntry:
+                continue
+            from_db[(student.id, "lesson1")] = score
+            from_db[(student.id, "total")] = score
+    assert printed == from_db
+    assert len(rows) >= 15 and "report:" in out and (demo / "reports" / "report.html").is_file()
+    assert not (course / "gradebook.db").exists(), "the instructor's own gradebook is never touched"

@@ -1,0 +1,75 @@
+"""The sample class: deterministic, as an LMS hands it over, with honest variations that really differ."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+
+import nbformat
+import pytest
+
+from autograder import collect, sample_class
+from nbtools import run_graded, source_notebook
+from workflow_fakes import LESSON, REPO, make_course
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_same_seed_same_class_other_seed_other_class(tmp_path):
+    root = make_course(tmp_path)
+    a, manifest_a = sample_class.generate(tmp_path / "a", root, students=20, seed=3)
+    b, manifest_b = sample_class.generate(tmp_path / "b", root, students=20, seed=3)
+    c, _ = sample_class.generate(tmp_path / "c", root, students=20, seed=4)
+    assert _digest(a) == _digest(b) and manifest_a == manifest_b
+    assert _digest(a) != _digest(c)
+
+
+def test_class_has_every_kind_of_submission_and_collect_places_it(tmp_path):
+    root = make_course(tmp_path)
+    archive, manifest = sample_class.generate(tmp_path / "lms", root, students=40, seed=7)
+    kinds = Counter(m.variant.split(":")[0] for m in manifest)
+    assert {"complete", "partial", "wrong", "not a notebook", "superseded"} <= set(kinds), kinds
+    assert any(m.late for m in manifest)
+    assert len({m.student for m in manifest}) >= 30  # 40 names; with one lesson not everyone hands in
+    due = {k: collect.parse_time(v) for k, v in sample_class.due_dates(tmp_path / "lms").items()}
+    report = collect.collect(archive, root, [LESSON], due=due)
+    expected = {(m.student, m.lesson) for m in manifest if m.variant not in ("not a notebook", "superseded")}
+    assert {(p.student, p.lesson) for p in report.placed} == expected
+    assert {(p.student, p.lesson) for p in report.placed if p.late} == {(m.student, m.lesson) for m in manifest
+                                                                          if m.late}
+    assert len(report.skipped) == sum(kinds[k] for k in ("not a notebook", "superseded"))
+    json.loads((tmp_path / "lms" / "manifest.json").read_text())
+
+
+def test_complete_submission_is_the_reference_solution(tmp_path):
+    reference = sample_class.solution_cells(source_notebook(LESSON))
+    release_nb = nbformat.read(REPO / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    filled = sample_class.fill(release_nb, reference)
+    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in filled.cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    assert solutions == reference
+    assert not any("BEGIN SOLUTION" in text for text in solutions.values())
+
+
+def test_every_mistake_changes_code_or_is_skipped():
+    reference = sample_class.solution_cells(source_notebook(LESSON))
+    found = sample_class.mistakes_for(reference)
+    assert "off_by_one_window" in found and "stride_zero_kept" in found
+    for name, cells in found.items():
+        assert cells and all(cells[g] != reference[g] for g in cells), name
+    inert = sample_class.Mistake("inert", "matches nothing", ((r"no such code", "x"),))
+    assert sample_class.apply_mistake(inert, reference) == {}
+
+
+@pytest.mark.slow
+def test_a_typical_mistake_fails_its_graded_cell_and_only_that_one():
+    """Both sides: the reference passes output_size_basic; the off-by-one window fails it, not the others."""
+    reference = sample_class.solution_cells(source_notebook(LESSON))
+    wrong = sample_class.mistakes_for(reference)["off_by_one_window"]
+    assert set(wrong) == {"output_size"}
+    results = run_graded(source_notebook(LESSON), replace=wrong, skip_ungraded=True)
+    assert results["output_size_basic"] is False
+    assert results["worked_example_tests"] and results["kc_q1"] and results["output_size_errors"]

@@ -1,0 +1,108 @@
+"""Test fixtures for the instructor's workflow: a scratch course and a fast stand-in for the trusted grader.
+
+``fake_grade`` has the trusted grader's interface (``grade(lessons, students, jobs, root, progress)``)
+and writes what it writes (``gradebook.db`` through ``nbgrader.api.Gradebook``, one JSON record per
+submission under ``records/``), but judges by text instead of running code: a test cell passes when
+the solution cell above it equals the reference solution. Fast and deterministic, so the workflow's
+own tests do not wait for real grading (one integration test uses the real grader).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import nbformat
+
+from autograder import coursedir, sample_class
+
+REPO = Path(__file__).resolve().parent.parent
+LESSON = "lesson1_by_hand"
+#: A line the fake puts into failure messages, as a traceback through a hidden test would.
+QUOTE_HIDDEN = True
+
+
+def make_course(tmp: Path, lessons: tuple[str, ...] = (LESSON,)) -> Path:
+    """A scratch course folder at ``tmp/instructor`` (not ``course``: that would shadow the package) with ``source/``, ``release/`` of ``lessons`` and the config."""
+    root = Path(tmp) / "instructor"
+    for lesson in lessons:
+        for folder in ("source", "release"):
+            shutil.copytree(REPO / folder / lesson, root / folder / lesson,
+                            ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy2(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    return root
+
+
+def _layout(source_nb) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """(points per test cell, the solution cell each test cell follows, hidden line per test cell)."""
+    points, follows, hidden, last = {}, {}, {}, None
+    for cell in source_nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            last = meta["grade_id"]
+        elif meta.get("grade"):
+            points[meta["grade_id"]] = float(meta.get("points", 0))
+            follows[meta["grade_id"]] = last
+            lines = cell.source.split("### BEGIN HIDDEN TESTS")
+            hidden[meta["grade_id"]] = lines[1].strip().splitlines()[0] if len(lines) > 1 else ""
+    return points, follows, hidden
+
+
+def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True):
+    """Grade ``root/submitted`` by comparing solution text with the reference; same outputs as the real one."""
+
+    root = Path(root)
+    records = []
+    with coursedir.open_gradebook(root) as gb:
+        for notebook in sorted((root / "submitted").glob("*/*/*.ipynb")):
+            student, lesson = notebook.parent.parent.name, notebook.parent.name
+            if (lessons and lesson not in lessons) or (students and student not in students):
+                continue
+            source_nb = nbformat.read(next((root / "source" / lesson).glob("*.ipynb")), as_version=4)
+            reference = sample_class.solution_cells(next((root / "source" / lesson).glob("*.ipynb")))
+            points, follows, hidden = _layout(source_nb)
+            gb.update_or_create_assignment(lesson)
+            gb.update_or_create_notebook(lesson, lesson)
+            for grade_id, value in points.items():
+                gb.update_or_create_grade_cell(grade_id, lesson, lesson, max_score=value, cell_type="code")
+            status, reason, answers = "ok", "", {}
+            try:
+                nb = nbformat.read(notebook, as_version=4)
+                answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
+                           if c.metadata.get("nbgrader", {}).get("solution")}
+            except Exception as exc:
+                status, reason = "invalid submission", f"not a notebook: {type(exc).__name__}"
+            tests = []
+            for grade_id, value in points.items():
+                ok = status == "ok" and answers.get(follows[grade_id], "").strip() == \
+                    reference.get(follows[grade_id], "").strip()
+                message = "" if ok else f"{grade_id} failed"
+                if not ok and QUOTE_HIDDEN and hidden[grade_id]:
+                    message += f"\n  File \"<test>\", line 4\n    {hidden[grade_id]}"
+                tests.append({"grade_id": grade_id, "points": value if ok else 0.0, "max_points": value,
+                              "passed": ok, "message": message, "seconds": 0.01 * len(grade_id)})
+            gb.update_or_create_student(student)
+            stamp = notebook.parent / "timestamp.txt"
+            kwargs = {"timestamp": stamp.read_text().strip()} if stamp.exists() else {}
+            from nbgrader.api import MissingEntry
+            try:
+                gb.find_submission(lesson, student)
+            except MissingEntry:
+                with warnings.catch_warnings():  # nbgrader's add_submission warns under SQLAlchemy 2.1
+                    warnings.simplefilter("ignore")
+                    gb.add_submission(lesson, student, **kwargs)
+            for test in tests:
+                grade = gb.find_grade(test["grade_id"], lesson, lesson, student)
+                grade.auto_score = test["points"]
+                grade.needs_manual_grade = False
+            gb.db.commit()
+            record = {"student": student, "lesson": lesson, "status": status,
+                      "score": sum(t["points"] for t in tests), "max_score": sum(points.values()),
+                      "tests": tests, "reason": reason, "containment": {}}
+            path = root / "records" / lesson / f"{student}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(record))
+            records.append(record)
+    return records
