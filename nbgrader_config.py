@@ -28,3 +28,14 @@ c.Execute.interrupt_on_timeout = True
 
 # Harmless library warnings on stderr must not zero a correct answer.
 c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning|RuntimeWarning)\b.*$|^\s*warnings\.warn\(.*$"
+
+# Trusted autograding (autograder/trusted): `nbgrader autograde` writes verdicts computed by a parent
+# process that never runs student code (TrustedExecute replaces Execute; IgnorePattern, LimitOutput,
+# SaveAutoGrades and late penalties stay), and `nbgrader generate_feedback` hides the hidden tests'
+# source. Skipped where the autograder package is absent (e.g. a student's copy of the course).
+try:
+    from autograder.trusted.nbgrader_plugin import configure as _configure_trusted_grading
+except ImportError:
+    pass
+else:
+    _configure_trusted_grading(c)

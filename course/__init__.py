@@ -51,5 +51,7 @@ def setup_notebook(seed: int = 0) -> str:
     except ImportError:  # torch-free lessons still work
         return "cpu"
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    return pick_device()
+    device = pick_device()
+    if device == "cpu":  # on CUDA some kernels would warn on stderr, which nbgrader counts as a failure
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    return device
