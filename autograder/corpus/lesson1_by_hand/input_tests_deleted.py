@@ -1,0 +1,5 @@
+# corpus: bad input: every test cell deleted (the trusted tests still run); answers right
+# category: input
+# status: ok
+# notebook: delete-tests
+# fails:

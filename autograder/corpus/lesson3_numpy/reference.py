@@ -1,0 +1,4 @@
+# corpus: the instructor's reference solution, unchanged
+# category: correct
+# status: ok
+# fails:

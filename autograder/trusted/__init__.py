@@ -1,0 +1,33 @@
+"""The trusted autograder: verdicts that student code cannot forge, faults that cannot spread.
+
+Only the solution cells of a submission are taken (matched by ``grade_id`` against the release); they
+run in a sandboxed child process (:mod:`.sandbox`); the lesson's own test cells (hidden tests included)
+run in this process against stand-ins for the student's names (:mod:`.verdicts`), which hand back plain
+data only. Scores reach nbgrader's gradebook through nbgrader itself (:mod:`.nbgrader_plugin`), one
+writer at a time (:mod:`.batch`).
+
+API::
+
+    grade(lessons=None, students=None, jobs=1, root=REPO, progress=True, *, limits=None,
+          use_cache=True, gradebook=True) -> list[Record]
+    grade_submission(root, student, lesson, limits=None, *, slot=0, use_cache=True) -> Record
+    load_records(root) -> list[Record]
+    run_tests(lesson, sources, limits=None, *, uid=None, root=None) -> Verdicts
+    load_lesson(lesson, root) -> Lesson;  containment() -> Containment;  Limits(...)
+"""
+
+from autograder.trusted.batch import GradingError, grade, grade_submission, submissions, write_gradebook
+from autograder.trusted.intake import Intake, parse_submission, read_submission, sanitized_notebook
+from autograder.trusted.lesson import Lesson, LessonError, load_lesson
+from autograder.trusted.records import STATUSES, Record, load_record, load_records
+from autograder.trusted.sandbox import Containment, Limits, containment
+from autograder.trusted.verdicts import TestResult, Verdicts, run_tests
+
+__all__ = [
+    "grade", "grade_submission", "submissions", "write_gradebook", "GradingError",
+    "Intake", "parse_submission", "read_submission", "sanitized_notebook",
+    "Lesson", "LessonError", "load_lesson",
+    "Record", "STATUSES", "load_record", "load_records",
+    "Containment", "Limits", "containment",
+    "TestResult", "Verdicts", "run_tests",
+]

@@ -1,0 +1,713 @@
+"""The sandboxed child: runs one student's solution cells and answers calls with plain data only.
+
+This module is self-contained (standard library; NumPy and PyTorch only when the lesson imports them)
+because its *source text* is what the parent runs with ``python -I -c``: inside the sandbox the
+``autograder`` package is hidden, and nothing from it is imported. The parent imports the same module
+for the wire format (:class:`Channel`, :func:`encode`, :func:`decode`), so both sides share one codec.
+
+Wire format: a frame is ``[u32 json length][u32 blob count][u64 blob length]*n [json][blobs]``. Values are
+JSON trees with ``$``-tagged nodes for what JSON lacks (tuples, arrays, tensors, NumPy scalars, ...);
+arrays travel as ``.npy`` bytes written and read with ``allow_pickle=False``. Nothing is ever pickled.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+import select
+import struct
+import sys
+import time
+# Bound here, so student code that replaces builtins cannot change how this module reads and writes.
+from builtins import (BaseException, Exception, GeneratorExit, KeyboardInterrupt, MemoryError, SystemExit, bool,
+                      callable, compile, dict, exec, float, frozenset, getattr, int, isinstance, issubclass, len, list,
+                      next, range, repr, set, slice, sorted, str, sum, tuple, type, zip)
+
+FRAME = struct.Struct("!II")
+BLOB = struct.Struct("!Q")
+MAX_DEPTH = 32
+MAX_NODES = 200_000
+
+
+class ProtocolError(Exception):
+    """The other side sent something that is not a well-formed frame (or sent too much)."""
+
+
+class ChannelTimeout(Exception):
+    """No complete frame arrived before the deadline."""
+
+
+class ChannelClosed(Exception):
+    """The other side closed its end (the process died)."""
+
+
+class Channel:
+    """Length-prefixed frames over a pair of pipe file descriptors."""
+
+    def __init__(self, read_fd: int, write_fd: int, limit: int = 1 << 28):
+        self.read_fd, self.write_fd, self.limit = read_fd, write_fd, limit
+
+    def send(self, message: dict, blobs: list[bytes] = ()) -> None:
+        data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
+        parts = [FRAME.pack(len(data), len(blobs))] + [BLOB.pack(len(b)) for b in blobs] + [data, *blobs]
+        view = memoryview(b"".join(parts))
+        while view:
+            written = os.write(self.write_fd, view)
+            view = view[written:]
+
+    def _read(self, size: int, deadline: float | None, tick) -> bytes:
+        chunks, left = [], size
+        while left:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ChannelTimeout()
+                ready, _, _ = select.select([self.read_fd], [], [], min(remaining, 0.2))
+                if tick is not None:
+                    tick()
+                if not ready:
+                    continue
+            chunk = os.read(self.read_fd, min(left, 1 << 20))
+            if not chunk:
+                raise ChannelClosed()
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def recv(self, deadline: float | None = None, tick=None) -> tuple[dict, list[bytes]]:
+        size, count = FRAME.unpack(self._read(FRAME.size, deadline, tick))
+        if count > 100_000 or size > self.limit:
+            raise ProtocolError(f"frame too large ({size} bytes of JSON, {count} blobs)")
+        lengths = [BLOB.unpack(self._read(BLOB.size, deadline, tick))[0] for _ in range(count)]
+        if size + sum(lengths) > self.limit:
+            raise ProtocolError(f"reply of {size + sum(lengths)} bytes is over the limit of {self.limit}")
+        try:
+            message = json.loads(self._read(size, deadline, tick))
+        except ValueError as exc:
+            raise ProtocolError(f"not JSON: {exc}") from None
+        if not isinstance(message, dict):
+            raise ProtocolError("a frame must hold a JSON object")
+        return message, [self._read(n, deadline, tick) for n in lengths]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Plain-data codec. ``other(value)`` handles what is not plain data (the child keeps it and sends a
+# reference; the parent refuses it unless it is a stand-in); ``ref(node)`` resolves a ``$ref`` node.
+
+class Unsendable(TypeError):
+    """A value that is not plain data and cannot be sent by reference."""
+
+
+IN_CHILD = False  # set by main(): the child writes and reads .npy with its own small code (below)
+_NPY_HEADER = re.compile(r"^\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (True|False), 'shape': \(([\d, ]*)\), \}\s*$")
+
+
+def _npy(array) -> bytes:
+    """``array`` as the bytes of a ``.npy`` file (format 1.0, never pickled)."""
+    if not IN_CHILD:
+        import numpy as np
+
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        return buffer.getvalue()
+    # In the child: no numpy Python helpers, which student code may have patched.
+    if array.dtype.names is not None or array.dtype.subdtype is not None:
+        raise Unsendable("structured arrays cannot be sent")
+    shape = tuple(int(n) for n in array.shape)
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        array.dtype.str, "".join(f"{n}, " for n in shape).rstrip(" ") if len(shape) != 1 else f"{shape[0]},")
+    header = header.encode("latin1")
+    pad = 64 - (10 + len(header) + 1) % 64
+    header += b" " * pad + b"\n"
+    data = array.tobytes(order="C")
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + data
+
+
+def _load_npy(blob: bytes):
+    import numpy as np
+
+    if not IN_CHILD:
+        array = np.load(io.BytesIO(blob), allow_pickle=False)
+        if type(array) is not np.ndarray:
+            raise ProtocolError("an array blob did not hold an array")
+        return array
+    if blob[:8] != b"\x93NUMPY\x01\x00":
+        raise ProtocolError("not a .npy 1.0 blob")
+    size = struct.unpack("<H", blob[8:10])[0]
+    match = _NPY_HEADER.match(blob[10:10 + size].decode("latin1"))
+    if match is None:
+        raise ProtocolError("unreadable .npy header")
+    dtype = np.dtype(match.group(1))
+    shape = tuple(int(n) for n in match.group(3).replace(" ", "").split(",") if n)
+    array = np.frombuffer(blob, dtype=dtype, offset=10 + size).copy()
+    return array.reshape(shape, order="F" if match.group(2) == "True" else "C")
+
+
+_TORCH_VIA_FLOAT32 = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+
+
+def encode(value, blobs: list, other, _state=None):
+    """``value`` as a JSON tree; arrays are appended to ``blobs`` as ``.npy`` bytes."""
+    state = _state if _state is not None else {"nodes": 0}
+    state["nodes"] += 1
+    if state["nodes"] > MAX_NODES:
+        raise Unsendable(f"too many values (more than {MAX_NODES}) to send")
+    depth = state.get("depth", 0)
+    if depth > MAX_DEPTH:
+        raise Unsendable(f"values nested deeper than {MAX_DEPTH}")
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        return value if value == value and value not in (float("inf"), float("-inf")) else {"$float": repr(value)}
+
+    def inner(items):
+        state["depth"] = depth + 1
+        try:
+            return [encode(v, blobs, other, state) for v in items]
+        finally:
+            state["depth"] = depth
+
+    if kind is list:
+        return inner(value)
+    if kind is tuple:
+        return {"$tuple": inner(value)}
+    if kind is dict:
+        flat = inner([item for pair in value.items() for item in pair])
+        return {"$dict": [flat[i:i + 2] for i in range(0, len(flat), 2)]}
+    if kind in (set, frozenset):
+        return {"$set" if kind is set else "$frozenset": inner(list(value))}
+    if kind is bytes:
+        return {"$bytes": base64.b64encode(value).decode()}
+    if kind is complex:
+        return {"$complex": [repr(value.real), repr(value.imag)]}
+    if kind is slice:
+        return {"$slice": inner([value.start, value.stop, value.step])}
+    if value is Ellipsis:
+        return {"$ellipsis": True}
+    if kind is range:
+        return {"$range": [value.start, value.stop, value.step]}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if kind is np.ndarray:
+            if value.dtype.hasobject:
+                return other(value)
+            blobs.append(_npy(value))
+            return {"$array": len(blobs) - 1}
+        if isinstance(value, np.generic) and kind.__module__ == "numpy" and not value.dtype.hasobject:
+            blobs.append(_npy(np.asarray(value)))
+            return {"$npscalar": len(blobs) - 1}
+        if isinstance(value, np.dtype):
+            return {"$npdtype": value.str if value.names is None else str(value)}
+        if isinstance(value, type) and issubclass(value, np.generic) and value.__module__ == "numpy":
+            return {"$nptype": value.__name__}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        if kind is torch.Tensor:
+            if value.layout != torch.strided or value.is_quantized:
+                return other(value)
+            name = str(value.dtype).replace("torch.", "")
+            data = value.detach().cpu().resolve_conj().resolve_neg()
+            if name in _TORCH_VIA_FLOAT32:
+                data = data.float()
+            blobs.append(_npy(data.numpy()))
+            return {"$tensor": len(blobs) - 1, "dtype": name, "grad": bool(value.requires_grad)}
+        if kind is torch.dtype:
+            return {"$torchdtype": str(value).replace("torch.", "")}
+        if kind is torch.Size:
+            return {"$torchsize": inner(list(value))}
+        if kind is torch.device:
+            return {"$torchdevice": str(value)}
+    return other(value)
+
+
+def decode(node, blobs: list[bytes], ref):
+    """The value of a JSON tree made by :func:`encode` (arrays loaded with ``allow_pickle=False``)."""
+    if node is None or type(node) in (bool, int, float, str):
+        return node
+    if type(node) is list:
+        return [decode(v, blobs, ref) for v in node]
+    if type(node) is not dict or len(node) == 0:
+        raise ProtocolError(f"unexpected node {type(node).__name__}")
+    tag = next(iter(node))
+    body = node[tag]
+    if tag == "$float":
+        return float(body)
+    if tag == "$tuple":
+        return tuple(decode(v, blobs, ref) for v in body)
+    if tag == "$dict":
+        return {decode(k, blobs, ref): decode(v, blobs, ref) for k, v in body}
+    if tag in ("$set", "$frozenset"):
+        items = [decode(v, blobs, ref) for v in body]
+        return set(items) if tag == "$set" else frozenset(items)
+    if tag == "$bytes":
+        return base64.b64decode(body)
+    if tag == "$complex":
+        return complex(float(body[0]), float(body[1]))
+    if tag == "$slice":
+        return slice(*[decode(v, blobs, ref) for v in body])
+    if tag == "$ellipsis":
+        return Ellipsis
+    if tag == "$range":
+        return range(*[int(v) for v in body])
+    if tag == "$array":
+        return _load_npy(blobs[int(body)])
+    if tag == "$npscalar":
+        return _load_npy(blobs[int(body)])[()]
+    if tag == "$npdtype":
+        import numpy as np
+
+        return np.dtype(body)
+    if tag == "$nptype":
+        import numpy as np
+
+        kind = getattr(np, str(body), None)
+        if not (isinstance(kind, type) and issubclass(kind, np.generic)):
+            raise ProtocolError(f"unknown numpy type {body!r}")
+        return kind
+    if tag == "$tensor":
+        import torch
+
+        array = _load_npy(blobs[int(body)])
+        tensor = torch.from_numpy(array.copy() if not array.flags.writeable else array)
+        dtype = getattr(torch, str(node.get("dtype", "")), None)
+        if isinstance(dtype, torch.dtype) and tensor.dtype != dtype:
+            tensor = tensor.to(dtype)
+        if node.get("grad") and (tensor.is_floating_point() or tensor.is_complex()):
+            tensor.requires_grad_(True)
+        return tensor
+    if tag == "$torchdtype":
+        import torch
+
+        dtype = getattr(torch, str(body), None)
+        if not isinstance(dtype, torch.dtype):
+            raise ProtocolError(f"unknown torch dtype {body!r}")
+        return dtype
+    if tag == "$torchsize":
+        import torch
+
+        return torch.Size([int(v) for v in body])
+    if tag == "$torchdevice":
+        import torch
+
+        return torch.device(str(body))
+    if tag == "$ref":
+        return ref(node)
+    raise ProtocolError(f"unknown tag {tag!r}")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Everything below runs only in the child.
+
+BUILTIN_ERRORS = (
+    "ValueError", "TypeError", "NotImplementedError", "IndexError", "KeyError", "ZeroDivisionError",
+    "AttributeError", "RuntimeError", "RecursionError", "ArithmeticError", "LookupError", "OverflowError",
+    "FloatingPointError", "AssertionError", "NameError", "UnboundLocalError", "ImportError",
+    "ModuleNotFoundError", "OSError", "FileNotFoundError", "PermissionError", "UnicodeError",
+    "StopIteration", "BufferError", "EOFError", "IOError", "Exception",
+)
+
+
+class Capture:
+    """A text stream that keeps the first ``cap`` characters written to it and counts the rest."""
+
+    def __init__(self, name: str, cap: int, fd: int):
+        self.name, self.cap, self._fd = name, cap, fd
+        self.parts: list[str] = []
+        self.kept = 0
+        self.total = 0
+        self.encoding = "utf-8"
+        self.errors = "replace"
+
+    def write(self, text) -> int:
+        text = str(text)
+        self.total += len(text)
+        if self.kept < self.cap:
+            piece = text[: self.cap - self.kept]
+            self.parts.append(piece)
+            self.kept += len(piece)
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def take(self) -> dict:
+        text = "".join(self.parts)
+        dropped = self.total - self.kept
+        self.parts, self.kept, self.total = [], 0, 0
+        return {"text": text, "dropped": dropped}
+
+
+class IPythonStub:
+    """Enough of ``get_ipython()`` for magics in student cells: they do nothing (``%%time`` runs its body)."""
+
+    def __init__(self, namespace: dict):
+        self.user_ns = namespace
+        self.input_transformers_cleanup: list = []
+        self.input_transformers_post: list = []
+        self.ast_transformers: list = []
+        self.events = self
+
+    def register(self, *args, **kwargs):
+        return None
+
+    def run_line_magic(self, name, line, *args, **kwargs):
+        return None
+
+    def run_cell_magic(self, name, line, cell, *args, **kwargs):
+        if name in ("time", "timeit", "capture", "prun"):
+            exec(compile(cell, "<cell magic>", "exec"), self.user_ns)
+        return None
+
+    def system(self, *args, **kwargs):
+        return None
+
+    getoutput = system
+
+    def __getattr__(self, name):
+        raise AttributeError(f"the grader's get_ipython() has no {name!r} (student code runs in plain Python)")
+
+
+def _libc():
+    import ctypes
+    import ctypes.util
+
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def _mount(libc, source: str, target: str, fstype, flags: int, data) -> None:
+    import ctypes
+
+    result = libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                        data.encode() if data else None)
+    if result != 0:
+        raise OSError(ctypes.get_errno(), f"mount {source} on {target} failed")
+
+
+def setup_sandbox(config: dict) -> dict:
+    """Hide paths, set limits, drop privileges, enter the scratch folder. Returns what took effect."""
+    import resource
+    import signal
+
+    active: dict = {"namespaces": bool(config.get("namespaces")), "hidden": [], "rlimits": [], "uid": os.getuid()}
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the file-size limit fail instead of killing
+    scratch = config["scratch"]
+    if config.get("namespaces"):
+        libc = _libc()
+        ms_nosuid, ms_nodev, ms_bind, ms_rec, ms_private = 2, 4, 4096, 16384, 1 << 18
+        try:
+            _mount(libc, "none", "/", None, ms_rec | ms_private, None)
+        except OSError:
+            pass
+        for path, size in config.get("fresh_tmp", []):
+            try:
+                _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={size},mode=1777")
+                active["hidden"].append(path)
+            except OSError as exc:
+                active.setdefault("hide_failed", []).append(f"{path}: {exc}")
+        # Folders the unprivileged uid cannot traverse (e.g. /root holding the interpreter): cover them
+        # with an empty tmpfs and move back only the paths the child needs (interpreter, venv, course).
+        ms_move = 8192
+        for number, (ancestor, paths) in enumerate(config.get("expose", [])):
+            try:
+                staged = []
+                for index, path in enumerate(paths):
+                    stage = f"/tmp/.expose-{number}-{index}"
+                    os.makedirs(stage)
+                    _mount(libc, path, stage, None, ms_bind | ms_rec, None)
+                    staged.append((stage, path))
+                _mount(libc, "tmpfs", ancestor, "tmpfs", ms_nosuid | ms_nodev, "size=64k,mode=0755")
+                for stage, path in staged:
+                    os.makedirs(path, mode=0o755, exist_ok=True)
+                    _mount(libc, stage, path, None, ms_move, None)
+                    os.rmdir(stage)
+                active.setdefault("exposed", []).extend(paths)
+            except OSError as exc:
+                active.setdefault("expose_failed", []).append(f"{ancestor}: {exc}")
+        for path in config.get("hide", []):
+            try:
+                if os.path.isdir(path):
+                    _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, "size=64k,mode=0755")
+                else:
+                    _mount(libc, "/dev/null", path, None, ms_bind, None)
+                active["hidden"].append(path)
+            except OSError as exc:
+                active.setdefault("hide_failed", []).append(f"{path}: {exc}")
+    os.makedirs(scratch, exist_ok=True)
+    uid = config.get("uid")
+    if uid is not None and os.getuid() == 0:
+        os.chown(scratch, uid, uid)
+    limits = {
+        "RLIMIT_AS": config.get("memory_bytes"),
+        "RLIMIT_FSIZE": config.get("file_bytes"),
+        "RLIMIT_NPROC": config.get("nproc"),
+        "RLIMIT_CORE": 0,
+    }
+    for name, value in limits.items():
+        if value is None or not hasattr(resource, name):
+            continue
+        try:
+            resource.setrlimit(getattr(resource, name), (int(value), int(value)))
+            active["rlimits"].append(name)
+        except (ValueError, OSError) as exc:
+            active.setdefault("rlimit_failed", []).append(f"{name}: {exc}")
+    if uid is not None and os.getuid() == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            active["uid"] = os.getuid()
+        except OSError as exc:
+            active["setuid_failed"] = str(exc)
+    try:
+        _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    except Exception:
+        pass
+    os.chdir(scratch)
+    os.environ.clear()
+    os.environ.update(config.get("env", {}))
+    os.environ["HOME"] = os.environ["TMPDIR"] = scratch
+    os.environ["MPLCONFIGDIR"] = os.path.join(scratch, ".matplotlib")
+    return active
+
+
+class Child:
+    """The request loop: cells first, then ``get`` / ``call`` / ``getattr`` / ``helper`` requests."""
+
+    def __init__(self, channel: Channel, config: dict):
+        self.channel, self.config = channel, config
+        self.pid = os.getpid()
+        self.refs: dict[int, object] = {}
+        self.next_ref = 1
+        self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.prelude_names: set[str] = set()
+        cap = int(config.get("output_chars", 20_000))
+        self.stdout = Capture("stdout", cap, 1)
+        self.stderr = Capture("stderr", cap, 2)
+        self.helpers: dict[str, object] = {}
+
+    # -- values -----------------------------------------------------------------------------------
+    def keep(self, value) -> dict:
+        number = self.next_ref
+        self.next_ref += 1
+        self.refs[number] = value
+        kind = type(value)
+        return {"$ref": number, "type": f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', '?')}",
+                "callable": callable(value)}
+
+    def resolve(self, node: dict):
+        number = node.get("$ref")
+        if number not in self.refs:
+            raise ProtocolError(f"unknown reference {number!r}")
+        return self.refs[number]
+
+    def pack(self, value) -> tuple[dict, list[bytes]]:
+        blobs: list[bytes] = []
+        try:
+            tree = encode(value, blobs, self.keep)
+        except Unsendable as exc:
+            return {"raise": {"type": "Unsendable", "builtin": "TypeError",
+                              "message": f"the result cannot be handed to the grader: {exc}"}}, []
+        if sum(len(b) for b in blobs) > self.channel.limit // 2:
+            return {"raise": {"type": "ResultTooLarge", "builtin": "ValueError",
+                              "message": "the result is too large to hand to the grader"}}, []
+        return {"ok": tree}, blobs
+
+    @staticmethod
+    def describe(exc: BaseException) -> dict:
+        kind = type(exc)
+        builtin = "Exception"
+        for base in kind.__mro__:
+            if getattr(base, "__module__", None) == "builtins" and base.__name__ in BUILTIN_ERRORS:
+                builtin = base.__name__
+                break
+        if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit)):
+            builtin = "BaseException"
+        try:
+            message = str(exc)[:4000]
+        except BaseException:
+            message = "<the exception's message could not be printed>"
+        return {"type": getattr(kind, "__qualname__", "?"), "builtin": builtin, "message": message,
+                "memory": isinstance(exc, MemoryError)}
+
+    # -- running student code ---------------------------------------------------------------------
+    def guarded(self, action):
+        """Run ``action()`` with captured output; returns ``(reply, blobs)``."""
+        started = time.monotonic()
+        sys.stdout, sys.stderr = self.stdout, self.stderr
+        try:
+            value = action()
+        except BaseException as exc:  # student code may raise anything, SystemExit included
+            self.exit_if_forked()
+            reply, blobs = {"raise": self.describe(exc)}, []
+        else:
+            self.exit_if_forked()
+            reply, blobs = self.pack(value)
+        finally:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        reply["stdout"], reply["stderr"] = self.stdout.take(), self.stderr.take()
+        reply["seconds"] = time.monotonic() - started
+        return reply, blobs
+
+    def exit_if_forked(self) -> None:
+        if os.getpid() != self.pid:  # a fork of the student's made it back here: it must not answer
+            os._exit(0)
+
+    def run_cell(self, cell: dict):
+        source = cell["source"]
+
+        def action():
+            code = compile(source, f"<cell {cell.get('id', '?')}>", "exec", dont_inherit=True)
+            exec(code, self.namespace)
+
+        return self.guarded(action)
+
+    def block_modules(self) -> None:
+        for name in self.config.get("block", []):
+            for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+                sys.modules[key] = None
+            sys.modules[name] = None
+
+    def run_cells(self) -> None:
+        self.block_modules()
+        for index, cell in enumerate(self.config.get("cells", [])):
+            if cell["kind"] == "prelude":
+                # trusted set-up code, statement by statement (a blocked import must not stop the rest)
+                import ast
+
+                try:
+                    statements = ast.parse(cell["source"]).body
+                except SyntaxError:
+                    statements = []
+                for statement in statements:
+                    try:
+                        sys.stdout, sys.stderr = self.stdout, self.stderr
+                        exec(compile(ast.Module([statement], []), "<prelude>", "exec"), self.namespace)
+                    except Exception:
+                        pass
+                    finally:
+                        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+                self.stdout.take(), self.stderr.take()
+                continue
+            if not self.prelude_names:
+                self.prelude_names = set(self.namespace)
+                self.namespace["get_ipython"] = lambda stub=IPythonStub(self.namespace): stub
+                self.load_helpers()
+            self.channel.send({"op": "cell_start", "index": index})
+            reply, _ = self.run_cell(cell)
+            reply.pop("ok", None)
+            reply["op"], reply["index"] = "cell_done", index
+            self.channel.send(reply)
+        if not self.prelude_names:
+            self.prelude_names = set(self.namespace)
+            self.load_helpers()
+        names = sorted(k for k in self.namespace if not k.startswith("__") and k not in self.prelude_names
+                       and k != "get_ipython")
+        self.channel.send({"op": "ready", "names": names})
+
+    def load_helpers(self) -> None:
+        """Import the course helpers that run beside student code now, before any student code runs."""
+        import importlib
+
+        for spec in self.config.get("helpers", []):
+            module_name, _, qualname = spec.partition(":")
+            try:
+                target = importlib.import_module(module_name)
+                for part in qualname.split("."):
+                    target = getattr(target, part)
+                self.helpers[spec] = target
+            except Exception:
+                pass
+
+    # -- requests ---------------------------------------------------------------------------------
+    def handle(self, message: dict, blobs: list[bytes]):
+        op = message.get("op")
+        ref = self.resolve
+        if op == "get":
+            name = message["name"]
+
+            def action():
+                if name not in self.namespace:
+                    raise NameError(f"name {name!r} is not defined")
+                return self.namespace[name]
+        elif op == "getattr":
+            target, attribute = decode(message["target"], blobs, ref), str(message["name"])
+
+            def action():
+                return getattr(target, attribute)
+        elif op == "call":
+            target = decode(message["target"], blobs, ref)
+            args = decode(message["args"], blobs, ref)
+            kwargs = decode(message["kwargs"], blobs, ref)
+
+            def action():
+                return target(*args, **kwargs)
+        elif op == "helper":
+            helper = self.helpers.get(message["helper"])
+            args = decode(message["args"], blobs, ref)
+            kwargs = decode(message["kwargs"], blobs, ref)
+
+            def action():
+                if helper is None:
+                    raise RuntimeError(f"helper {message['helper']!r} could not be imported in the sandbox")
+                return helper(*args, **kwargs)
+        elif op == "ping":
+            def action():
+                return True
+        else:
+            raise ProtocolError(f"unknown request {op!r}")
+        return self.guarded(action)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                message, blobs = self.channel.recv()
+            except ChannelClosed:
+                os._exit(0)
+            if message.get("op") == "exit":
+                os._exit(0)
+            try:
+                reply, out = self.handle(message, blobs)
+            except Exception as exc:  # a request the child cannot read
+                reply, out = {"raise": {"type": "ProtocolError", "builtin": "RuntimeError", "message": str(exc)}}, []
+            self.channel.send(reply, out)
+
+
+def main() -> None:
+    global IN_CHILD
+    IN_CHILD = True
+    import faulthandler
+
+    faulthandler.enable()  # a crash in C code leaves its Python stack in the child's log
+    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+    channel = Channel(read_fd, write_fd)
+    config, _ = channel.recv()
+    active = setup_sandbox(config)
+    channel.limit = int(config.get("reply_bytes", channel.limit))
+    child = Child(channel, config)
+    channel.send({"op": "hello", "active": active, "pid": os.getpid()})
+    child.run_cells()
+    child.serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+"""Grading many submissions: verdicts in parallel (phase 1), then one writer to the gradebook (phase 2).
+
+Phase 1 computes each submission's verdicts in ``jobs`` worker processes (each with its own sandbox
+uid), caches them under ``records/cache/`` and writes ``records/<lesson>/<student>.json``. Phase 2 stages
+the sanitized notebooks (release notebook + the student's solution sources) and runs
+``nbgrader autograde --force`` on them, one lesson at a time, in one process: nbgrader's
+``TrustedExecute`` preprocessor (see :mod:`autograder.trusted.nbgrader_plugin`) writes the cached
+verdicts into the test cells and nbgrader's own ``SaveAutoGrades`` scores them. A run killed half-way
+and started again reuses the cache and ends with the same gradebook as one clean run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import nbformat
+
+from autograder.trusted import intake as intake_mod
+from autograder.trusted.lesson import load_lesson, lessons as lesson_names
+from autograder.trusted.records import (RECORDS, Record, cache_key, cache_path, make_record, read_json,
+                                        save_record, write_json)
+from autograder.trusted.sandbox import Limits, containment, sandbox_uid
+from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
+
+REPO = Path(__file__).resolve().parents[2]
+STAGING = "staging"
+
+_SLOT = 0
+
+
+class GradingError(RuntimeError):
+    """The batch cannot run at all (no such lesson, no gradebook entry and nbgrader failed, ...)."""
+
+
+def _verdicts_from(data: dict) -> Verdicts | None:
+    try:
+        data = dict(data)
+        data["tests"] = [TestResult(**t) for t in data["tests"]]
+        return Verdicts(**data)
+    except (TypeError, KeyError):
+        return None
+
+
+def grade_submission(root: Path, student: str, lesson_name: str, limits: Limits | None = None, *,
+                     slot: int = 0, use_cache: bool = True) -> Record:
+    """Phase 1 for one submission ``submitted/<student>/<lesson>/``: its record (also saved under
+    ``records/``). Never raises for anything a submission contains."""
+    root = Path(root).resolve()
+    limits = limits or Limits()
+    lesson = load_lesson(lesson_name, root)
+    folder = root / "submitted" / student / lesson_name
+    taken = intake_mod.read_submission(folder, lesson)
+    mode = containment().describe()
+    if taken.status != "ok":
+        record = make_record(student, lesson, taken, None, mode)
+    else:
+        key = cache_key(lesson.content_key(taken.sources), limits)
+        verdicts = _verdicts_from(read_json(cache_path(root, key)) or {}) if use_cache else None
+        if verdicts is None:
+            verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root)
+            write_json(cache_path(root, key), verdicts.as_dict())
+        record = make_record(student, lesson, taken, verdicts, verdicts.containment or mode)
+    save_record(root, record)
+    return record
+
+
+def _init_worker(slots) -> None:
+    global _SLOT
+    _SLOT = slots.get()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def _work(root: str, student: str, lesson: str, limits: Limits, use_cache: bool) -> Record:
+    return grade_submission(Path(root), student, lesson, limits, slot=_SLOT, use_cache=use_cache)
+
+
+def _crash_record(root: Path, student: str, lesson_name: str, message: str) -> Record:
+    lesson = load_lesson(lesson_name, root)
+    tests = [{"grade_id": t.id, "points": 0.0, "max_points": t.points, "passed": False, "message": message,
+              "seconds": 0.0, "fault": "crash", "output": ""} for t in lesson.tests]
+    taken = intake_mod.read_submission(root / "submitted" / student / lesson_name, lesson)
+    record = Record(student, lesson_name, "crash", 0.0, lesson.max_score, tests, message, containment().describe(),
+                    lesson.content_key(taken.sources), [], taken.notes)
+    save_record(root, record)
+    return record
+
+
+def submissions(root: Path, lessons: list[str] | None = None, students: list[str] | None = None) -> list[tuple[str, str]]:
+    """``(student, lesson)`` for every folder ``submitted/<student>/<lesson>/`` of a known lesson."""
+    root = Path(root)
+    known = lesson_names(root)
+    chosen = known if lessons is None else list(lessons)
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise GradingError(f"unknown lesson(s) {', '.join(unknown)}; the lessons are: {', '.join(known)}")
+    folder = root / "submitted"
+    if not folder.is_dir():
+        return []
+    found = []
+    for student_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+        if students is not None and student_dir.name not in students:
+            continue
+        for lesson in chosen:
+            if (student_dir / lesson).is_dir():
+                found.append((student_dir.name, lesson))
+    return found
+
+
+def compute(root: Path, work: list[tuple[str, str]], limits: Limits, jobs: int = 1, progress: bool = True,
+            use_cache: bool = True) -> list[Record]:
+    """Phase 1: the record of every ``(student, lesson)`` in ``work``, ``jobs`` at a time."""
+    from tqdm import tqdm
+
+    root = Path(root).resolve()
+    records: dict[tuple[str, str], Record] = {}
+    bar = tqdm(total=len(work), desc="grading", unit="submission", disable=not progress, leave=True)
+    try:
+        if jobs <= 1:
+            for student, lesson in work:
+                try:
+                    records[(student, lesson)] = grade_submission(root, student, lesson, limits, use_cache=use_cache)
+                except Exception as exc:  # a grader bug must not lose the batch: record it
+                    records[(student, lesson)] = _crash_record(root, student, lesson, f"the grader failed: {exc!r}")
+                bar.update(1)
+        else:
+            pending = list(work)
+            while pending:
+                pending = _pool_round(root, pending, limits, jobs, use_cache, records, bar)
+    finally:
+        bar.close()
+    return [records[item] for item in work]
+
+
+def _pool_round(root, pending, limits, jobs, use_cache, records, bar) -> list:
+    """Run ``pending`` in a pool; if the pool breaks (a worker was killed), return what is left. A
+    submission that breaks a pool on its own gets a ``crash`` record."""
+    context = multiprocessing.get_context("spawn")
+    slots = context.Queue()
+    width = min(jobs, len(pending))
+    for slot in range(1, width + 1):
+        slots.put(slot)
+    left: list = []
+    with ProcessPoolExecutor(max_workers=width, mp_context=context, initializer=_init_worker,
+                             initargs=(slots,)) as pool:
+        futures = {pool.submit(_work, str(root), s, l, limits, use_cache): (s, l) for s, l in pending}
+        for future in as_completed(futures):
+            item = futures[future]
+            try:
+                records[item] = future.result()
+                bar.update(1)
+            except BrokenProcessPool:
+                left.append(item)
+            except Exception as exc:  # a grader bug must not lose the batch: record it
+                records[item] = _crash_record(root, item[0], item[1], f"the grader failed: {exc!r}")
+                bar.update(1)
+    if not left:
+        return []
+    if len(pending) == 1:
+        item = left[0]
+        records[item] = _crash_record(root, item[0], item[1], "grading this submission killed the grader's worker")
+        bar.update(1)
+        return []
+    for item in left:  # one at a time, so that only the culprit is lost
+        _pool_round(root, [item], limits, 1, use_cache, records, bar)
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------
+# Phase 2: nbgrader, one writer
+
+def tool_env() -> dict:
+    bin_dir = str(Path(sys.executable).parent)
+    return dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore",
+                MPLBACKEND="Agg")
+
+
+def nbgrader(root: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={Path(root).resolve()}"]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, env=tool_env())
+
+
+def ensure_assignment(root: Path, lesson: str) -> None:
+    """Make sure the gradebook knows ``lesson`` (nbgrader needs its cells); ``release/`` is left alone."""
+    import sqlite3
+
+    database = Path(root).resolve() / "gradebook.db"
+    if database.exists():
+        try:
+            with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+                count = db.execute("SELECT COUNT(*) FROM notebook JOIN assignment ON notebook.assignment_id ="
+                                   " assignment.id WHERE assignment.name = ?", (lesson,)).fetchone()[0]
+            if count:
+                return
+        except sqlite3.Error:
+            pass
+    with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
+        result = nbgrader(root, "generate_assignment", lesson, "--force",
+                          f"--CourseDirectory.release_directory={scratch}")
+    if result.returncode != 0:
+        raise GradingError(f"nbgrader could not add {lesson} to the gradebook:\n{result.stdout[-2000:]}"
+                           f"\n{result.stderr[-2000:]}")
+
+
+def stage(root: Path, records: list[Record]) -> Path:
+    """Write the sanitized notebook of every record under ``records/staging/<student>/<lesson>/``."""
+    root = Path(root).resolve()
+    staging = root / RECORDS / STAGING
+    if staging.exists():
+        shutil.rmtree(staging)
+    for record in records:
+        lesson = load_lesson(record.lesson, root)
+        folder = root / "submitted" / record.student / record.lesson
+        taken = intake_mod.read_submission(folder, lesson)
+        sources = taken.sources if taken.status == "ok" else {}
+        out = staging / record.student / record.lesson
+        out.mkdir(parents=True, exist_ok=True)
+        nbformat.write(intake_mod.sanitized_notebook(lesson, sources), str(out / lesson.notebook_name))
+        stamp = intake_mod.valid_timestamp(folder)
+        if stamp:
+            (out / "timestamp.txt").write_text(stamp + "\n")
+    return staging
+
+
+def write_gradebook(root: Path, records: list[Record]) -> list[str]:
+    """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, one process.
+    Returns nbgrader's problems (empty when all went in)."""
+    root = Path(root).resolve()
+    if not records:
+        return []
+    stage(root, records)
+    problems = []
+    for lesson in sorted({r.lesson for r in records}):
+        ensure_assignment(root, lesson)
+        result = nbgrader(root, "autograde", lesson, "--force",
+                          f"--CourseDirectory.submitted_directory={RECORDS}/{STAGING}")
+        if result.returncode != 0:
+            problems.append(f"nbgrader autograde {lesson} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return problems
+
+
+def grade(lessons: list[str] | None = None, students: list[str] | None = None, jobs: int = 1,
+          root: Path = REPO, progress: bool = True, *, limits: Limits | None = None, use_cache: bool = True,
+          gradebook: bool = True) -> list[Record]:
+    """Grade ``submitted/<student>/<lesson>/`` of course ``root`` with the trusted grader.
+
+    ``lessons``/``students``: which ones (default: every submission of every lesson). ``jobs``: worker
+    processes for phase 1. ``gradebook``: also run phase 2 (nbgrader autograde into ``gradebook.db``).
+    Returns one :class:`Record` per submission, sorted by lesson then student.
+    """
+    root = Path(root).resolve()
+    limits = limits or Limits()
+    work = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
+    started = time.monotonic()
+    records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache)
+    if gradebook and records:
+        problems = write_gradebook(root, records)
+        if problems:
+            raise GradingError("\n".join(problems))
+    if progress:
+        print(f"graded {len(records)} submission(s) in {time.monotonic() - started:.1f} s "
+              f"({containment().mode} containment)", file=sys.stderr)
+    return records

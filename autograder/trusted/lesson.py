@@ -1,0 +1,284 @@
+"""A lesson as the trusted grader sees it, read from the instructor's notebook (``source/``) and the
+student notebook (``release/``): solution cells, test cells (hidden tests included), set-up code.
+
+Everything here is driven by the notebooks' nbgrader metadata, so a new lesson needs no grader change.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import nbformat
+
+#: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
+GRADER_VERSION = "trusted-1"
+
+#: Modules that a lesson may forbid (named in a test's ``check_avoids`` list); the child then cannot
+#: import them at all, so no spelling of the import gets past the rule.
+BLOCKABLE_MODULES = {"torch", "torchvision", "scipy", "jax", "tensorflow", "cupy", "numba", "skimage", "cv2"}
+
+
+class LessonError(RuntimeError):
+    """A lesson's notebooks cannot be graded (missing, or more than one notebook)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    id: str
+    kind: str  # "prelude", "context", "solution", "test"
+    source: str
+    cell_type: str = "code"
+    points: float = 0.0
+    index: int = 0
+
+
+def _code_of(source: str) -> str:
+    """Trusted set-up code without IPython magics or shell lines (they mean nothing outside a kernel)."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def names_read(source: str) -> set[str]:
+    """Every name a cell loads (anywhere in it)."""
+    tree = _parse(_code_of(source))
+    if tree is None:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def names_bound(source: str, top_level: bool = False) -> set[str]:
+    """Names a cell binds (assignments, defs, classes, imports; ``top_level``: only module-level ones)."""
+    tree = _parse(_code_of(source))
+    if tree is None:
+        return set()
+    nodes = tree.body if top_level else list(ast.walk(tree))
+    bound: set[str] = set()
+    for node in nodes:
+        for sub in (ast.walk(node) if top_level else [node]):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                bound.add(sub.id)
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(sub.name)
+                if top_level:
+                    break
+            elif isinstance(sub, ast.alias):
+                bound.add((sub.asname or sub.name).split(".")[0])
+            elif isinstance(sub, ast.arg):
+                if not top_level:
+                    bound.add(sub.arg)
+    return bound
+
+
+def definition_source(cells: list[str], name: str) -> str | None:
+    """The student's source behind ``name``: the top-level statement(s) of the solution cells that define
+    it, plus, transitively, those defining any other top-level name it uses (helpers, aliased imports).
+    This is what ``inspect.getsource`` shows in the notebook, and more: a forbidden call moved into a
+    helper is still seen. ``None`` when no top-level statement defines ``name``."""
+    statements: list[tuple[set[str], str, set[str]]] = []  # (names bound, source, names used)
+    for text in cells:
+        tree = _parse(text)
+        if tree is None:
+            continue
+        for node in tree.body:
+            segment = ast.get_source_segment(text, node) or ""
+            bound = names_bound(segment, top_level=True) if segment else set()
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            statements.append((bound, segment, used))
+    wanted, chosen, seen = [name], [], set()
+    while wanted:
+        current = wanted.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for index, (bound, segment, used) in enumerate(statements):
+            if current in bound and index not in chosen:
+                chosen.append(index)
+                wanted.extend(used - seen)
+    if not chosen:
+        return None
+    return "\n\n".join(statements[i][1] for i in sorted(chosen))
+
+
+def _imports_only(source: str) -> str:
+    tree = _parse(_code_of(source))
+    if tree is None:
+        return ""
+    return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
+def forbidden_modules(tests: list[Cell]) -> list[str]:
+    """Modules named in ``check_avoids(fn, [...])`` lists of the tests that the child can block."""
+    found: set[str] = set()
+    for cell in tests:
+        tree = _parse(cell.source)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name == "check_avoids" and len(node.args) >= 2:
+                    try:
+                        values = ast.literal_eval(node.args[1])
+                    except ValueError:
+                        continue
+                    if isinstance(values, (list, tuple, set)):
+                        found.update(v for v in values if isinstance(v, str))
+    return sorted(found & BLOCKABLE_MODULES)
+
+
+def _meta(cell) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def notebook_path(root: Path, folder: str, lesson: str) -> Path:
+    found = sorted((Path(root) / folder / lesson).glob("*.ipynb"))
+    if len(found) != 1:
+        raise LessonError(f"{folder}/{lesson} must hold exactly one notebook, found {len(found)}")
+    return found[0]
+
+
+@dataclass
+class Lesson:
+    """The trusted parts of one lesson."""
+
+    name: str
+    notebook_name: str  # file name, e.g. lesson1_by_hand.ipynb
+    source_path: Path
+    release_path: Path
+    prelude: list[Cell]  # set-up code: run in the parent (trusted) and in the child
+    context: list[Cell]  # ungraded cells the graded cells need, beyond the set-up
+    solutions: list[Cell]  # the reference solution cells (source/)
+    stubs: dict[str, str]  # release/ solution sources by grade_id (what a student starts from)
+    solution_types: dict[str, str]  # grade_id -> cell type ("code" or "markdown")
+    tests: list[Cell]
+    block: list[str] = field(default_factory=list)
+    parent_context: list[Cell] = field(default_factory=list)  # context cells that use no student name
+
+    @property
+    def solution_ids(self) -> list[str]:
+        """The trusted list of solution grade_ids, in notebook order (from ``release/``)."""
+        return list(self.stubs)
+
+    @property
+    def code_solution_ids(self) -> list[str]:
+        return [i for i in self.stubs if self.solution_types.get(i) == "code"]
+
+    @property
+    def max_score(self) -> float:
+        return float(sum(c.points for c in self.tests))
+
+    def reference_sources(self) -> dict[str, str]:
+        return {c.id: c.source for c in self.solutions}
+
+    def content_key(self, sources: dict[str, str]) -> str:
+        """A hash of everything a verdict depends on besides the limits: the student's solution sources,
+        the trusted test, set-up and context sources, and the grader version."""
+        payload = {
+            "grader": GRADER_VERSION,
+            "lesson": self.name,
+            "prelude": [c.source for c in self.prelude],
+            "context": [c.source for c in self.context],
+            "tests": [[c.id, c.points, c.source] for c in self.tests],
+            "solutions": [[i, sources.get(i, "")] for i in self.code_solution_ids],
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _cells(path: Path) -> list:
+    nb = nbformat.read(str(path), as_version=4)
+    return nb.cells
+
+
+@lru_cache(maxsize=64)
+def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
+    source_path = notebook_path(Path(root), "source", lesson)
+    release_path = notebook_path(Path(root), "release", lesson)
+    cells = _cells(source_path)
+    prelude: list[Cell] = []
+    ungraded: list[Cell] = []
+    solutions: list[Cell] = []
+    tests: list[Cell] = []
+    first_code = True
+    for index, cell in enumerate(cells):
+        meta = _meta(cell)
+        is_code = cell.cell_type == "code"
+        if meta.get("solution"):
+            solutions.append(Cell(str(meta.get("grade_id")), "solution", cell.source, cell.cell_type,
+                                  float(meta.get("points", 0) or 0), index))
+        elif meta.get("grade") and is_code:
+            tests.append(Cell(str(meta.get("grade_id")), "test", cell.source, "code",
+                              float(meta.get("points", 0) or 0), index))
+        elif is_code:
+            if first_code:
+                prelude.append(Cell("setup", "prelude", _code_of(cell.source), index=index))
+            else:
+                ungraded.append(Cell(f"cell{index}", "context", _code_of(cell.source), index=index))
+        if is_code:
+            first_code = False
+    # Imports anywhere in the ungraded cells belong to the set-up too.
+    extra_imports = "\n".join(filter(None, (_imports_only(c.source) for c in ungraded)))
+    if extra_imports:
+        prelude.append(Cell("imports", "prelude", extra_imports))
+    known = set(dir(builtins))
+    for cell in prelude:
+        known |= names_bound(cell.source, top_level=True)
+    student = set()
+    for cell in solutions:
+        if cell.cell_type == "code":
+            student |= names_bound(cell.source, top_level=True)
+    # Context: ungraded cells that define a name a graded cell reads and nothing else defines.
+    chosen: dict[int, Cell] = {}
+    wanted = [c for c in tests + solutions if c.cell_type == "code"]
+    seen_missing: set[str] = set()
+    while wanted:
+        cell = wanted.pop()
+        missing = names_read(cell.source) - names_bound(cell.source) - known - student - seen_missing
+        for name in sorted(missing):
+            seen_missing.add(name)
+            providers = [c for c in ungraded if c.index < cell.index and name in names_bound(c.source, top_level=True)]
+            if providers and providers[-1].index not in chosen:
+                chosen[providers[-1].index] = providers[-1]
+                wanted.append(providers[-1])
+    context = [chosen[i] for i in sorted(chosen)]
+    parent_context = [c for c in context if not (names_read(c.source) & student)]
+    release_cells = _cells(release_path)
+    stubs: dict[str, str] = {}
+    types: dict[str, str] = {}
+    for cell in release_cells:
+        meta = _meta(cell)
+        if meta.get("solution") and meta.get("grade_id") and str(meta["grade_id"]) not in stubs:
+            stubs[str(meta["grade_id"])] = cell.source
+            types[str(meta["grade_id"])] = cell.cell_type
+    return Lesson(lesson, source_path.name, source_path, release_path, prelude, context, solutions, stubs, types,
+                  tests, forbidden_modules(tests), parent_context)
+
+
+def load_lesson(lesson: str, root: Path) -> Lesson:
+    """The lesson ``lesson`` of course root ``root`` (cached until its notebooks change)."""
+    root = Path(root).resolve()
+    source = notebook_path(root, "source", lesson)
+    release = notebook_path(root, "release", lesson)
+    stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (source, release))
+    return _load(str(root), lesson, stamp)
+
+
+def lessons(root: Path) -> list[str]:
+    """Lessons of course root ``root``: folders of ``source/`` with a notebook and a release."""
+    source = Path(root) / "source"
+    if not source.is_dir():
+        return []
+    return sorted(p.name for p in source.iterdir()
+                  if p.is_dir() and any(p.glob("*.ipynb")) and (Path(root) / "release" / p.name).is_dir())

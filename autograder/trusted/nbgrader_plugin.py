@@ -1,0 +1,124 @@
+"""The trusted grader inside ``nbgrader autograde`` and ``nbgrader generate_feedback``.
+
+:class:`TrustedExecute` replaces nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``: instead
+of running the notebook in a kernel shared with student code, it writes each test cell's trusted
+verdict into the cell's outputs (the test's printed text for a pass; an ``error`` output carrying only
+the failure message for a fail, never the hidden test's source), so that nbgrader's own
+``SaveAutoGrades`` scores it. It takes the verdicts from the record phase 1 wrote for this submission
+(``records/<lesson>/<student>.json``) when that record is of the same code, and computes them itself
+otherwise, so a plain ``nbgrader autograde`` is trusted too. Solution cells get the student's captured
+output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``).
+
+:func:`configure` is what ``nbgrader_config.py`` calls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Float, Integer, Unicode
+
+class TrustedExecute(NbGraderPreprocessor):
+    """Write trusted verdicts into test cells instead of executing the notebook."""
+
+    course_root = Unicode("", help="Course root (default: the current directory, as nbgrader uses)").tag(config=True)
+    test_seconds = Float(60.0, help="Wall-clock limit for the student code one test cell runs").tag(config=True)
+    cell_seconds = Float(60.0, help="Wall-clock limit for each solution cell").tag(config=True)
+    memory_mb = Integer(4096, help="Memory limit of the student's process, MiB").tag(config=True)
+    output_chars = Integer(5000, help="Stored output per cell, characters").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        from autograder.trusted.intake import Intake, notebook_sources
+        from autograder.trusted.lesson import load_lesson
+        from autograder.trusted.records import load_record, make_record, save_record
+        from autograder.trusted.sandbox import Limits, containment, sandbox_uid
+        from autograder.trusted.verdicts import run_tests
+
+        root = Path(self.course_root or ".").resolve()
+        info = resources["nbgrader"]
+        lesson = load_lesson(info["assignment"], root)
+        student = info["student"]
+        sources = notebook_sources(nb, lesson)
+        key = lesson.content_key(sources)
+        record = load_record(root, lesson.name, student)
+        if record is None or record.content_key != key:
+            self.log.info("Trusted grader: computing verdicts for %s / %s", student, lesson.name)
+            limits = Limits(test_seconds=self.test_seconds, cell_seconds=self.cell_seconds,
+                            memory_bytes=self.memory_mb << 20, output_chars=self.output_chars)
+            if any(i in sources for i in lesson.code_solution_ids):
+                verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root)
+                record = make_record(student, lesson, Intake("ok", "", sources), verdicts, verdicts.containment)
+            else:
+                taken = Intake("no solution cells", "none of the lesson's solution cells is in this notebook", {})
+                record = make_record(student, lesson, taken, None, containment().describe())
+            save_record(root, record)
+        self._write(nb, record)
+        return nb, resources
+
+    def _write(self, nb: NotebookNode, record) -> None:
+        tests = {t["grade_id"]: t for t in record.tests}
+        cells = {c["id"]: c for c in record.cells}
+        header = "" if record.status == "ok" else f"[{record.status}] "
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            meta = cell.metadata.get("nbgrader", {})
+            grade_id = meta.get("grade_id")
+            cell.outputs = []
+            cell.execution_count = None
+            if meta.get("grade") and not meta.get("solution") and grade_id is not None:
+                verdict = tests.get(grade_id)
+                if verdict is None:
+                    verdict = {"passed": False, "message": "this test cell is not part of the lesson's trusted tests"}
+                if verdict["passed"]:
+                    text = verdict.get("output") or "passed\n"
+                    cell.outputs.append(NotebookNode(output_type="stream", name="stdout",
+                                                     text=text[: self.output_chars]))
+                else:
+                    message = str(verdict.get("message") or "failed")[: self.output_chars]
+                    name, _, value = message.partition(": ")
+                    if not (name.isidentifier() and value):
+                        name, value = "AssertionError", message
+                    if verdict.get("fault"):
+                        name = {"timeout": "TimeoutError", "memory": "MemoryError"}.get(verdict["fault"], "StudentCrash")
+                    cell.outputs.append(NotebookNode(output_type="error", ename=name, evalue=header + value,
+                                                     traceback=[f"{name}: {header}{value}"]))
+            elif meta.get("solution") and grade_id in cells:
+                outcome = cells[grade_id]
+                for stream in ("stdout", "stderr"):
+                    text = outcome.get(stream) or ""
+                    if text:
+                        cell.outputs.append(NotebookNode(output_type="stream", name="stdout",
+                                                         text=text[: self.output_chars]))
+                error = outcome.get("error")
+                if error:
+                    name = str(error.get("type", "Error"))
+                    value = str(error.get("message", ""))[: self.output_chars]
+                    cell.outputs.append(NotebookNode(output_type="error", ename=name, evalue=value,
+                                                     traceback=[f"{name}: {value}"]))
+
+
+def configure(c) -> None:
+    """Wire the trusted grader into nbgrader's configuration object ``c`` (from ``nbgrader_config.py``).
+
+    Autograde: ``TrustedExecute`` takes the place of ``Execute``; the rest of nbgrader's list stays
+    (``IgnorePattern``, ``ClearMetadataPreprocessor``, ``LimitOutput``, ``SaveAutoGrades``,
+    ``AssignLatePenalties``, ``CheckCellMetadata``). Feedback: ``ClearHiddenTests`` runs before the HTML
+    is made, so students see each test's verdict and message but not the hidden tests' source.
+    """
+    c.Autograde.autograde_preprocessors = [
+        "autograder.trusted.nbgrader_plugin.TrustedExecute",
+        "nbgrader.preprocessors.IgnorePattern",
+        "nbconvert.preprocessors.ClearMetadataPreprocessor",
+        "nbgrader.preprocessors.LimitOutput",
+        "nbgrader.preprocessors.SaveAutoGrades",
+        "nbgrader.preprocessors.AssignLatePenalties",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
+    c.GenerateFeedback.preprocessors = [
+        "nbgrader.preprocessors.GetGrades",
+        "nbgrader.preprocessors.ClearHiddenTests",
+        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    ]

@@ -1,0 +1,140 @@
+"""Per-submission records and the verdict cache, as JSON under ``records/`` (a generated folder).
+
+``records/<lesson>/<student>.json`` is the record of the latest grading of that submission;
+``records/cache/<key>.json`` holds verdicts keyed by a hash of (solution sources, trusted test sources,
+set-up sources, limits, grader version), so a re-run (or a run killed half-way and restarted) reuses
+them. Every file is written atomically (temporary file, then ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+
+from autograder.trusted.intake import Intake
+from autograder.trusted.lesson import Lesson, GRADER_VERSION
+from autograder.trusted.sandbox import Limits
+from autograder.trusted.verdicts import Verdicts
+
+RECORDS = "records"
+STATUS_OK = "ok"
+STATUSES = ("ok", "timeout", "memory", "crash", "invalid submission", "no solution cells")
+
+
+@dataclass
+class Record:
+    """One submission's grading: a score, or an explicit status with a human-readable reason."""
+
+    student: str
+    lesson: str
+    status: str  # one of STATUSES
+    score: float
+    max_score: float
+    tests: list[dict]  # {grade_id, points, max_points, passed, message, seconds, fault, output}
+    reason: str
+    containment: str
+    content_key: str
+    cells: list[dict] = field(default_factory=list)  # solution-cell outcomes
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Record":
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def per_test(self) -> dict[str, float]:
+        return {t["grade_id"]: t["points"] for t in self.tests}
+
+
+def write_json(path: Path, data) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(data, out, indent=1, sort_keys=True)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def read_json(path: Path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def cache_key(content_key: str, limits: Limits) -> str:
+    payload = json.dumps({"content": content_key, "limits": limits.as_dict(), "grader": GRADER_VERSION}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def cache_path(root: Path, key: str) -> Path:
+    return Path(root) / RECORDS / "cache" / f"{key}.json"
+
+
+def record_path(root: Path, lesson: str, student: str) -> Path:
+    return Path(root) / RECORDS / lesson / f"{student}.json"
+
+
+def load_record(root: Path, lesson: str, student: str) -> Record | None:
+    data = read_json(record_path(root, lesson, student))
+    if not isinstance(data, dict):
+        return None
+    try:
+        return Record.from_dict(data)
+    except TypeError:
+        return None
+
+
+def load_records(root: Path) -> list[Record]:
+    """Every record under ``root/records`` (the latest grading of each submission), sorted by lesson then
+    student; the verdict cache and the staging folder are not records."""
+    found = []
+    for path in sorted(Path(root, RECORDS).glob("*/*.json")):
+        if path.parent.name in ("cache", "staging"):
+            continue
+        data = read_json(path)
+        if isinstance(data, dict):
+            try:
+                found.append(Record.from_dict(data))
+            except TypeError:
+                continue
+    return sorted(found, key=lambda r: (r.lesson, r.student))
+
+
+def save_record(root: Path, record: Record) -> None:
+    write_json(record_path(root, record.lesson, record.student), record.as_dict())
+
+
+def make_record(student: str, lesson: Lesson, intake: Intake, verdicts: Verdicts | None, containment: str) -> Record:
+    """The record of one submission from its intake and (when it was run) its verdicts."""
+    if verdicts is None:  # invalid submission, or no solution cells: every test fails with the reason
+        tests = [{"grade_id": t.id, "points": 0.0, "max_points": t.points, "passed": False,
+                  "message": f"{intake.status}: {intake.reason}", "seconds": 0.0, "fault": None, "output": ""}
+                 for t in lesson.tests]
+        return Record(student, lesson.name, intake.status, 0.0, lesson.max_score, tests, intake.reason, containment,
+                      lesson.content_key({}), [], list(intake.notes))
+    tests = [asdict(t) for t in verdicts.tests]
+    score = float(sum(t["points"] for t in tests))
+    kinds = verdicts.fault_kinds
+    status = kinds[0] if kinds else STATUS_OK
+    reason = "; ".join(verdicts.faults) if verdicts.faults else ""
+    failed = [t["grade_id"] for t in tests if not t["passed"]]
+    if not reason and failed:
+        reason = f"{len(failed)} of {len(tests)} tests failed: {', '.join(failed)}"
+    return Record(student, lesson.name, status, score, lesson.max_score, tests, reason, verdicts.containment,
+                  verdicts.content_key, verdicts.cells, list(intake.notes), verdicts.seconds)

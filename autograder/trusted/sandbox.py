@@ -1,0 +1,573 @@
+"""The sandboxed child process seen from the parent: start it, talk to it under deadlines, kill it.
+
+Containment is detected at run time and recorded (:func:`containment`):
+
+* ``namespaces`` (root on Linux, as in CI): the child starts under ``unshare`` in new mount, network and
+  PID namespaces (no network, its own ``/proc``); it hides instructor paths under empty tmpfs mounts
+  (``source/``, ``autograder/``, ``tests/``, ``submitted/``, the gradebook, ...), gets fresh ``/tmp``,
+  ``/var/tmp`` and ``/dev/shm``, then drops to an unprivileged uid of its own, so ``RLIMIT_NPROC`` holds;
+* ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): the same
+  namespaces and hiding, but the child keeps the caller's uid;
+* ``rlimits-only`` (macOS, or Linux without ``unshare``): a fresh interpreter in an empty scratch folder
+  with a clean environment and resource limits; instructor files stay readable by the child.
+
+In every mode: a wall-clock deadline per request with ``SIGKILL`` of the whole process group (and the
+whole PID namespace where there is one), ``RLIMIT_AS``/``RLIMIT_FSIZE``/``RLIMIT_NPROC``/``RLIMIT_CORE``,
+a parent-side RSS watch (psutil) as a second memory guard, capped captured output, capped replies.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+
+from autograder.trusted import _child
+from autograder.trusted._child import Channel, ChannelClosed, ChannelTimeout, ProtocolError
+
+RUNNER_SOURCE = inspect.getsource(_child)
+SANDBOX_UID_BASE = 61000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits for one submission's child process (seconds are wall clock)."""
+
+    test_seconds: float = 60.0  #: student code run by one test cell, in total
+    cell_seconds: float = 60.0  #: each solution cell
+    start_seconds: float = 120.0  #: interpreter start and the lesson's set-up imports
+    memory_bytes: int = 4 << 30  #: address space of the child (RLIMIT_AS) and its RSS (watched)
+    file_bytes: int = 16 << 20  #: largest file the child may write (RLIMIT_FSIZE)
+    nproc: int = 256  #: processes and threads of the sandbox uid (RLIMIT_NPROC)
+    output_chars: int = 20_000  #: stored stdout/stderr per cell
+    reply_bytes: int = 256 << 20  #: largest reply the parent reads
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Containment:
+    """Which containment this machine permits (detected once per process)."""
+
+    mode: str
+    namespaces: bool
+    user_namespace: bool
+    drop_uid: bool
+    rss_watch: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        parts = [self.mode]
+        if self.namespaces:
+            parts.append("mount+net+pid namespaces, instructor paths hidden")
+        if self.drop_uid:
+            parts.append("unprivileged uid")
+        parts.append("rlimits AS/FSIZE/NPROC/CORE")
+        if self.rss_watch:
+            parts.append("RSS watch")
+        parts.append("SIGKILL of the process group on deadline")
+        return "; ".join(parts)
+
+
+class Fault(BaseException):
+    """Student code broke a limit. A ``BaseException``, so a test's ``except Exception`` cannot swallow it."""
+
+    kind = "crash"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class TimeoutFault(Fault):
+    kind = "timeout"
+
+
+class MemoryFault(Fault):
+    kind = "memory"
+
+
+class CrashFault(Fault):
+    kind = "crash"
+
+
+def _probe(command: list[str]) -> bool:
+    try:
+        result = subprocess.run(command, capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
+NAMESPACE_FLAGS = ["--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
+
+
+@functools.lru_cache(maxsize=None)
+def containment() -> Containment:
+    """Detect the strongest containment this machine permits (see the module docstring)."""
+    notes = []
+    try:
+        import psutil  # noqa: F401
+
+        rss = True
+    except ImportError:
+        rss = False
+        notes.append("psutil missing: no RSS watch")
+    unshare = None
+    if sys.platform.startswith("linux"):
+        from shutil import which
+
+        unshare = which("unshare")
+    if unshare and os.geteuid() == 0 and _probe([unshare, *NAMESPACE_FLAGS, "true"]):
+        return Containment("namespaces", True, False, True, rss, tuple(notes))
+    if unshare and _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"]):
+        notes.append("not root: the child keeps the caller's uid")
+        return Containment("user-namespace", True, True, False, rss, tuple(notes))
+    notes.append("no namespaces: instructor files stay readable by student code; no network isolation")
+    return Containment("rlimits-only", False, False, False, rss, tuple(notes))
+
+
+def clean_env() -> dict:
+    """The child's whole environment: no grading variables, no instructor paths, one thread per library."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _die_with_parent() -> None:
+    """In the forked child before exec: be killed when the grader dies (Linux), so a grader killed
+    mid-batch leaves no student code running (unshare --kill-child then takes the namespace down)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:
+            pass
+
+
+def _uid_processes(uid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as handle:
+                for line in handle:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid:
+                            pids.append(int(entry))
+                        break
+        except OSError:
+            continue
+    return pids
+
+
+@dataclass
+class CellOutcome:
+    """What one solution cell did in the child."""
+
+    id: str
+    ok: bool
+    error: dict | None = None
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    fault: str | None = None  # "timeout", "memory", "crash" when the cell broke a limit
+
+
+class Sandbox:
+    """One child process holding one student's objects."""
+
+    def __init__(self, cells: list[dict], *, limits: Limits, hide: list[str] = (), uid: int | None = None,
+                 block: list[str] = (), helpers: list[str] = ()):
+        self.cells, self.limits = cells, limits
+        self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
+        self.mode = containment()
+        self.proc: subprocess.Popen | None = None
+        self.channel: Channel | None = None
+        self.log = None
+        self.scratch: str | None = None
+        self.active: dict = {}
+        self.names: list[str] = []
+        self.outcomes: list[CellOutcome] = []
+        self.dead = False
+        self.student_ran = False
+        self.fault: Fault | None = None
+        self._last_rss_check = 0.0
+
+    # -- lifetime ---------------------------------------------------------------------------------
+    def _command(self) -> list[str]:
+        runner = [sys.executable, "-I", "-c", RUNNER_SOURCE]
+        if self.mode.namespaces:
+            prefix = ["unshare"] + (["--user", "--map-root-user"] if self.mode.user_namespace else [])
+            return prefix + NAMESPACE_FLAGS + ["--propagation", "private"] + runner
+        return runner
+
+    def start(self) -> list[CellOutcome]:
+        """Start the child and run the cells; a cell that breaks a limit is reported, the rest still run
+        only if the child survived (the caller restarts without that cell).
+
+        A child that dies before its first solution cell never ran student code: that is the machine's
+        fault (e.g. a transient failure under memory pressure), so it is started again, up to three times."""
+        for attempt in range(3):
+            outcomes = self._start_once()
+            if self.student_ran or not any(o.fault for o in outcomes) or attempt == 2:
+                return outcomes
+            self.note = self.log_tail(300)
+            self.kill()
+            self.dead, self.fault = False, None
+            time.sleep(0.2 * (attempt + 1))
+        return outcomes
+
+    def _start_once(self) -> list[CellOutcome]:
+        self.active = {}
+        self.student_ran = False  # becomes True when the first non-set-up cell starts
+        parent_read, child_write = os.pipe()
+        child_read, parent_write = os.pipe()
+        self.log = tempfile.TemporaryFile(prefix="trusted-child-")
+        if self.mode.namespaces:
+            self.scratch, cwd = "/tmp/work", "/"
+        else:
+            self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
+        try:
+            self.proc = subprocess.Popen(
+                self._command() + [str(child_read), str(child_write)],
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
+                env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent,
+            )
+        finally:
+            os.close(child_read)
+            os.close(child_write)
+        self.channel = Channel(parent_read, parent_write, limit=self.limits.reply_bytes)
+        os.set_blocking(parent_write, False)
+        config = {
+            "scratch": self.scratch,
+            "namespaces": self.mode.namespaces,
+            "hide": self.hide if self.mode.namespaces else [],
+            "expose": exposed_paths() if self.mode.drop_uid else [],
+            "fresh_tmp": [["/tmp", "64m"], ["/var/tmp", "16m"], ["/dev/shm", "16m"]] if self.mode.namespaces else [],
+            "uid": self.uid if self.mode.drop_uid else None,
+            "memory_bytes": self.limits.memory_bytes,
+            "file_bytes": self.limits.file_bytes,
+            "nproc": self.limits.nproc if (self.mode.drop_uid or os.geteuid() != 0) else None,
+            "output_chars": self.limits.output_chars,
+            "reply_bytes": self.limits.reply_bytes,
+            "env": clean_env(),
+            "block": self.block,
+            "helpers": self.helpers,
+            "cells": self.cells,
+        }
+        deadline = time.monotonic() + self.limits.start_seconds
+        self.outcomes = []
+        try:
+            self._send(config, [], deadline)
+            hello, _ = self._recv(deadline)
+            self.active = hello.get("active", {})
+            current = None
+            while True:
+                message, _ = self._recv(deadline)
+                op = message.get("op")
+                if op == "cell_start":
+                    current = int(message["index"])
+                    self.student_ran = True
+                    deadline = time.monotonic() + self.limits.cell_seconds
+                elif op == "cell_done":
+                    cell = self.cells[int(message["index"])]
+                    error = message.get("raise")
+                    outcome = CellOutcome(
+                        cell.get("id", "?"), error is None, error,
+                        _text(message.get("stdout")), _text(message.get("stderr")), float(message.get("seconds", 0)))
+                    if error and error.get("memory"):
+                        outcome.fault = "memory"
+                    self.outcomes.append(outcome)
+                    current = None
+                    deadline = time.monotonic() + self.limits.start_seconds
+                elif op == "ready":
+                    self.names = [str(n) for n in message.get("names", [])]
+                    break
+                else:
+                    raise ProtocolError(f"unexpected message {op!r} while starting")
+        except Fault as fault:
+            if current is not None and current < len(self.cells):
+                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False,
+                                                 {"type": type(fault).__name__, "builtin": "Exception",
+                                                  "message": fault.message}, fault=fault.kind))
+            elif not self.outcomes or self.outcomes[-1].fault is None:
+                self.outcomes.append(CellOutcome("<start>", False, {"type": type(fault).__name__,
+                                                                    "builtin": "Exception",
+                                                                    "message": fault.message}, fault=fault.kind))
+        return self.outcomes
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None and not self.dead:
+            try:
+                self._send({"op": "exit"}, [], time.monotonic() + 1)
+            except Fault:
+                pass
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the child's process group (and with it its PID namespace), then wait for it."""
+        self.dead = True
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.uid is not None and self.mode.drop_uid:
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                left = _uid_processes(self.uid)
+                if not left:
+                    break
+                for pid in left:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.05)
+        if self.channel is not None:
+            for fd in (self.channel.read_fd, self.channel.write_fd):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.channel = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+        if self.scratch and not self.mode.namespaces and os.path.isdir(self.scratch):
+            import shutil
+
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+    def log_tail(self, size: int = 2000) -> str:
+        if self.log is None:
+            return ""
+        try:
+            self.log.seek(0, os.SEEK_END)
+            end = self.log.tell()
+            self.log.seek(max(0, end - size))
+            return self.log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    # -- talking ----------------------------------------------------------------------------------
+    def _check_rss(self) -> None:
+        if not self.mode.rss_watch or self.proc is None:
+            return
+        now = time.monotonic()
+        if now - self._last_rss_check < 0.25:
+            return
+        self._last_rss_check = now
+        import psutil
+
+        try:
+            root = psutil.Process(self.proc.pid)
+            total = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+        except psutil.Error:
+            return
+        if total > self.limits.memory_bytes:
+            raise MemoryFault(f"student code used {total / 2**20:.0f} MiB of memory, over the limit of "
+                              f"{self.limits.memory_bytes / 2**20:.0f} MiB")
+
+    def _died(self) -> Fault:
+        status = None
+        if self.proc is not None:
+            try:
+                status = self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                status = None
+        log = self.log_tail(600)
+        tail = [line for line in log.strip().splitlines() if "sigprocmask unblock failed" not in line][-3:]
+        detail = (" (last output: " + " | ".join(tail) + ")") if tail else ""
+        if "sigprocmask unblock failed" in log:  # unshare's way of saying: the child was killed by a signal
+            return CrashFault("the student's process was killed by a signal (a crash in native code, or the "
+                              f"system's out-of-memory killer){detail}")
+        if status == -signal.SIGKILL or status == 128 + signal.SIGKILL:
+            return MemoryFault("the student's process was killed by the system, most likely for using too much "
+                               f"memory{detail}")
+        if status is not None and status < 0:
+            name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else str(-status)
+            return CrashFault(f"the student's process crashed with signal {name}{detail}")
+        if status is not None and status > 128 and status - 128 in signal.Signals._value2member_map_:
+            return CrashFault(f"the student's process crashed with signal {signal.Signals(status - 128).name}{detail}")
+        return CrashFault(f"the student's code ended its process (exit status {status}){detail}")
+
+    def _fail(self, fault: Fault) -> Fault:
+        self.fault = fault
+        self.kill()
+        return fault
+
+    def _send(self, message: dict, blobs: list[bytes], deadline: float) -> None:
+        if self.dead or self.channel is None:
+            raise self.fault or CrashFault("the student's process is gone")
+        import select
+
+        data = _frame(message, blobs)
+        view = memoryview(data)
+        fd = self.channel.write_fd
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._fail(TimeoutFault("student code did not take its input before the time limit"))
+            _, ready, _ = select.select([], [fd], [], min(remaining, 0.2))
+            if not ready:
+                continue
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                raise self._fail(self._died()) from None
+            view = view[written:]
+
+    def _recv(self, deadline: float) -> tuple[dict, list[bytes]]:
+        if self.dead or self.channel is None:
+            raise self.fault or CrashFault("the student's process is gone")
+        try:
+            return self.channel.recv(deadline, tick=self._check_rss)
+        except ChannelTimeout:
+            raise self._fail(TimeoutFault("student code ran past the time limit and was stopped")) from None
+        except ChannelClosed:
+            raise self._fail(self._died()) from None
+        except MemoryFault as fault:
+            raise self._fail(fault) from None
+        except (ProtocolError, ValueError, OSError) as exc:
+            raise self._fail(CrashFault(f"the student's process sent something unreadable ({exc})")) from None
+
+    def request(self, message: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]:
+        """Send one request and wait for its reply until ``deadline`` (``time.monotonic()``)."""
+        self._send(message, blobs, deadline)
+        reply, out = self._recv(deadline)
+        error = reply.get("raise")
+        if isinstance(error, dict) and error.get("memory"):
+            raise self._fail(MemoryFault("student code ran out of memory (MemoryError: "
+                                         f"{str(error.get('message', ''))[:200]})"))
+        return reply, out
+
+
+def _frame(message: dict, blobs: list[bytes]) -> bytes:
+    import json
+
+    data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
+    parts = [_child.FRAME.pack(len(data), len(blobs))] + [_child.BLOB.pack(len(b)) for b in blobs]
+    return b"".join(parts + [data, *blobs])
+
+
+def _text(captured) -> str:
+    if not isinstance(captured, dict):
+        return ""
+    text = str(captured.get("text", ""))
+    dropped = captured.get("dropped", 0)
+    if isinstance(dropped, int) and dropped > 0:
+        text += f"\n... {dropped} more characters of output dropped ..."
+    return text
+
+
+def hidden_paths(*roots: Path) -> list[str]:
+    """Paths under course roots that the child must not see (those that exist)."""
+    keep = [Path(sys.prefix).resolve()]
+    try:
+        import course
+
+        keep.append(Path(course.__file__).resolve().parent)
+    except ImportError:
+        pass
+    names = ["source", "autograder", "tests", "submitted", "autograded", "feedback", "records", ".git",
+             "gradebook.db", "gradebook.db-journal", "nbgrader_config.py", "sample_class", "reports", "grades.csv",
+             "benchmarks", ".ci"]
+    found: list[str] = []
+    for root in roots:
+        root = Path(root).resolve()
+        for name in names:
+            path = root / name
+            if not path.exists() or str(path) in found:
+                continue
+            if any(k == path or path in k.parents for k in keep):
+                continue  # never hide the interpreter or the course helpers
+            found.append(str(path))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def exposed_paths() -> list[list]:
+    """``[[ancestor, [paths]]]``: folders others cannot traverse that hold what the child needs to read
+    (the interpreter's prefix, the virtual environment, the ``course`` package)."""
+    needed = [Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
+    try:
+        import course
+
+        needed.append(Path(course.__file__).resolve().parent)
+    except ImportError:
+        pass
+    groups: dict[str, list[str]] = {}
+    for path in needed:
+        blocked = None
+        for ancestor in reversed(path.parents):
+            if ancestor == Path("/"):
+                continue
+            try:
+                if not os.stat(ancestor).st_mode & 0o001:
+                    blocked = ancestor
+                    break
+            except OSError:
+                break
+        if blocked is not None:
+            members = groups.setdefault(str(blocked), [])
+            if str(path) not in members:
+                members.append(str(path))
+    return [[ancestor, paths] for ancestor, paths in groups.items()]
+
+
+_LEASES: dict[int, object] = {}
+
+
+def sandbox_uid(slot: int = 0) -> int:
+    """An unprivileged uid for this process's sandboxes, leased machine-wide: one uid per grading process
+    (so per-uid limits and the clean-up that kills every process of the uid never touch the children
+    of another worker or of another grader run on the same machine). The lease is a lock on
+    ``/tmp/trusted-grader-uids/<uid>.lock``, released when the process ends. ``slot`` is where the search
+    starts."""
+    pid = os.getpid()
+    for uid, (owner, _) in list(_LEASES.items()):
+        if owner == pid:
+            return uid
+    _LEASES.clear()  # a forked copy of a process holds no lease of its own
+    import fcntl
+
+    folder = Path(tempfile.gettempdir()) / "trusted-grader-uids"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    for offset in range(1000):
+        uid = SANDBOX_UID_BASE + (slot + offset) % 1000
+        handle = open(folder / f"{uid}.lock", "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _LEASES[uid] = (pid, handle)
+        return uid
+    raise RuntimeError("no free sandbox uid (1000 grading processes at once?)")

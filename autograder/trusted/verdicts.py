@@ -1,0 +1,437 @@
+"""Verdicts: run a lesson's trusted test cells in this (parent) process against one student's code,
+which lives in a sandboxed child (:mod:`autograder.trusted.sandbox`).
+
+Each test cell runs in a fresh namespace: the lesson's set-up (imports, ``course`` helpers, seeded) plus,
+for every name the cell reads that the student's solution cells define, a stand-in: plain data by
+value, anything else a :class:`StudentObject` whose calls and attribute reads go to the child and come
+back as plain data. A test cell passes iff its code runs to the end without an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import time
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+
+from autograder.trusted import _child
+from autograder.trusted.lesson import Lesson, definition_source, names_read
+from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, Limits, Sandbox, containment,
+                                        hidden_paths)
+
+RUNS_WITH_STUDENT_CODE = "__runs_with_student_code__"
+_FAULT_ORDER = ("memory", "timeout", "crash")
+
+
+@dataclass
+class TestResult:
+    grade_id: str
+    points: float
+    max_points: float
+    passed: bool
+    message: str
+    seconds: float
+    fault: str | None = None  # "timeout", "memory" or "crash" when student code broke a limit
+    output: str = ""  # what the test cell printed (its pass text)
+
+
+@dataclass
+class Verdicts:
+    """Everything the grader decided about one submission's code."""
+
+    lesson: str
+    content_key: str
+    tests: list[TestResult]
+    cells: list[dict] = field(default_factory=list)  # solution-cell outcomes: id, ok, error, stdout, stderr, fault
+    faults: list[str] = field(default_factory=list)  # human-readable, one per fault
+    containment: str = ""
+    seconds: float = 0.0
+
+    @property
+    def fault_kinds(self) -> list[str]:
+        kinds = {t.fault for t in self.tests if t.fault} | {c.get("fault") for c in self.cells if c.get("fault")}
+        return [k for k in _FAULT_ORDER if k in kinds]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Stand-ins for the student's objects
+
+class StudentError(Exception):
+    """An exception raised by student code that is not one of the re-created built-in types."""
+
+
+_BUILTIN_TYPES = {name: getattr(__import__("builtins"), name) for name in _child.BUILTIN_ERRORS
+                  if name not in ("Exception",)}
+_exception_classes: dict[tuple[str, str], type] = {}
+
+
+def student_exception(info: dict) -> BaseException:
+    """The student's exception re-created in the parent: the same built-in type (or a subclass of it
+    carrying the student's class name), with the student's message."""
+    name = str(info.get("type", "Exception"))[:100]
+    builtin = str(info.get("builtin", "Exception"))
+    message = str(info.get("message", ""))
+    base = _BUILTIN_TYPES.get(builtin, StudentError)
+    if builtin == "BaseException":
+        return StudentError(f"{name}: {message}" if message else name)
+    if name == builtin and base is not StudentError:
+        return base(message)
+    key = (name, builtin)
+    if key not in _exception_classes:
+        safe = name.replace(".", "_") if name.isidentifier() or name.replace(".", "_").isidentifier() else "StudentError"
+        _exception_classes[key] = type(safe, (base,) if base is not StudentError else (StudentError,),
+                                       {"__module__": "student"})
+    return _exception_classes[key](message)
+
+
+class StudentObject:
+    """A student object that lives in the sandboxed child (a function, class, instance, ...).
+
+    Calling it or reading an attribute asks the child; the answer comes back as plain data or as another
+    ``StudentObject``. It never compares, converts or tests true on the student's terms: those would
+    let student code decide a verdict.
+    """
+
+    __slots__ = ("_session", "_ref", "_generation", "_label", "__student_source__")
+
+    def __init__(self, session: "Session", ref: dict, label: str, source: str | None = None):
+        object.__setattr__(self, "_session", session)
+        object.__setattr__(self, "_ref", {"$ref": ref["$ref"]})
+        object.__setattr__(self, "_generation", session.generation)
+        object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "__student_source__", source if source is not None else session.student_source)
+
+    def __call__(self, *args, **kwargs):
+        return self._session.request({"op": "call", "target": self._ref}, args, kwargs, self)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._session.request({"op": "getattr", "target": self._ref, "name": name}, (), {}, self)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("the grader does not set attributes on student objects")
+
+    def __repr__(self) -> str:
+        return f"<student object {self._label}>"
+
+    def _refuse(self, *args, **kwargs):
+        raise AssertionError(f"{self._label} is not plain data (an array, a tensor, a number, a string, or a tuple, "
+                             "list or dict of these), so it cannot be checked; return plain data")
+
+    __bool__ = __len__ = __iter__ = __array__ = __float__ = __int__ = __index__ = __complex__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __contains__ = __getitem__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __neg__ = __abs__ = __matmul__ = __rmatmul__ = __pow__ = _refuse
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    __hash__ = object.__hash__
+
+
+def _object_class(type_name: str) -> type:
+    """A fresh ``StudentObject`` subclass named after the student's type, one per object: failure messages
+    name the type, and no two stand-ins ever share a type (so ``type(a) is type(b)`` checks between two
+    student results fail, as they must: neither is a real array)."""
+    module, _, qualname = type_name.rpartition(".")
+    kind = type(qualname if qualname.isidentifier() else "StudentObject", (StudentObject,), {"__slots__": ()})
+    kind.__module__ = f"student:{module}" if module else "student"
+    kind.__qualname__ = qualname or "object"
+    return kind
+
+
+def _contains_student(value, depth: int = 0) -> bool:
+    if isinstance(value, StudentObject):
+        return True
+    if depth > 4:
+        return False
+    if type(value) in (list, tuple, set, frozenset):
+        return any(_contains_student(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return any(_contains_student(v, depth + 1) for v in value.values())
+    return False
+
+
+class Session:
+    """One submission's sandboxed child, restarted after a fault without the solution cell that caused it."""
+
+    def __init__(self, lesson: Lesson, sources: dict[str, str], limits: Limits, uid: int | None, hide: list[str]):
+        self.lesson, self.limits, self.uid, self.hide = lesson, limits, uid, hide
+        self.sources = sources
+        self.student_source = "\n\n".join(sources.get(i, "") for i in lesson.code_solution_ids)
+        self.skip: set[str] = set()
+        self.box: Sandbox | None = None
+        self.generation = 0
+        self.first_outcomes: list[CellOutcome] | None = None
+        self.outcomes: dict[str, CellOutcome] = {}
+        self.deadline = 0.0
+        self.fault: Fault | None = None  # the fault of the current test cell (sticky)
+        self.broken: Fault | None = None  # the child cannot even start
+        self.helpers: list[str] = []
+        self.notes: list[str] = []
+
+    # -- the child --------------------------------------------------------------------------------
+    def cells(self) -> list[dict]:
+        lesson = self.lesson
+        cells = [{"id": c.id, "kind": "prelude", "source": c.source} for c in lesson.prelude]
+        ordered = [(c.index, {"id": c.id, "kind": "context", "source": c.source}) for c in lesson.context]
+        positions = {c.id: c.index for c in lesson.solutions}
+        for grade_id in lesson.code_solution_ids:
+            if grade_id in self.skip:
+                continue
+            ordered.append((positions.get(grade_id, 10**6), {"id": grade_id, "kind": "solution",
+                                                             "source": to_python(self.sources.get(grade_id, ""))}))
+        cells += [cell for _, cell in sorted(ordered, key=lambda item: item[0])]
+        return cells
+
+    def ensure(self) -> Sandbox:
+        if self.broken is not None:
+            raise self.broken
+        if self.box is not None and not self.box.dead:
+            return self.box
+        for _ in range(len(self.lesson.code_solution_ids) + 2):
+            self.generation += 1
+            box = Sandbox(self.cells(), limits=self.limits, hide=self.hide, uid=self.uid, block=self.lesson.block,
+                          helpers=self.helpers)
+            outcomes = box.start()
+            for outcome in outcomes:
+                if outcome.id not in self.outcomes or outcome.fault:
+                    self.outcomes[outcome.id] = outcome
+            if self.first_outcomes is None:
+                self.first_outcomes = outcomes
+            faulted = [o for o in outcomes if o.fault]
+            if not faulted and not box.dead:
+                self.box = box
+                return box
+            box.kill()
+            culprit = faulted[-1] if faulted else None
+            if culprit is None or culprit.id not in self.lesson.code_solution_ids or culprit.id in self.skip:
+                message = culprit.error.get("message") if culprit and culprit.error else "the child did not start"
+                kind = {"timeout": _timeout_fault, "memory": _memory_fault}.get(culprit.fault if culprit else "",
+                                                                              CrashFault)
+                self.broken = kind(f"the sandbox could not run the lesson's set-up: {message}")
+                raise self.broken
+            self.skip.add(culprit.id)
+            self.notes.append(f"solution cell {culprit.id!r}: {culprit.error.get('message') if culprit.error else ''}"
+                              " (the cell was skipped when the process was restarted)")
+        self.broken = CrashFault("the sandbox kept failing")
+        raise self.broken
+
+    def close(self) -> None:
+        if self.box is not None:
+            self.box.close()
+            self.box = None
+
+    # -- requests ---------------------------------------------------------------------------------
+    def _encode(self, value, blobs):
+        def other(item):
+            if isinstance(item, StudentObject):
+                if item._generation != self.generation:
+                    raise CrashFault("a student object from before the student's process was restarted was used")
+                return dict(item._ref)
+            raise _child.Unsendable(f"the grader cannot hand a {type(item).__module__}.{type(item).__qualname__} "
+                                    "to student code (only plain data, arrays, tensors and student objects)")
+
+        return _child.encode(value, blobs, other)
+
+    def _decode(self, node, blobs, source: str | None = None):
+        def ref(item):
+            label = str(item.get("type", "object"))
+            return _object_class(label)(self, item, label, source)
+
+        return _child.decode(node, blobs, ref)
+
+    def request(self, message: dict, args=(), kwargs=None, target=None):
+        if self.fault is not None:
+            raise self.fault
+        if target is not None and target._generation != self.generation:
+            raise CrashFault("a student object from before the student's process was restarted was used")
+        box = self.ensure()
+        blobs: list[bytes] = []
+        if message["op"] in ("call", "helper"):
+            message = dict(message, args=self._encode(list(args), blobs), kwargs=self._encode(dict(kwargs or {}), blobs))
+        try:
+            reply, out = box.request(message, blobs, self.deadline)
+        except Fault as fault:
+            self.fault = fault
+            raise
+        if "raise" in reply:
+            raise student_exception(reply["raise"] if isinstance(reply["raise"], dict) else {})
+        if target is not None:
+            source = target.__student_source__
+        elif message["op"] == "get":
+            source = self.source_of(message["name"])
+        else:
+            source = None
+        try:
+            return self._decode(reply.get("ok"), out, source)
+        except (_child.ProtocolError, ValueError, TypeError, KeyError, IndexError) as exc:
+            self.fault = CrashFault(f"the student's process sent back something unreadable ({exc})")
+            box.kill()
+            raise self.fault from None
+
+    def source_of(self, name: str) -> str:
+        """What ``course.checks.source_of`` shows for student name ``name`` (see ``definition_source``)."""
+        cells = [self.sources.get(i, "") for i in self.lesson.code_solution_ids]
+        found = definition_source(cells, name)
+        return found if found is not None else self.student_source
+
+    def get(self, name: str):
+        return self.request({"op": "get", "name": name})
+
+    def helper(self, spec: str, args, kwargs):
+        return self.request({"op": "helper", "helper": spec}, args, kwargs)
+
+
+def _timeout_fault(message):
+    from autograder.trusted.sandbox import TimeoutFault
+
+    return TimeoutFault(message)
+
+
+def _memory_fault(message):
+    from autograder.trusted.sandbox import MemoryFault
+
+    return MemoryFault(message)
+
+
+def to_python(source: str) -> str:
+    """A student's cell as plain Python: IPython magics become ``get_ipython()`` calls (the child's
+    stub ignores them), as in the kernel."""
+    if not any(line.lstrip().startswith(("%", "!")) for line in source.splitlines()) and "?" not in source:
+        return source
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return TransformerManager().transform_cell(source)
+    except Exception:
+        return source
+
+
+# ---------------------------------------------------------------------------------------------------
+# The parent's namespace
+
+def parent_namespace(lesson: Lesson) -> dict:
+    """The lesson's set-up run in this process (trusted code): imports, seeds, ``course`` helpers."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    namespace: dict = {"__name__": "__main__"}
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        for cell in lesson.prelude + lesson.parent_context:
+            import ast
+
+            try:
+                statements = ast.parse(cell.source).body
+            except SyntaxError:
+                continue
+            for statement in statements:
+                try:
+                    exec(compile(ast.Module([statement], []), f"<{cell.id}>", "exec"), namespace)
+                except Exception:
+                    pass
+    return namespace
+
+
+def _helper_shim(session: Session, spec: str, helper):
+    def shim(*args, **kwargs):
+        if _contains_student(args) or _contains_student(kwargs):
+            return session.helper(spec, args, kwargs)
+        return helper(*args, **kwargs)
+
+    shim.__name__ = getattr(helper, "__name__", "helper")
+    shim.__doc__ = getattr(helper, "__doc__", None)
+    setattr(shim, RUNS_WITH_STUDENT_CODE, spec)
+    return shim
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n... {len(text) - limit} more characters dropped ..."
+
+
+def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = None, *, uid: int | None = None,
+              root: Path | None = None) -> Verdicts:
+    """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells."""
+    limits = limits or Limits()
+    started = time.monotonic()
+    roots = [Path(__file__).resolve().parents[2]] + ([Path(root)] if root else [])
+    hide = hidden_paths(*roots)
+    session = Session(lesson, sources, limits, uid, hide)
+    base = parent_namespace(lesson)
+    session.helpers = sorted({getattr(v, RUNS_WITH_STUDENT_CODE) for v in base.values()
+                              if isinstance(getattr(v, RUNS_WITH_STUDENT_CODE, None), str)})
+    results: list[TestResult] = []
+    faults: list[str] = []
+    active: dict = {}
+    try:
+        for test in lesson.tests:
+            session.fault = None
+            t0 = time.monotonic()
+            session.deadline = t0 + limits.test_seconds
+            try:
+                session.ensure()  # a restart (after a fault) does not count against this test's time
+            except Fault:
+                pass
+            t0 = time.monotonic()
+            session.deadline = t0 + limits.test_seconds
+            namespace = dict(base)
+            for name, value in base.items():
+                spec = getattr(value, RUNS_WITH_STUDENT_CODE, None)
+                if isinstance(spec, str):
+                    namespace[name] = _helper_shim(session, spec, value)
+            printed = io.StringIO()
+            passed, message = False, ""
+            try:
+                with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+                    box = session.ensure()
+                    for name in sorted(names_read(test.source) & set(box.names)):
+                        if name not in base:
+                            namespace[name] = session.get(name)
+                    exec(compile(test.source, f"<test {test.id}>", "exec", dont_inherit=True), namespace)
+                passed = session.fault is None
+                if not passed:
+                    message = session.fault.message
+            except KeyboardInterrupt:
+                raise
+            except Fault as fault:
+                message = fault.message
+                session.fault = session.fault or fault
+            except BaseException as exc:  # the test failed: AssertionError, or an error the student raised
+                message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                if session.fault is not None:
+                    message = session.fault.message
+            fault = session.fault.kind if session.fault is not None else None
+            if fault:
+                faults.append(f"{test.id}: {fault}: {message}")
+            results.append(TestResult(test.id, test.points if passed else 0.0, test.points, passed,
+                                      _cap(message, 2000), round(time.monotonic() - t0, 3), fault,
+                                      _cap(printed.getvalue(), limits.output_chars) if passed else ""))
+    finally:
+        if session.box is not None:
+            active = session.box.active
+        session.close()
+    cells = []
+    for grade_id in lesson.code_solution_ids:
+        outcome = session.outcomes.get(grade_id)
+        if outcome is None:
+            continue
+        cells.append({"id": grade_id, "ok": outcome.ok, "error": outcome.error, "fault": outcome.fault,
+                      "stdout": _cap(outcome.stdout, limits.output_chars),
+                      "stderr": _cap(outcome.stderr, limits.output_chars), "seconds": round(outcome.seconds, 3)})
+        if outcome.fault:
+            message = outcome.error.get("message", "") if outcome.error else ""
+            faults.insert(0, f"solution cell {grade_id}: {outcome.fault}: {message}")
+    mode = containment()
+    description = mode.describe()
+    if mode.namespaces and active and active.get("uid", 0) == 0 and mode.drop_uid:
+        description += " (uid drop failed)"
+    return Verdicts(lesson.name, lesson.content_key(sources), results, cells, faults, description,
+                    round(time.monotonic() - started, 3))

@@ -1,0 +1,210 @@
+"""Course-level timings: each lesson notebook's execution time, and grading throughput.
+
+Notebooks run with nbclient, once each (kernel start included). Grading throughput compares the
+trusted grader (``autograder.trusted.grade``, ``--jobs 1`` and ``2``) with plain ``nbgrader autograde``
+on the same submissions: copies of the release notebook with the reference solution cells filled in,
+graded in a scratch course directory (never the repository's own gradebook).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from .solutions import REPO, is_solution, lesson_notebook
+
+
+def time_notebook(notebook: Path, timeout: int = 600) -> dict:
+    """Execute ``notebook`` top to bottom with nbclient in its own folder; ``{"seconds", "status"}``."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(notebook, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(Path(notebook).parent)}})
+    start = time.perf_counter()
+    try:
+        client.execute()
+        status = "ok"
+    except CellExecutionError as error:
+        status = "error: " + str(error).strip().splitlines()[-1][:200]
+    except Exception as error:  # noqa: BLE001 - a kernel that died is a result, not a crash of the benchmark
+        status = f"error: {type(error).__name__}: {error}"[:200]
+    return {"seconds": time.perf_counter() - start, "status": status}
+
+
+def time_notebooks(lessons: list[str], root: Path = REPO, progress=print) -> dict[str, dict]:
+    """``{lesson: {"seconds", "status"}}`` for every lesson, ``status`` "not available" when it is missing."""
+    found = {}
+    for lesson in lessons:
+        notebook = lesson_notebook(lesson, root)
+        if notebook is None:
+            found[lesson] = {"seconds": None, "status": f"not available (no notebook in source/{lesson})"}
+            continue
+        progress(f"  executing {notebook.relative_to(root)} ...")
+        found[lesson] = time_notebook(notebook)
+    return found
+
+
+# --- grading throughput ---------------------------------------------------------------------------
+
+def trusted_grader():
+    """``autograder.trusted.grade`` (importable here; it runs in a child, see :func:`trusted_in_process`)
+    or the reason it cannot be used."""
+    try:
+        module = importlib.import_module("autograder.trusted")
+        return module.grade, None
+    except Exception as error:  # noqa: BLE001
+        return None, f"autograder.trusted is not importable ({type(error).__name__}: {error})"
+
+
+def nbgrader_cmd(*args: str, root: Path) -> subprocess.CompletedProcess:
+    """One ``nbgrader`` command in course ``root`` with its own gradebook ``root/gradebook.db``."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore")
+    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}",
+               f"--CourseDirectory.db_url=sqlite:///{root}/gradebook.db"]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
+
+
+def make_course(scratch: Path, lessons: list[str], students: list[str], root: Path = REPO) -> Path:
+    """A scratch course: ``source/``, a fresh release and gradebook, and one reference submission per student."""
+    scratch.mkdir(parents=True)
+    shutil.copy2(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
+    for lesson in lessons:
+        shutil.copytree(root / "source" / lesson, scratch / "source" / lesson,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        result = nbgrader_cmd("generate_assignment", lesson, "--force", root=scratch)
+        if result.returncode != 0:
+            raise RuntimeError(f"nbgrader generate_assignment {lesson} failed: {result.stderr[-500:]}")
+        source = nbformat.read(lesson_notebook(lesson, root), as_version=4)
+        answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells if is_solution(c)}
+        released = next((scratch / "release" / lesson).glob("*.ipynb"))
+        submission = nbformat.read(released, as_version=4)
+        for cell in submission.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in answers:
+                cell.source = answers[grade_id]
+        for student in students:
+            folder = scratch / "submitted" / student / lesson
+            folder.mkdir(parents=True)
+            nbformat.write(copy.deepcopy(submission), folder / released.name)
+            (folder / "timestamp.txt").write_text("2025-01-01 12:00:00.000000 UTC\n")
+    return scratch
+
+
+def call_grade(grade, lessons, students, jobs, root):
+    """Call ``grade`` with the documented keywords it accepts: progress off, and no verdict cache (two
+    identical reference submissions must both be graded for real)."""
+    wanted = dict(lessons=lessons, students=students, jobs=jobs, root=root, progress=False, use_cache=False)
+    accepted = inspect.signature(grade).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        wanted = {k: v for k, v in wanted.items() if k in accepted}
+    return grade(**wanted)
+
+
+def grade_child() -> None:
+    """Entry point of the grading child: ``argv[1]`` is JSON ``{lessons, students, jobs, root}``; prints the
+    records as JSON on the last line of stdout."""
+    import json
+
+    from autograder.records import as_dict
+    from autograder.trusted import grade
+
+    args = json.loads(sys.argv[1])
+    records = call_grade(grade, args["lessons"], args["students"], args["jobs"], Path(args["root"]))
+    print("\n" + json.dumps([as_dict(r) for r in records], default=str))
+
+
+def trusted_in_process(lessons, students, jobs, root) -> list[dict]:
+    """``autograder.trusted.grade`` in a fresh interpreter, as an instructor runs it: the benchmark's own
+    process has run torch with changed thread counts, which must not leak into the grader's workers."""
+    import json
+
+    args = json.dumps({"lessons": lessons, "students": students, "jobs": jobs, "root": str(root)})
+    code = "from benchmarks.course_runs import grade_child; grade_child()"
+    bin_dir = str(Path(sys.executable).parent)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore")
+    done = subprocess.run([sys.executable, "-c", code, args], cwd=REPO, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError((done.stderr.strip().splitlines() or ["no output"])[-1][:300])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def nbgrader_scores(course: Path, lessons: list[str], students: list[str]) -> dict:
+    """Points given / possible over the submissions, read from the scratch gradebook nbgrader wrote."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    score = possible = 0.0
+    with Gradebook(f"sqlite:///{course}/gradebook.db") as gradebook:
+        for lesson in lessons:
+            for student in students:
+                try:
+                    submission = gradebook.find_submission(lesson, student)
+                except MissingEntry:
+                    continue
+                score, possible = score + submission.score, possible + submission.max_score
+    return {"score": score, "max_score": possible}
+
+
+def record_scores(records) -> dict:
+    """Points given / possible and the statuses of the trusted grader's records."""
+    from autograder.records import as_dict
+
+    data = [as_dict(r) for r in records]
+    problems = [f"{d.get('student')}/{d.get('lesson')}: {d.get('status')}: {str(d.get('reason'))[:300]}"
+                for d in data if d.get("status") != "ok"]
+    return {"records": len(data), "record_statuses": sorted({str(d.get("status")) for d in data}),
+            "problems": problems,
+            "score": sum(float(d.get("score") or 0) for d in data),
+            "max_score": sum(float(d.get("max_score") or 0) for d in data)}
+
+
+def grading_throughput(lessons: list[str], students: int = 2, root: Path = REPO, progress=print) -> dict:
+    """Submissions per minute: plain ``nbgrader autograde`` and the trusted grader at ``--jobs 1`` and ``2``.
+
+    Each contender grades the same reference submissions in its own fresh scratch course (so none sees
+    another's gradebook). Runs one after the other (too slow to interleave); the note in the result says so.
+    """
+    grade, reason = trusted_grader()
+    if grade is None:
+        return {"status": "not available", "reason": reason}
+    names = [f"bench_student_{i + 1}" for i in range(students)]
+    count = len(names) * len(lessons)
+    result = {"status": "ok", "lessons": lessons, "submissions": count, "runs": {},
+              "note": "one run each, in the order listed (too slow to interleave)"}
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        contenders = [("nbgrader autograde", None), ("trusted --jobs 1", 1), ("trusted --jobs 2", 2)]
+        for label, jobs in contenders:
+            course = make_course(Path(tmp) / label.replace(" ", "_").replace("-", ""), lessons, names, root)
+            progress(f"  grading {count} submissions with {label} ...")
+            start = time.perf_counter()
+            try:
+                if jobs is None:
+                    for lesson in lessons:
+                        done = nbgrader_cmd("autograde", lesson, "--force", root=course)
+                        if done.returncode != 0:
+                            raise RuntimeError(done.stderr.strip().splitlines()[-1][:300])
+                    records = None
+                else:
+                    records = trusted_in_process(lessons, names, jobs, course)
+                seconds = time.perf_counter() - start
+                run = {"seconds": seconds, "per_minute": count / seconds * 60.0, "status": "ok"}
+                run.update(nbgrader_scores(course, lessons, names) if records is None else record_scores(records))
+            except Exception as error:  # noqa: BLE001 - reported, the rest of the benchmark goes on
+                run = {"seconds": None, "per_minute": None, "status": f"error: {type(error).__name__}: {error}"[:300]}
+            result["runs"][label] = run
+    base = result["runs"]["nbgrader autograde"].get("per_minute")
+    for label, run in result["runs"].items():
+        run["vs_nbgrader"] = run["per_minute"] / base if base and run.get("per_minute") else None
+    return result

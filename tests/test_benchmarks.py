@@ -1,0 +1,328 @@
+"""The benchmark harness (benchmarks/): it runs end to end, takes the solutions from source/ as the grader
+does, reports a missing lesson as not available, and computes interleaved medians of ratios correctly.
+
+No speed is asserted here: speed goals are what ``python -m benchmarks.run`` prints, met or missed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from nbformat.v4 import new_code_cell, new_notebook
+
+from benchmarks import course_runs, report, solutions
+from benchmarks.timing import Candidate, interleave, median_of_ratios
+
+REPO = Path(__file__).resolve().parent.parent
+TOP_KEYS = {"meta", "lessons", "bandwidth", "rows", "speedups", "notebooks", "grading", "goals"}
+
+
+def run_cli(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "benchmarks.run", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def assert_sane(result: dict) -> None:
+    assert TOP_KEYS <= set(result), f"missing keys {TOP_KEYS - set(result)}"
+    assert result["bandwidth"]["gbytes_per_s"] > 0
+    assert result["rows"], "no rows measured"
+    for row in result["rows"]:
+        assert row["status"] in ("ok", "not available"), f"{row['case']} {row['impl']}: {row['status']} {row['note']}"
+        if row["status"] == "ok":
+            for key in ("time_s", "ratio"):
+                assert row[key] is not None and math.isfinite(row[key]) and row[key] > 0, (key, row)
+        else:
+            assert row["time_s"] is None and "not available" in row["note"]
+    for value in result["speedups"].values():
+        assert value is None or (math.isfinite(value) and value > 0)
+    assert {g["status"] for g in result["goals"]} <= {"met", "MISSED", "not available"}
+
+
+def test_quick_run_end_to_end(tmp_path):
+    done = run_cli("--quick", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "cpu-quick.json").read_text())
+    assert_sane(result)
+    assert (tmp_path / "cpu-quick.png").stat().st_size > 1000
+    assert result["meta"]["mode"] == "quick"
+    assert "Goals (CPU, one thread)" in done.stdout and "Memory-bandwidth floor" in done.stdout
+    for lesson in solutions.REQUIRED:  # each lesson present in source/ is measured, the others are said missing
+        rows = [r for r in result["rows"] if lesson in r["note"] or r["impl"].endswith(f"(lesson {lesson[6]})")]
+        assert rows, lesson
+        expected = "ok" if solutions.lesson_notebook(lesson) else "not available"
+        assert {r["status"] for r in rows} == {expected}, (lesson, [r["note"] for r in rows])
+
+
+def test_missing_lessons_are_not_available(tmp_path):
+    root = tmp_path / "course"
+    (root / "source").mkdir(parents=True)
+    done = run_cli("--quick", "--root", str(root), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "out" / "cpu-quick.json").read_text())
+    assert_sane(result)
+    for lesson, info in result["lessons"].items():
+        assert not info["available"] and "no notebook" in info["status"], (lesson, info)
+    lesson_rows = [r for r in result["rows"] if "(lesson" in r["impl"]]
+    assert lesson_rows and all(r["status"] == "not available" for r in lesson_rows)
+    assert all(r["status"] == "ok" for r in result["rows"] if "(lesson" not in r["impl"])
+    assert all(g["status"] == "not available" for g in result["goals"])
+    assert "not available" in done.stdout
+
+
+def test_cuda_path_skips_cleanly_without_cuda(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the GPU run is the real thing, not a skip")
+    done = run_cli("--device", "cuda", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "CUDA is not available" in done.stdout and "skipping" in done.stdout
+    assert not any(tmp_path.iterdir()), "a skipped GPU run must not write results"
+
+
+# --- taking the solutions from source/ --------------------------------------------------------------
+
+def solution(grade_id: str, source: str):
+    return new_code_cell(source, metadata={"nbgrader": {"solution": True, "grade": False, "locked": False,
+                                                        "grade_id": grade_id, "schema_version": 3}})
+
+
+def graded_cell(grade_id: str, source: str):
+    return new_code_cell(source, metadata={"nbgrader": {"solution": False, "grade": True, "locked": True,
+                                                        "points": 1, "grade_id": grade_id, "schema_version": 3}})
+
+
+def write_lesson(root: Path, lesson: str, cells) -> Path:
+    folder = root / "source" / lesson
+    folder.mkdir(parents=True)
+    path = folder / f"{lesson}.ipynb"
+    nbformat.write(new_notebook(cells=cells), path)
+    return path
+
+
+def test_only_solution_cells_run_with_the_setup_imports(tmp_path):
+    write_lesson(tmp_path, "lesson9_demo", [
+        new_code_cell("import math\nfrom collections import Counter as Tally\nprint('setup ran')\n"
+                      "raise RuntimeError('the setup cell itself must not run')"),
+        solution("helper", "### BEGIN SOLUTION\ndef twice(v):\n    return 2 * v\n### END SOLUTION"),
+        new_code_cell("raise RuntimeError('a demo cell must not run')"),
+        graded_cell("helper_tests", "raise RuntimeError('a test cell must not run')"),
+        solution("main", "def area(r):\n    return twice(math.pi * r * r) / 2\n\ncounted = Tally('aab')"),
+    ])
+    found = solutions.load("lesson9_demo", tmp_path, required=("area", "twice", "counted"))
+    assert found.available, found.reason
+    assert found["area"](1.0) == pytest.approx(math.pi)
+    assert found["counted"]["a"] == 2
+    assert [g for g, _ in solutions.solution_cells(tmp_path / "source/lesson9_demo/lesson9_demo.ipynb")] == ["helper", "main"]
+    # a fresh namespace per load: nothing leaks from one load into the next
+    again = solutions.load("lesson9_demo", tmp_path, required=("area",))
+    assert again["area"] is not found["area"]
+
+
+def test_missing_or_broken_lessons_are_reported_not_raised(tmp_path):
+    missing = solutions.load("lesson3_numpy", tmp_path)
+    assert not missing.available and "no notebook in source/lesson3_numpy" in missing.status()
+    write_lesson(tmp_path, "lesson_broken", [solution("a", "def f():\n    return 1\n1 / 0")])
+    broken = solutions.load("lesson_broken", tmp_path, required=("f",))
+    assert not broken.available and "ZeroDivisionError" in broken.reason
+    write_lesson(tmp_path, "lesson_partial", [solution("a", "def f():\n    return 1")])
+    partial = solutions.load("lesson_partial", tmp_path, required=("f", "g"))
+    assert not partial.available and "do not define g" in partial.reason
+    write_lesson(tmp_path, "lesson_nosolution", [new_code_cell("x = 1")])
+    assert "no solution cells" in solutions.load("lesson_nosolution", tmp_path, required=()).reason
+
+
+@pytest.mark.parametrize("lesson", sorted(solutions.REQUIRED))
+def test_real_lessons_load_when_present(lesson):
+    if solutions.lesson_notebook(lesson) is None:
+        pytest.skip(f"source/{lesson} is not there yet")
+    found = solutions.load(lesson)
+    assert found.available, found.reason
+    assert set(found.names) == set(solutions.REQUIRED[lesson])
+
+
+# --- interleaving and the median of per-round ratios (fake clock, no real time) ------------------------
+
+class FakeClock:
+    """A clock that only moves when a fake candidate says how long it took."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.calls: list[str] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def task(self, name: str, costs):
+        costs = iter(costs)
+
+        def fn():
+            self.calls.append(name)
+            self.now += next(costs)
+        return fn
+
+
+def test_rounds_are_interleaved_and_ratios_are_per_round_medians():
+    clock = FakeClock()
+    # first two costs of each candidate are the warm-up and the calibration call
+    a = clock.task("A", [1, 1, 1, 10, 1])
+    b = clock.task("B", [2, 2, 2, 10, 3])
+    c = clock.task("C", [5, 5, 5, 50, 5])
+    timings = interleave([Candidate("A", a), Candidate("B", b), Candidate("C", c)], rounds=3, timer=clock,
+                         target=0.0)
+    assert clock.calls == ["A", "A", "B", "B", "C", "C"] + ["A", "B", "C"] * 3
+    assert timings.per_round == {"A": [1, 10, 1], "B": [2, 10, 3], "C": [5, 50, 5]}
+    # per-round ratios B/A are 2, 1, 3: their median is 2, while the ratio of the medians would be 3
+    assert timings.ratio("B", "A") == 2
+    assert timings.median_time("B") / timings.median_time("A") == 3
+    assert timings.ratio("C", "A") == 5
+    assert timings.ratio("A", "C", scale=10) == pytest.approx(2.0)
+
+
+def test_calibration_repeats_fast_candidates_and_divides_by_the_calls():
+    clock = FakeClock()
+    fast = clock.task("fast", [0.001] * 100)
+    timings = interleave([Candidate("fast", fast)], rounds=2, timer=clock, target=0.01)
+    assert timings.calls["fast"] == 10
+    assert timings.per_round["fast"] == pytest.approx([0.001, 0.001])
+    assert len(clock.calls) == 1 + 1 + 2 * 10
+
+
+def test_thread_counts_are_set_per_candidate_and_restored():
+    clock, state, seen = FakeClock(), {"threads": 2}, []
+
+    def record(name):
+        def fn():
+            seen.append((name, state["threads"]))
+            clock.now += 1
+        return fn
+    pair = (lambda: state["threads"], lambda n: state.update(threads=n))
+    interleave([Candidate("one", record("one"), threads=1), Candidate("all", record("all"), threads=2),
+                Candidate("any", record("any"))], rounds=2, timer=clock, threads=pair)
+    assert {(n, t) for n, t in seen if n != "any"} == {("one", 1), ("all", 2)}
+    assert state["threads"] == 2
+
+
+def test_interleave_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="rounds"):
+        interleave([Candidate("a", lambda: None)], rounds=0)
+    with pytest.raises(ValueError, match="unique"):
+        interleave([Candidate("a", lambda: None), Candidate("a", lambda: None)], rounds=1)
+    with pytest.raises(ValueError, match="paired"):
+        median_of_ratios([1.0, 2.0], [1.0])
+
+
+# --- goals: both sides of each limit --------------------------------------------------------------------
+
+def fake_result(numpy_ratio: float, function_ratio: float, floor: float, speedup: float, kernel: int) -> dict:
+    case = f"[1,1,8,8] k{kernel} s1 p0"
+    rows = []
+    for direction in ("forward", "backward"):
+        rows.append({"group": "pooling", "case": case, "direction": direction, "impl": "NumPy (lesson 3)",
+                     "threads": 1, "ratio": numpy_ratio, "floor_multiple": floor, "kernel": kernel})
+    rows.append({"group": "pooling", "case": case, "direction": "forward+backward", "impl": "Function (lesson 4)",
+                 "threads": 1, "ratio": function_ratio, "floor_multiple": None, "kernel": kernel})
+    return {"rows": rows, "speedups": {f"{case} | forward": speedup, f"{case} | backward": speedup}}
+
+
+def test_goals_met_and_missed():
+    met = report.goals(fake_result(0.9, 0.95, 14.0, 400.0, kernel=3))
+    assert [g["status"] for g in met] == ["met"] * 6
+    missed = report.goals(fake_result(1.1, 1.05, 16.0, 250.0, kernel=3))
+    assert [g["status"] for g in missed] == ["MISSED"] * 6
+    k7 = report.goals(fake_result(0.6, 0.9, 40.0, 400.0, kernel=7))  # k=7: NumPy must reach 0.5x, no floor goal
+    assert [(g["direction"], g["status"]) for g in k7 if g["goal"].startswith("NumPy")] == [
+        ("forward", "MISSED"), ("backward", "MISSED")]
+    assert not any("bandwidth" in g["goal"] for g in k7)
+
+
+# --- course-level timings ------------------------------------------------------------------------------
+
+def test_time_notebook_reports_time_and_errors(tmp_path):
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("x = sum(range(10))\nprint(x)")]), good)
+    nbformat.write(new_notebook(cells=[new_code_cell("raise ValueError('boom')")]), bad)
+    ok = course_runs.time_notebook(good)
+    assert ok["status"] == "ok" and ok["seconds"] > 0
+    failed = course_runs.time_notebook(bad)
+    assert failed["status"].startswith("error") and "boom" in failed["status"]
+    missing = course_runs.time_notebooks(["lesson_nowhere"], root=tmp_path)
+    assert missing["lesson_nowhere"]["status"].startswith("not available")
+
+
+def test_grading_throughput_without_the_trusted_grader(monkeypatch):
+    def no_grader():
+        return None, "autograder.trusted is not importable (ModuleNotFoundError: test)"
+    monkeypatch.setattr(course_runs, "trusted_grader", no_grader)
+    result = course_runs.grading_throughput(["lesson1_by_hand"])
+    assert result["status"] == "not available" and "autograder.trusted" in result["reason"]
+    text = report.table({"meta": {"device": "cpu", "mode": "quick", "torch": "", "numpy": "", "cpus": 2,
+                                  "threads_all": 2, "load_start": "", "rounds": 1},
+                         "lessons": {}, "rows": [], "grading": result})
+    assert "not available: autograder.trusted" in text
+
+
+# --- each row times its own implementation ---------------------------------------------------------------
+
+def recording_lessons(calls: list[str]) -> dict:
+    """Stand-ins for lessons 2-4 that compute the right answer with torch and record which one ran."""
+    import torch.nn.functional as F
+
+    def forward(name):
+        def run(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+            calls.append(name)
+            if isinstance(x, torch.Tensor):
+                return F.avg_pool2d(x, kernel_size, stride or kernel_size, padding)
+            return F.avg_pool2d(torch.from_numpy(x), kernel_size, stride or kernel_size, padding).numpy()
+        return run
+
+    def backward(name):
+        def run(grad_out, input_shape, kernel_size, stride=0, padding=0, count_include_pad=True):
+            calls.append(name)
+            x = torch.zeros(input_shape, requires_grad=True)
+            F.avg_pool2d(x, kernel_size, stride or kernel_size, padding).backward(torch.from_numpy(grad_out))
+            return x.grad.numpy()
+        return run
+
+    return {
+        "lesson2_loops": solutions.Solutions("lesson2_loops", {"avg_pool2d_loops": forward("loops"),
+                                                               "avg_pool2d_loops_backward": backward("loops bwd")}),
+        "lesson3_numpy": solutions.Solutions("lesson3_numpy", {"avg_pool2d_numpy": forward("numpy"),
+                                                               "avg_pool2d_numpy_backward": backward("numpy bwd")}),
+        "lesson4_torch": solutions.Solutions("lesson4_torch", {"avg_pool2d_torch": forward("function"),
+                                                               "AvgPool2dFunction": None, "AvgPool2d": None}),
+    }
+
+
+def test_each_row_runs_its_own_implementation():
+    from benchmarks.pooling import Case, gap_entries, pool_entries
+
+    calls: list[str] = []
+    lessons = recording_lessons(calls)
+    expected = {("forward", "NumPy (lesson 3)"): "numpy", ("backward", "NumPy (lesson 3)"): "numpy bwd",
+                ("forward", "loops (lesson 2)"): "loops", ("backward", "loops (lesson 2)"): "loops bwd",
+                ("forward", "Function (lesson 4)"): "function", ("forward+backward", "Function (lesson 4)"): "function"}
+    groups = pool_entries(Case((1, 2, 8, 8), 3, 2, 1), lessons, "cpu", 2, loop_shape=(1, 1, 6, 6))
+    seen = set()
+    for direction, entries in groups.items():
+        for entry in entries:
+            assert entry.fn is not None, (direction, entry.impl, entry.note)
+            calls.clear()
+            entry.fn()
+            want = expected.get((direction, entry.impl))
+            assert calls == ([want] if want else []), (direction, entry.impl, calls)
+            seen.add((direction, entry.impl))
+    assert set(expected) <= seen
+    for direction, entries in gap_entries((2, 3, 5, 5), lessons, "cpu").items():
+        for entry in entries:
+            calls.clear()
+            entry.fn()
+            owner = "numpy" if "NumPy" in entry.impl else "function" if "Function" in entry.impl else None
+            assert calls == ([owner + (" bwd" if direction == "backward" and owner == "numpy" else "")]
+                             if owner else []), (direction, entry.impl, calls)

@@ -1,0 +1,397 @@
+"""Unit tests of the trusted grader: intake, the plain-data codec, stand-ins, the sandbox's containment
+and limits, and its wiring into nbgrader. The corpus (tests/test_corpus.py) grades whole submissions."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+from autograder.trusted import _child, containment, load_lesson, parse_submission, sanitized_notebook
+from autograder.trusted.lesson import Cell, Lesson
+from autograder.trusted.nbgrader_plugin import configure
+from autograder.trusted.sandbox import (CrashFault, Limits, MemoryFault, Sandbox, TimeoutFault, hidden_paths,
+                                        sandbox_uid)
+from autograder.trusted.verdicts import StudentObject, run_tests, student_exception
+
+REPO = Path(__file__).resolve().parent.parent
+LESSON1 = "lesson1_by_hand"
+FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
+
+
+@pytest.fixture(scope="module")
+def lesson1():
+    return load_lesson(LESSON1, REPO)
+
+
+# --- intake ----------------------------------------------------------------------------------------
+
+def notebook_bytes(lesson, sources) -> bytes:
+    return nbformat.writes(sanitized_notebook(lesson, sources)).encode()
+
+
+def test_intake_takes_solution_sources_by_grade_id(lesson1):
+    taken = parse_submission(notebook_bytes(lesson1, lesson1.reference_sources()), lesson1)
+    assert taken.status == "ok"
+    assert taken.sources == lesson1.reference_sources()
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"{not json", "not valid JSON"),
+    (b"\xff\xfe\x00garbage", "not UTF-8"),
+    (b"[1, 2, 3]", "not a notebook"),
+    (json.dumps({"nbformat": 3, "worksheets": []}).encode(), "nbformat 3"),
+    (json.dumps({"nbformat": 4, "cells": "nope"}).encode(), "no list of cells"),
+])
+def test_intake_rejects_what_is_not_a_notebook_with_a_reason(lesson1, data, why):
+    taken = parse_submission(data, lesson1)
+    assert taken.status == "invalid submission"
+    assert why in taken.reason
+
+
+def test_intake_first_match_wins_and_ignores_metadata_and_wrong_cell_types(lesson1):
+    nb = sanitized_notebook(lesson1, lesson1.reference_sources())
+    twin = nbformat.v4.new_code_cell("def output_size(*a, **k):\n    return (0, 0)",
+                                     metadata={"nbgrader": {"grade_id": "output_size", "solution": True}})
+    nb.cells.append(twin)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") == "pool_both":
+            cell.cell_type = "markdown"
+            del cell["outputs"], cell["execution_count"]
+        if meta.get("grade"):
+            meta["points"] = 1000
+    taken = parse_submission(nbformat.writes(nb).encode(), lesson1)
+    assert taken.sources["output_size"] == lesson1.reference_sources()["output_size"]
+    assert "pool_both" not in taken.sources
+    assert any("second cell" in note for note in taken.notes)
+
+
+def test_intake_without_any_solution_cell_says_so(lesson1):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    taken = parse_submission(nbformat.writes(nb).encode(), lesson1)
+    assert taken.status == "no solution cells"
+    assert "another lesson" in taken.reason
+
+
+def test_sanitized_notebook_is_the_release_with_sources_swapped(lesson1):
+    nb = sanitized_notebook(lesson1, {"output_size": "x = 1"})
+    release = nbformat.read(str(lesson1.release_path), as_version=4)
+    assert len(nb.cells) == len(release.cells)
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    assert by_id["output_size"].source == "x = 1"
+    assert by_id["pool_both"].source == ""  # missing: empty
+    assert by_id["output_size_basic"].source == {c.metadata.get("nbgrader", {}).get("grade_id"): c
+                                                 for c in release.cells}["output_size_basic"].source
+
+
+# --- the codec ---------------------------------------------------------------------------------------
+
+def roundtrip(value, child_side: bool = False):
+    blobs: list[bytes] = []
+    _child.IN_CHILD = child_side
+    try:
+        tree = _child.encode(value, blobs, lambda v: (_ for _ in ()).throw(_child.Unsendable(type(v).__name__)))
+        wire = json.loads(json.dumps(tree))
+        _child.IN_CHILD = not child_side
+        return _child.decode(wire, blobs, lambda node: None)
+    finally:
+        _child.IN_CHILD = False
+
+
+@pytest.mark.parametrize("child_side", [False, True])
+def test_codec_keeps_exact_types(child_side):
+    value = {"t": (1, 2.5, True, None, "s"), "l": [1, [2]], 3: np.float32(1.5), "i": np.int64(7),
+             "a": np.arange(6, dtype=np.float32).reshape(2, 3), "big": 2**80, "nan": float("nan"),
+             "c": 1 + 2j, "b": b"\x00\x01", "set": {1, 2}, "dt": np.dtype("float64"), "k": np.float64,
+             "tensor": torch.arange(4.0, dtype=torch.float64).requires_grad_(True),
+             "half": torch.ones(2, dtype=torch.bfloat16), "size": torch.Size([2, 3]), "tdt": torch.float16}
+    back = roundtrip(value, child_side)
+    assert type(back["t"]) is tuple and back["t"] == (1, 2.5, True, None, "s")
+    assert type(back["t"][0]) is int and type(back["t"][2]) is bool
+    assert type(back["l"]) is list and back["l"] == [1, [2]]
+    assert type(back[3]) is np.float32 and back[3] == np.float32(1.5)
+    assert type(back["i"]) is np.int64
+    assert type(back["a"]) is np.ndarray and back["a"].dtype == np.float32 and back["a"].shape == (2, 3)
+    assert back["big"] == 2**80 and back["nan"] != back["nan"] and back["c"] == 1 + 2j and back["b"] == b"\x00\x01"
+    assert back["set"] == {1, 2} and back["dt"] == np.dtype("float64") and back["k"] is np.float64
+    assert type(back["tensor"]) is torch.Tensor and back["tensor"].dtype == torch.float64
+    assert back["tensor"].requires_grad
+    assert back["half"].dtype == torch.bfloat16 and type(back["size"]) is torch.Size and back["tdt"] is torch.float16
+
+
+def test_codec_refuses_what_is_not_plain_data():
+    class Sneaky(np.ndarray):
+        pass
+
+    for value in (np.zeros(2).view(Sneaky), np.array([object()]), lambda: 1, torch.nn.Parameter(torch.ones(1))):
+        with pytest.raises(_child.Unsendable):
+            roundtrip(value)
+
+
+def test_protocol_never_unpickles():
+    array = np.array([{"a": 1}], dtype=object)
+    import io
+    import pickle
+
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    with pytest.raises(ValueError):
+        _child.decode({"$array": 0}, [buffer.getvalue()], None)
+    with pytest.raises(_child.ProtocolError):
+        _child.decode({"$pickle": pickle.dumps(1).hex()}, [], None)
+
+
+# --- stand-ins --------------------------------------------------------------------------------------
+
+def test_student_exceptions_come_back_as_the_same_builtin_type():
+    error = student_exception({"type": "ValueError", "builtin": "ValueError", "message": "kernel_size must be >= 1"})
+    assert type(error) is ValueError and str(error) == "kernel_size must be >= 1"
+    custom = student_exception({"type": "PoolError", "builtin": "ValueError", "message": "bad stride"})
+    assert isinstance(custom, ValueError) and type(custom).__name__ == "PoolError"
+    exiting = student_exception({"type": "SystemExit", "builtin": "BaseException", "message": "0"})
+    assert isinstance(exiting, Exception) and "SystemExit" in str(exiting)
+
+
+def tiny_lesson(solution: str, tests: dict[str, str], prelude: str = "import numpy as np\nimport torch\n"
+                "from course.checks import check_array, check_value, check_raises, check_avoids\n",
+                block: tuple = ()) -> Lesson:
+    return Lesson("tiny", "tiny.ipynb", Path("/nonexistent"), Path("/nonexistent"),
+                  [Cell("setup", "prelude", prelude)], [], [Cell("answer", "solution", solution, index=1)],
+                  {"answer": ""}, {"answer": "code"},
+                  [Cell(name, "test", source, points=1.0, index=2 + i) for i, (name, source) in enumerate(tests.items())],
+                  list(block))
+
+
+def verdicts_of(lesson, solution_source, limits=FAST):
+    result = run_tests(lesson, {"answer": solution_source}, limits, uid=sandbox_uid(900))
+    return {t.grade_id: t for t in result.tests}, result
+
+
+def test_stand_ins_return_plain_data_and_refuse_to_be_judged_by_student_code():
+    solution = (
+        "import numpy as np\n"
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    def __bool__(self):\n        return True\n"
+        "def double(x):\n    return x * 2\n"
+        "def yes():\n    return Yes()\n"
+        "def picky(k):\n    if k < 1:\n        raise ValueError(f'kernel_size must be >= 1, got {k}')\n    return k\n"
+        "def as_tensor(x):\n    return torch.as_tensor(x) * 2\n"
+        "def via_helper(x):\n    return as_tensor(x)\n"
+        "scale = 3\n"
+    )
+    tests = {
+        "arrays": "check_array(double(np.ones(3)), np.full(3, 2.0), 'double')\nprint('ok')",
+        "tensors": "check_array(as_tensor(np.ones(2)), torch.full((2,), 2.0, dtype=torch.float64), 't')\nprint('ok')",
+        "values": "check_value(scale, 3, 'scale')\nprint('ok')",
+        "errors": "check_raises(ValueError, ['kernel_size'], picky, 0)\nprint('ok')",
+        "always_equal": "assert yes() == 1, 'student objects do not decide comparisons'\nprint('ok')",
+        "truthiness": "assert yes(), 'nor truth'\nprint('ok')",
+        "source": "check_avoids(double, ['torch'], 'double')\nprint('ok')",
+        "helper_source": "check_avoids(via_helper, ['torch'], 'via_helper')\nprint('ok')",
+    }
+    verdicts, _ = verdicts_of(tiny_lesson(solution, tests), solution)
+    assert verdicts["arrays"].passed and verdicts["tensors"].passed and verdicts["values"].passed
+    assert verdicts["errors"].passed
+    assert not verdicts["always_equal"].passed
+    assert not verdicts["truthiness"].passed
+    assert verdicts["source"].passed  # only what defines `double` is inspected, as inspect.getsource would
+    assert not verdicts["helper_source"].passed and "torch" in verdicts["helper_source"].message  # and its helpers
+
+
+def test_helpers_marked_runs_with_student_code_are_shipped_to_the_child():
+    prelude = ("import numpy as np\nimport builtins\nfrom course.checks import runs_with_student_code, check_value\n"
+               "describe = runs_with_student_code(builtins.repr)\n")
+    solution = "class Pool:\n    def __repr__(self):\n        return 'Pool(k=2)'\npool = Pool()\n"
+    tests = {"shipped": "check_value(describe(pool), 'Pool(k=2)', 'repr in the child')\nprint('ok')",
+             "local": "check_value(describe(3), '3', 'plain call stays here')\nprint('ok')"}
+    verdicts, _ = verdicts_of(tiny_lesson(solution, tests, prelude=prelude), solution)
+    assert verdicts["shipped"].passed, verdicts["shipped"].message
+    assert verdicts["local"].passed
+
+
+def test_a_forbidden_module_cannot_be_imported_by_student_code():
+    solution = "def pool(x):\n    mod = __import__('to' + 'rch')\n    return 1\n"
+    tests = {"uses": "check_value(pool(1), 1, 'pool')\nprint('ok')",
+             "avoids": "check_avoids(pool, ['torch'], 'pool')\nprint('ok')"}
+    lesson = tiny_lesson(solution, tests, prelude="import numpy as np\nimport torch\n"
+                         "from course.checks import check_value, check_avoids\n", block=("torch",))
+    verdicts, _ = verdicts_of(lesson, solution)
+    assert not verdicts["uses"].passed and "torch" in verdicts["uses"].message
+    assert verdicts["avoids"].passed  # the spelling dodged the source check; the import block caught it
+
+
+# --- containment and limits --------------------------------------------------------------------------
+
+PROBE = f"""
+import os, resource, socket
+def readable(path):
+    try:
+        return len(os.listdir(path)) if os.path.isdir(path) else len(open(path, 'rb').read(16))
+    except OSError:
+        return -1
+def writable(path):
+    try:
+        with open(path, 'w') as handle:
+            handle.write('x')
+        os.remove(path)
+        return True
+    except OSError:
+        return False
+try:
+    socket.create_connection(('127.0.0.1', 22), timeout=1).close()
+    network = 'connected'
+except OSError as exc:
+    network = type(exc).__name__
+probe = dict(uid=os.getuid(), pid=os.getpid(), env=sorted(os.environ), cwd=sorted(os.listdir('.')),
+             source=readable('{REPO}/source'), tests=readable('{REPO}/tests'), autograder=readable('{REPO}/autograder'),
+             course=readable('{REPO}/course'), release_write=writable('{REPO}/release/owned.txt'),
+             network=network, nproc=resource.getrlimit(resource.RLIMIT_NPROC)[0],
+             fsize=resource.getrlimit(resource.RLIMIT_FSIZE)[0], memory=resource.getrlimit(resource.RLIMIT_AS)[0])
+"""
+
+
+def sandbox(source: str, limits: Limits = FAST) -> Sandbox:
+    box = Sandbox([{"id": "prelude", "kind": "prelude", "source": "import os"},
+                   {"id": "answer", "kind": "solution", "source": source}],
+                  limits=limits, hide=hidden_paths(REPO), uid=sandbox_uid(901))
+    outcomes = box.start()
+    assert all(o.ok for o in outcomes), outcomes
+    return box
+
+
+def ask(box: Sandbox, message: dict, seconds: float = 5):
+    reply, blobs = box.request(message, [], time.monotonic() + seconds)
+    return _child.decode(reply["ok"], blobs, lambda node: node) if "ok" in reply else reply
+
+
+def test_containment_the_child_sees_only_what_it_may():
+    os.environ["NBGRADER_EXECUTION"] = "autograde"  # must not reach the child
+    try:
+        box = sandbox(PROBE)
+    finally:
+        del os.environ["NBGRADER_EXECUTION"]
+    try:
+        probe = ask(box, {"op": "get", "name": "probe"})
+    finally:
+        box.close()
+    mode = containment()
+    print("containment here:", mode.describe(), "| child saw:", probe)
+    assert not [k for k in probe["env"] if "NBGRADER" in k or "GRADE" in k]
+    assert probe["cwd"] == [] or probe["cwd"] == [".matplotlib"]
+    assert probe["course"] > 0, "the course helpers must stay readable"
+    assert probe["fsize"] == FAST.file_bytes and probe["memory"] == FAST.memory_bytes
+    if mode.namespaces:
+        assert probe["source"] <= 0 and probe["tests"] <= 0 and probe["autograder"] <= 0
+        assert probe["network"] != "connected"
+        assert probe["pid"] == 1
+    if mode.drop_uid:
+        assert probe["uid"] >= 61000 and probe["nproc"] == FAST.nproc
+        assert probe["release_write"] is False
+    if not mode.namespaces:
+        pytest.skip(f"containment here is {mode.mode}: instructor paths and network are not isolated")
+
+
+def test_a_loop_ignoring_sigint_is_killed_within_the_limit():
+    box = sandbox("import signal\ndef spin():\n    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                  "    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n    while True:\n        pass\n")
+    target = ask(box, {"op": "get", "name": "spin"})
+    started = time.monotonic()
+    with pytest.raises(TimeoutFault):
+        box.request({"op": "call", "target": {"$ref": target["$ref"]}, "args": [], "kwargs": {"$dict": []}}, [],
+                    started + 2)
+    assert time.monotonic() - started < 2 + 5
+    assert box.proc.poll() is not None
+
+
+def test_a_memory_bomb_ends_as_memory_and_the_parent_stays_small():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    box = sandbox("def bomb():\n    data = b'x' * (1 << 20)\n    while True:\n        data = data + data\n")
+    target = ask(box, {"op": "get", "name": "bomb"})
+    with pytest.raises(MemoryFault):
+        box.request({"op": "call", "target": {"$ref": target["$ref"]}, "args": [], "kwargs": {"$dict": []}}, [],
+                    time.monotonic() + 30)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200 * 1024, f"the grader grew by {grown_kib / 1024:.0f} MiB"
+
+
+def test_a_flood_of_output_is_capped_and_costs_the_parent_nothing():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    box = Sandbox([{"id": "answer", "kind": "solution",
+                    "source": "import os, sys\nprint('x' * (200 << 20))\n"
+                              "try:\n    [os.write(1, b'y' * (1 << 20)) for _ in range(200)]\n"
+                              "except OSError as exc:\n    print('stopped:', exc, file=sys.stderr)\nvalue = 42\n"}],
+                  limits=FAST, hide=[], uid=sandbox_uid(902))
+    try:
+        outcomes = box.start()
+        assert ask(box, {"op": "get", "name": "value"}) == 42
+    finally:
+        box.close()
+    assert len(outcomes[0].stdout) <= FAST.output_chars + 100 and "dropped" in outcomes[0].stdout
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024
+
+
+def test_a_crashed_child_is_reported_and_the_next_start_is_clean():
+    box = sandbox("import os\ndef die():\n    os._exit(7)\n")
+    target = ask(box, {"op": "get", "name": "die"})
+    with pytest.raises(CrashFault) as caught:
+        box.request({"op": "call", "target": {"$ref": target["$ref"]}, "args": [], "kwargs": {"$dict": []}}, [],
+                    time.monotonic() + 5)
+    assert "exit status 7" in str(caught.value)
+    again = sandbox("value = 1\n")
+    try:
+        assert ask(again, {"op": "get", "name": "value"}) == 1
+    finally:
+        again.close()
+
+
+# --- nbgrader -------------------------------------------------------------------------------------------
+
+def test_nbgrader_config_wires_the_trusted_grader():
+    from traitlets.config import Config
+
+    c = Config()
+    configure(c)
+    steps = c.Autograde.autograde_preprocessors
+    assert steps[0].endswith("TrustedExecute") and not any(s.endswith(".Execute") for s in steps)
+    for kept in ("IgnorePattern", "LimitOutput", "SaveAutoGrades", "AssignLatePenalties"):
+        assert any(s.endswith(kept) for s in steps)
+    assert any(s.endswith("ClearHiddenTests") for s in c.GenerateFeedback.preprocessors)
+    config_text = (REPO / "nbgrader_config.py").read_text()
+    assert "configure as _configure_trusted_grading" in config_text
+
+
+@pytest.mark.slow
+def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
+    """Without the batch's phase 1, ``nbgrader autograde`` computes verdicts itself; a cheat that patches
+    the comparisons in a shared kernel gets nothing, and the gradebook gets the trusted score."""
+    import shutil
+    import sqlite3
+
+    from autograder.trusted.batch import nbgrader
+
+    for folder in ("source", "release"):
+        shutil.copytree(REPO / folder / LESSON1, tmp_path / folder / LESSON1)
+    shutil.copy2(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    sources = dict(lesson1.reference_sources())
+    sources["worked_example"] = ("np.allclose = lambda *a, **k: True\nby_hand_avg = np.zeros((2, 2))\n"
+                                 "by_hand_max = np.zeros((2, 2))\n")
+    folder = tmp_path / "submitted" / "mallory" / LESSON1
+    folder.mkdir(parents=True)
+    nbformat.write(sanitized_notebook(lesson1, sources), str(folder / lesson1.notebook_name))
+    with __import__("tempfile").TemporaryDirectory() as scratch:
+        made = nbgrader(tmp_path, "generate_assignment", LESSON1, f"--CourseDirectory.release_directory={scratch}")
+    assert made.returncode == 0, made.stderr[-2000:]
+    graded = nbgrader(tmp_path, "autograde", LESSON1, "--TrustedExecute.test_seconds=10")
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    with sqlite3.connect(tmp_path / "gradebook.db") as db:
+        rows = dict(db.execute("SELECT base_cell.name, grade.auto_score FROM grade JOIN base_cell"
+                               " ON grade.cell_id = base_cell.id").fetchall())
+    assert rows["worked_example_tests"] == 0
+    assert sum(rows.values()) == lesson1.max_score - 2
