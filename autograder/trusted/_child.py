@@ -419,11 +419,26 @@ def setup_sandbox(config: dict) -> dict:
         except OSError:
             pass
         for path, size in config.get("fresh_tmp", []):
+            # A needed path under this folder (a course checked out in /tmp, say) is kept: hold it open
+            # before the fresh tmpfs covers it, then bind it back through /proc/self/fd.
+            inside = [p for p in config.get("keep", []) if p == path or p.startswith(path.rstrip("/") + "/")]
+            held = [(p, os.open(p, os.O_PATH)) for p in inside if os.path.exists(p)]
             try:
                 _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={size},mode=1777")
                 active["hidden"].append(path)
+                for kept, fd in held:
+                    os.makedirs(kept, mode=0o755, exist_ok=True)
+                    _mount(libc, f"/proc/self/fd/{fd}", kept, None, ms_bind | ms_rec, None)
+                    active.setdefault("kept", []).append(kept)
+                for parent in {os.path.dirname(k) for k, _ in held}:  # traversable by the sandbox uid
+                    while parent.startswith(path.rstrip("/") + "/"):
+                        os.chmod(parent, 0o755)
+                        parent = os.path.dirname(parent)
             except OSError as exc:
                 active.setdefault("hide_failed", []).append(f"{path}: {exc}")
+            finally:
+                for _, fd in held:
+                    os.close(fd)
         # Folders the unprivileged uid cannot traverse (e.g. /root holding the interpreter): cover them
         # with an empty tmpfs and move back only the paths the child needs (interpreter, venv, course).
         ms_move = 8192
@@ -444,6 +459,8 @@ def setup_sandbox(config: dict) -> dict:
             except OSError as exc:
                 active.setdefault("expose_failed", []).append(f"{ancestor}: {exc}")
         for path in config.get("hide", []):
+            if not os.path.lexists(path):  # already gone from view (under a fresh /tmp)
+                continue
             try:
                 if os.path.isdir(path):
                     _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, "size=64k,mode=0755")

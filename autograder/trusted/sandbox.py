@@ -262,7 +262,8 @@ class Sandbox:
             "namespaces": self.mode.namespaces,
             "hide": self.hide if self.mode.namespaces else [],
             "expose": exposed_paths() if self.mode.drop_uid else [],
-            "fresh_tmp": [["/tmp", "64m"], ["/var/tmp", "16m"], ["/dev/shm", "16m"]] if self.mode.namespaces else [],
+            "fresh_tmp": fresh_folders() if self.mode.namespaces else [],
+            "keep": needed_paths(),
             "uid": self.uid if self.mode.drop_uid else None,
             "memory_bytes": self.limits.memory_bytes,
             "file_bytes": self.limits.file_bytes,
@@ -489,13 +490,7 @@ def _text(captured) -> str:
 
 def hidden_paths(*roots: Path) -> list[str]:
     """Paths under course roots that the child must not see (those that exist)."""
-    keep = [Path(sys.prefix).resolve()]
-    try:
-        import course
-
-        keep.append(Path(course.__file__).resolve().parent)
-    except ImportError:
-        pass
+    keep = [Path(p) for p in needed_paths()]
     names = ["source", "autograder", "tests", "submitted", "autograded", "feedback", "records", ".git",
              "gradebook.db", "gradebook.db-journal", "nbgrader_config.py", "sample_class", "reports", "grades.csv",
              "benchmarks", ".ci"]
@@ -510,6 +505,29 @@ def hidden_paths(*roots: Path) -> list[str]:
                 continue  # never hide the interpreter or the course helpers
             found.append(str(path))
     return found
+
+
+#: Folders the child gets empty (fresh tmpfs), with only :func:`needed_paths` bound back inside them:
+#: scratch space, and the places where other checkouts, homes and instructors' files live.
+FRESH_FOLDERS = (("/tmp", "64m"), ("/var/tmp", "16m"), ("/dev/shm", "16m"), ("/work", "1m"), ("/home", "1m"),
+                 ("/root", "1m"), ("/srv", "1m"), ("/mnt", "1m"), ("/media", "1m"), ("/opt", "1m"))
+
+
+def fresh_folders() -> list[list[str]]:
+    """:data:`FRESH_FOLDERS` that exist on this machine (and are not a needed path's own prefix root)."""
+    return [[path, size] for path, size in FRESH_FOLDERS if os.path.isdir(path) and not os.path.islink(path)]
+
+
+def needed_paths() -> list[str]:
+    """What the child must read: the interpreter's prefixes, the virtual environment, ``course/``."""
+    needed = [str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve())]
+    try:
+        import course
+
+        needed.append(str(Path(course.__file__).resolve().parent))
+    except (ImportError, TypeError):
+        pass
+    return list(dict.fromkeys(needed))
 
 
 @functools.lru_cache(maxsize=None)
