@@ -37,12 +37,14 @@ def load(root: Path) -> list[dict]:
 
         loader = getattr(trusted, "load_records", None)
         if loader is not None:
-            return [as_dict(r) for r in loader(Path(root))]
+            loaded = [as_dict(r) for r in loader(Path(root))]
+            if loaded:  # otherwise read the files as plain dicts below (records of another writer)
+                return loaded
     except ImportError:
         pass
     found: dict[tuple[str, str], dict] = {}
     for path in sorted((Path(root) / "records").glob("*/*.json")):  # records/<lesson>/<student>.json
-        if path.parent.name == "cache":  # the grader's verdict cache, not records
+        if path.parent.name in ("cache", "staging"):  # the grader's verdict cache and staging, not records
             continue
         try:
             data = json.loads(path.read_text())
