@@ -22,7 +22,8 @@ from autograder.trusted.verdicts import Verdicts
 
 RECORDS = "records"
 STATUS_OK = "ok"
-STATUSES = ("ok", "timeout", "memory", "crash", "invalid submission", "no solution cells")
+STATUS_GRADER_ERROR = "grader-error"  # the grader failed, not the student: no score is written
+STATUSES = ("ok", "timeout", "memory", "crash", "invalid submission", "no solution cells", STATUS_GRADER_ERROR)
 
 
 @dataclass

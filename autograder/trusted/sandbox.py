@@ -99,6 +99,18 @@ class CrashFault(Fault):
     kind = "crash"
 
 
+class GraderFault(Exception):
+    """The grader itself failed (the sandbox would not start, the lesson's packages would not import in
+    it, the child stopped speaking the protocol before any student code ran). Never a student's score:
+    the submission gets status ``grader-error`` with this message and no score is written."""
+
+    kind = "grader-error"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
 def _probe(command: list[str]) -> bool:
     try:
         result = subprocess.run(command, capture_output=True, timeout=20)
@@ -363,6 +375,27 @@ class Sandbox:
 
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system, as the kernel accounts them) used so far by every process and
+        thread of this child, read from outside: student code cannot change it. 0.0 before start."""
+        if self.proc is None:
+            return 0.0
+        import psutil
+
+        try:
+            root = psutil.Process(self.proc.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return 0.0
+        total = 0.0
+        for proc in procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+        return total
 
     def log_tail(self, size: int = 2000) -> str:
         if self.log is None:

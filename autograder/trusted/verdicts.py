@@ -18,8 +18,8 @@ from pathlib import Path
 
 from autograder.trusted import _child
 from autograder.trusted.lesson import Lesson, definition_source, names_read
-from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, Limits, Sandbox, containment,
-                                        hidden_paths)
+from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox,
+                                        containment, hidden_paths)
 
 RUNS_WITH_STUDENT_CODE = "__runs_with_student_code__"
 _FAULT_ORDER = ("memory", "timeout", "crash")
@@ -214,6 +214,11 @@ class Session:
                 return box
             box.kill()
             culprit = faulted[-1] if faulted else None
+            if not box.student_ran:  # nothing of the student's ran: the grader failed, not the student
+                message = culprit.error.get("message") if culprit and culprit.error else "the child did not start"
+                self.broken = GraderFault(f"the sandbox could not start or run the lesson's set-up: {message}"
+                                          + (f" ({box.log_tail(300).strip()})" if box.log_tail(300).strip() else ""))
+                raise self.broken
             if culprit is None or culprit.id not in self.lesson.code_solution_ids or culprit.id in self.skip:
                 message = culprit.error.get("message") if culprit and culprit.error else "the child did not start"
                 kind = {"timeout": _timeout_fault, "memory": _memory_fault}.get(culprit.fault if culprit else "",
@@ -399,7 +404,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                 passed = session.fault is None
                 if not passed:
                     message = session.fault.message
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, GraderFault):
                 raise
             except Fault as fault:
                 message = fault.message
