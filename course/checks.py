@@ -44,19 +44,36 @@ __all__ = [
 RUNS_WITH_STUDENT_CODE = "__runs_with_student_code__"
 
 
+#: Every helper marked :func:`runs_with_student_code`, by its spec ``"module:qualname"``.
+MARKED_HELPERS: dict[str, Callable] = {}
+
+#: Set by the trusted grader (in its parent process only) while it grades one submission: an object with
+#: ``wants(args, kwargs) -> bool`` (do the arguments hold stand-ins for student objects?) and
+#: ``send(spec, args, kwargs)`` (run the helper in the sandboxed child, return its plain-data result).
+#: ``None`` in a student's kernel and in the child, where marked helpers are ordinary calls.
+router = None
+
+
 def runs_with_student_code(helper: Callable) -> Callable:
     """Mark ``helper`` as one that must run in the process that holds the student's objects.
 
-    In a notebook it is an ordinary call. The trusted grader sends the call (the helper's name and its
-    plain-data arguments, student names by reference) to the sandboxed child and takes back its result
-    as plain data, to be judged in the parent.
+    It must only *compute values* (run student code at the inputs it is given and return plain data),
+    never decide a verdict: whatever runs beside student code can be faked by it. In a notebook it is
+    an ordinary call. In the trusted grader's parent, a call whose arguments hold student objects (from
+    a test cell, or from another helper) goes to the sandboxed child, and its result comes back as plain
+    data to be judged in the parent.
     """
+    spec = f"{helper.__module__}:{helper.__qualname__}"
 
     @functools.wraps(helper)
     def wrapper(*args, **kwargs):
+        current = router
+        if current is not None and current.wants(args, kwargs):
+            return current.send(spec, args, kwargs)
         return helper(*args, **kwargs)
 
-    setattr(wrapper, RUNS_WITH_STUDENT_CODE, f"{helper.__module__}:{helper.__qualname__}")
+    setattr(wrapper, RUNS_WITH_STUDENT_CODE, spec)
+    MARKED_HELPERS[spec] = wrapper
     return wrapper
 
 

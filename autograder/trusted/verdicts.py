@@ -21,7 +21,6 @@ from autograder.trusted.lesson import Lesson, definition_source, names_read
 from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox,
                                         containment, hidden_paths)
 
-RUNS_WITH_STUDENT_CODE = "__runs_with_student_code__"
 _FAULT_ORDER = ("memory", "timeout", "crash")
 
 
@@ -346,16 +345,18 @@ def parent_namespace(lesson: Lesson) -> dict:
     return namespace
 
 
-def _helper_shim(session: Session, spec: str, helper):
-    def shim(*args, **kwargs):
-        if _contains_student(args) or _contains_student(kwargs):
-            return session.helper(spec, args, kwargs)
-        return helper(*args, **kwargs)
+class _Router:
+    """``course.checks.router`` while one submission is graded: calls of marked helpers whose arguments
+    hold student objects go to that submission's child."""
 
-    shim.__name__ = getattr(helper, "__name__", "helper")
-    shim.__doc__ = getattr(helper, "__doc__", None)
-    setattr(shim, RUNS_WITH_STUDENT_CODE, spec)
-    return shim
+    def __init__(self, session: Session):
+        self.session = session
+
+    def wants(self, args, kwargs) -> bool:
+        return _contains_student(args) or _contains_student(kwargs)
+
+    def send(self, spec: str, args, kwargs):
+        return self.session.helper(spec, args, kwargs)
 
 
 def _cap(text: str, limit: int) -> str:
@@ -371,8 +372,10 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     hide = hidden_paths(*roots)
     session = Session(lesson, sources, limits, uid, hide)
     base = parent_namespace(lesson)
-    session.helpers = sorted({getattr(v, RUNS_WITH_STUDENT_CODE) for v in base.values()
-                              if isinstance(getattr(v, RUNS_WITH_STUDENT_CODE, None), str)})
+    import course.checks
+
+    session.helpers = sorted(course.checks.MARKED_HELPERS)
+    course.checks.router = _Router(session)
     results: list[TestResult] = []
     faults: list[str] = []
     active: dict = {}
@@ -388,10 +391,6 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
             t0 = time.monotonic()
             session.deadline = t0 + limits.test_seconds
             namespace = dict(base)
-            for name, value in base.items():
-                spec = getattr(value, RUNS_WITH_STUDENT_CODE, None)
-                if isinstance(spec, str):
-                    namespace[name] = _helper_shim(session, spec, value)
             printed = io.StringIO()
             passed, message = False, ""
             try:
@@ -420,6 +419,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                                       _cap(message, 2000), round(time.monotonic() - t0, 3), fault,
                                       _cap(printed.getvalue(), limits.output_chars) if passed else ""))
     finally:
+        course.checks.router = None
         if session.box is not None:
             active = session.box.active
         session.close()
