@@ -29,6 +29,17 @@ c.Execute.interrupt_on_timeout = True
 # Harmless library warnings on stderr must not zero a correct answer.
 c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning|RuntimeWarning)\b.*$|^\s*warnings\.warn\(.*$"
 
+# The one sandbox policy (autograder/trusted/policy.py), read by `avgpool-course grade` and by
+# `nbgrader autograde` alike. Defaults shown; set any of them here to change both.
+# c.SandboxPolicy.test_seconds = 60.0     # student code of one test cell, all its requests
+# c.SandboxPolicy.cell_seconds = 60.0     # each solution cell
+# c.SandboxPolicy.start_seconds = 120.0   # set-up before any student code runs
+# c.SandboxPolicy.memory_mb = 4096
+# c.SandboxPolicy.file_mb = 16
+# c.SandboxPolicy.nproc = 256
+# c.SandboxPolicy.output_chars = 20000
+# c.SandboxPolicy.reply_mb = 256
+
 # Trusted autograding (autograder/trusted): `nbgrader autograde` writes verdicts computed by a parent
 # process that never runs student code (TrustedExecute replaces Execute; IgnorePattern, LimitOutput,
 # SaveAutoGrades and late penalties stay), and `nbgrader generate_feedback` hides the hidden tests'

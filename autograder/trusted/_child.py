@@ -619,6 +619,13 @@ class Child:
                     try:
                         sys.stdout, sys.stderr = self.stdout, self.stderr
                         exec(compile(ast.Module([statement], []), "<prelude>", "exec"), self.namespace)
+                    except ImportError as exc:
+                        missing = str(exc.name or "")
+                        if missing.split(".")[0] not in self.config.get("block", []):
+                            # a package the lesson needs is missing: the grader's fault, before student code
+                            sys.__stderr__.write(f"set-up import failed: {type(exc).__name__}: {exc}\n")
+                            sys.__stderr__.flush()
+                            os._exit(3)
                     except Exception:
                         pass
                     finally:

@@ -28,6 +28,7 @@ from autograder.trusted import intake as intake_mod
 from autograder.trusted.lesson import load_lesson, lessons as lesson_names
 from autograder.trusted.records import (RECORDS, Record, cache_key, cache_path, make_record, read_json,
                                         save_record, write_json)
+from autograder.trusted.policy import load_policy
 from autograder.trusted.sandbox import Limits, containment, sandbox_uid
 from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
 
@@ -55,7 +56,7 @@ def grade_submission(root: Path, student: str, lesson_name: str, limits: Limits 
     """Phase 1 for one submission ``submitted/<student>/<lesson>/``: its record (also saved under
     ``records/``). Never raises for anything a submission contains."""
     root = Path(root).resolve()
-    limits = limits or Limits()
+    limits = limits or load_policy(root).limits()
     lesson = load_lesson(lesson_name, root)
     folder = root / "submitted" / student / lesson_name
     taken = intake_mod.read_submission(folder, lesson)
@@ -257,7 +258,7 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
     Returns one :class:`Record` per submission, sorted by lesson then student.
     """
     root = Path(root).resolve()
-    limits = limits or Limits()
+    limits = limits or load_policy(root).limits()
     work = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
     started = time.monotonic()
     records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache)

@@ -18,25 +18,25 @@ from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Float, Integer, Unicode
+from traitlets import Unicode
 
 class TrustedExecute(NbGraderPreprocessor):
     """Write trusted verdicts into test cells instead of executing the notebook."""
 
     course_root = Unicode("", help="Course root (default: the current directory, as nbgrader uses)").tag(config=True)
-    test_seconds = Float(60.0, help="Wall-clock limit for the student code one test cell runs").tag(config=True)
-    cell_seconds = Float(60.0, help="Wall-clock limit for each solution cell").tag(config=True)
-    memory_mb = Integer(4096, help="Memory limit of the student's process, MiB").tag(config=True)
-    output_chars = Integer(5000, help="Stored output per cell, characters").tag(config=True)
+    # limits come from the one sandbox policy (c.SandboxPolicy.* in nbgrader_config.py, see policy.py)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         from autograder.trusted.intake import Intake, notebook_sources
         from autograder.trusted.lesson import load_lesson
         from autograder.trusted.records import load_record, make_record, save_record
-        from autograder.trusted.sandbox import Limits, containment, sandbox_uid
+        from autograder.trusted.policy import load_policy
+        from autograder.trusted.sandbox import containment, sandbox_uid
         from autograder.trusted.verdicts import run_tests
 
         root = Path(self.course_root or ".").resolve()
+        limits = load_policy(root, self.config).limits()
+        self.output_chars = limits.output_chars
         info = resources["nbgrader"]
         lesson = load_lesson(info["assignment"], root)
         student = info["student"]
@@ -45,8 +45,6 @@ class TrustedExecute(NbGraderPreprocessor):
         record = load_record(root, lesson.name, student)
         if record is None or record.content_key != key:
             self.log.info("Trusted grader: computing verdicts for %s / %s", student, lesson.name)
-            limits = Limits(test_seconds=self.test_seconds, cell_seconds=self.cell_seconds,
-                            memory_bytes=self.memory_mb << 20, output_chars=self.output_chars)
             if any(i in sources for i in lesson.code_solution_ids):
                 verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root)
                 record = make_record(student, lesson, Intake("ok", "", sources), verdicts, verdicts.containment)
