@@ -180,6 +180,18 @@ class Lesson:
     def max_score(self) -> float:
         return float(sum(c.points for c in self.tests))
 
+    @property
+    def solution_names(self) -> set[str]:
+        """Names the reference solution cells bind at top level, less those the set-up binds: the only
+        student names the grader ever reads from the child."""
+        bound: set[str] = set()
+        for cell in self.solutions:
+            if cell.cell_type == "code":
+                bound |= names_bound(cell.source, top_level=True)
+        for cell in self.prelude:
+            bound -= names_bound(cell.source, top_level=True)
+        return bound
+
     def reference_sources(self) -> dict[str, str]:
         return {c.id: c.source for c in self.solutions}
 

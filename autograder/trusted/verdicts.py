@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
 from autograder.trusted import _child
-from autograder.trusted.lesson import Lesson, definition_source, names_read
+from autograder.trusted.lesson import Lesson, definition_source, names_bound, names_read
 from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox,
                                         containment, hidden_paths)
 
@@ -359,6 +359,16 @@ class _Router:
         return self.session.helper(spec, args, kwargs)
 
 
+def injectable(lesson: Lesson, test) -> set[str]:
+    """The student names that go into test cell ``test``: those it reads that the lesson's *reference*
+    solution cells bind at top level, never a builtin (a student's ``def enumerate`` stays in the child)
+    and never a name the test cell binds itself."""
+    import builtins
+
+    return ((names_read(test.source) & lesson.solution_names) - set(dir(builtins))
+            - names_bound(test.source))
+
+
 def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n... {len(text) - limit} more characters dropped ..."
 
@@ -396,7 +406,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
             try:
                 with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
                     box = session.ensure()
-                    for name in sorted(names_read(test.source) & set(box.names)):
+                    for name in sorted(injectable(lesson, test) & set(box.names)):
                         if name not in base:
                             namespace[name] = session.get(name)
                     exec(compile(test.source, f"<test {test.id}>", "exec", dont_inherit=True), namespace)
