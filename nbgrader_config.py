@@ -43,10 +43,26 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # Trusted autograding (autograder/trusted): `nbgrader autograde` writes verdicts computed by a parent
 # process that never runs student code (TrustedExecute replaces Execute; IgnorePattern, LimitOutput,
 # SaveAutoGrades and late penalties stay), and `nbgrader generate_feedback` hides the hidden tests'
-# source. Skipped where the autograder package is absent (e.g. a student's copy of the course).
+# source. Where the trusted grader cannot be imported (a student's copy of the course, a Python without
+# the grader installed), every other command works as usual, but `nbgrader autograde` refuses to run:
+# it never falls back to executing submissions in a kernel shared with student code.
 try:
     from autograder.trusted.nbgrader_plugin import configure as _configure_trusted_grading
-except ImportError:
-    pass
+except ImportError as _exc:
+    _TRUSTED_MISSING = (
+        f"nbgrader autograde refuses to run: the trusted grader cannot be imported ({_exc}); grading without "
+        "it would run student code in nbgrader's own kernel. Install the grader with `pip install .` in the "
+        "course repository, or run nbgrader from the repository with its .venv."
+    )
+
+    class TrustedGraderMissing(RuntimeError):
+        """Raised for every submission that `nbgrader autograde` is asked to grade without the trusted grader."""
+
+    def _refuse_untrusted_autograde(nb, resources):
+        raise TrustedGraderMissing(_TRUSTED_MISSING)
+
+    # Both steps of autograde (sanitize, then grade) refuse, before anything is executed or scored.
+    c.Autograde.sanitize_preprocessors = [_refuse_untrusted_autograde]
+    c.Autograde.autograde_preprocessors = [_refuse_untrusted_autograde]
 else:
     _configure_trusted_grading(c)

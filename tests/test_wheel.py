@@ -1,0 +1,205 @@
+"""Installed like users install: a wheel (not editable) in a fresh venv grades through the trusted grader,
+and where the trusted grader cannot be imported, ``nbgrader autograde`` refuses instead of running
+submissions in nbgrader's own kernel.
+
+The slow test builds the wheel from a clean copy of the package sources (``course/``, ``autograder/``,
+``pyproject.toml``, ``README.md``: what ``pip install .`` reads; a stale ``build/`` cannot creep in),
+creates a venv with ``python -m venv``, installs ``requirements.lock`` and then the wheel into it, and
+grades one submission in a scratch course directory that holds no ``course/`` or ``autograder/`` folder,
+so every import comes from the wheel. Where the lock cannot be installed (no package index reachable),
+it skips, and fails under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+REPO = Path(__file__).resolve().parent.parent
+LESSON = "lesson1_by_hand"
+REFUSAL = "nbgrader autograde refuses to run"
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".ipynb_checkpoints")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def cannot_run(reason: str):
+    if in_ci():
+        pytest.fail(f"CI is set and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def tracked_package_files() -> list[str]:
+    """The files of ``autograder/`` and ``course/`` as git tracks them (on disk where git is unavailable)."""
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "autograder", "course"], capture_output=True,
+                            text=True)
+    if listed.returncode == 0 and listed.stdout.strip():
+        return sorted(listed.stdout.split())
+    return sorted(p.relative_to(REPO).as_posix() for top in ("autograder", "course") for p in (REPO / top).rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+
+
+# --- config: fast, in-process ------------------------------------------------------------------------
+
+def load_config(monkeypatch, importable: bool):
+    if not importable:
+        monkeypatch.setitem(sys.modules, "autograder.trusted.nbgrader_plugin", None)  # import raises ImportError
+    return PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+
+
+def test_config_without_the_trusted_grader_refuses_autograde(monkeypatch):
+    c = load_config(monkeypatch, importable=False)
+    assert c.CourseDirectory.source_directory == "source"  # the rest of the course config still loads
+    steps = list(c.Autograde.sanitize_preprocessors) + list(c.Autograde.autograde_preprocessors)
+    assert len(steps) == 2 and not any(isinstance(s, str) and s.endswith("Execute") for s in steps)
+    for step in steps:
+        with pytest.raises(RuntimeError, match=REFUSAL) as caught:
+            step(nbformat.v4.new_notebook(), {})
+        message = str(caught.value)
+        assert "autograder.trusted.nbgrader_plugin" in message and "pip install ." in message and ".venv" in message
+    assert "Validate" not in c and "GenerateAssignment" not in c  # other commands are left as they are
+
+
+def test_config_with_the_trusted_grader_wires_it(monkeypatch):
+    c = load_config(monkeypatch, importable=True)
+    assert c.Autograde.autograde_preprocessors[0].endswith("TrustedExecute")
+    assert "sanitize_preprocessors" not in c.Autograde
+
+
+# --- the wheel, installed ------------------------------------------------------------------------------
+
+def run(command, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(c) for c in command], capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """``(venv, env, wheel)``: a fresh venv with requirements.lock and the course's wheel installed."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    started = time.monotonic()
+    tree = tmp / "tree"
+    for name in ("course", "autograder"):
+        shutil.copytree(REPO / name, tree / name, ignore=IGNORE)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, tree / name)
+    built = run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                 "-w", tmp / "dist", tree], cwd=tmp, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (tmp / "dist").glob("avgpool_course-*.whl")
+
+    venv = tmp / "venv"
+    made = run([sys.executable, "-m", "venv", venv], timeout=300)
+    if made.returncode != 0:
+        cannot_run(f"python -m venv failed here: {made.stderr[-500:]}")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PYTHONNOUSERSITE="1", MPLBACKEND="Agg",
+               PYTHONWARNINGS="ignore", JUPYTER_DATA_DIR=str(venv / "share" / "jupyter"))
+    python = venv / "bin" / "python"
+    lock = run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r",
+                REPO / "requirements.lock"], cwd=tmp, env=env, timeout=900)
+    if lock.returncode != 0:
+        cannot_run(f"pip could not install requirements.lock into a fresh venv (is a package index reachable?):"
+                   f"\n{lock.stderr[-1500:]}")
+    # The wheel itself needs nothing from an index: every dependency is pinned by the lock, already in.
+    wheel_install = run([python, "-m", "pip", "install", "--quiet", "--no-index", "--disable-pip-version-check",
+                         wheel], cwd=tmp, env=env, timeout=300)
+    assert wheel_install.returncode == 0, wheel_install.stderr[-3000:]
+    print(f"wheel built and installed with requirements.lock in {time.monotonic() - started:.0f} s")
+    yield venv, env, wheel
+    shutil.rmtree(venv, ignore_errors=True)  # about 1.6 GB
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_every_package_file(installed):
+    _, _, wheel = installed
+    with zipfile.ZipFile(wheel) as zf:
+        shipped = {n for n in zf.namelist() if not n.split("/")[0].endswith(".dist-info")}
+    missing = sorted(set(tracked_package_files()) - shipped)
+    assert not missing, f"the wheel lacks {len(missing)} files of the checkout: {missing[:10]}"
+    assert any(n.startswith("autograder/trusted/") for n in shipped)
+    assert any(n.startswith(f"autograder/corpus/{LESSON}/") for n in shipped)
+
+
+def grades_of(course: Path, student: str) -> tuple[list, float]:
+    """The auto scores of ``student``'s grades in the gradebook (none without a submission), the lesson's max."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        try:
+            submission = gb.find_submission(LESSON, student)
+            scores = [g.auto_score for nb in submission.notebooks for g in nb.grades]
+        except MissingEntry:
+            scores = []
+        return scores, gb.find_assignment(LESSON).max_score
+
+
+@pytest.mark.slow
+def test_installed_wheel_grades_through_the_trusted_grader_and_refuses_without_it(installed, tmp_path):
+    from autograder.trusted import load_lesson, sanitized_notebook
+
+    venv, env, _ = installed
+    python, nbgrader = venv / "bin" / "python", venv / "bin" / "nbgrader"
+    probe = run([python, "-c", "import json, sysconfig, autograder, course, autograder.trusted.nbgrader_plugin as p;"
+                 " from autograder import corpus;"
+                 " print(json.dumps([sysconfig.get_paths()['purelib'], autograder.__file__, course.__file__, p.__file__,"
+                 " len(corpus.cases())]))"], cwd=tmp_path, env=env, timeout=300)
+    assert probe.returncode == 0, probe.stderr[-3000:]
+    purelib, *files, cases = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert Path(purelib).resolve().is_relative_to(venv.resolve())
+    assert all(Path(f).resolve().is_relative_to(Path(purelib).resolve()) for f in files), files
+    assert cases == len(list((REPO / "autograder" / "corpus").glob("lesson*/*.py")))
+
+    course = tmp_path / "course"
+    for folder in ("source", "release"):
+        shutil.copytree(REPO / folder / LESSON, course / folder / LESSON, ignore=IGNORE)
+    shutil.copy2(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
+    assert not (course / "autograder").exists() and not (course / "course").exists()
+    lesson = load_lesson(LESSON, REPO)
+    ran_in_kernel = tmp_path / "student-code-ran-in-a-kernel"
+    for student, prefix in (("ada", ""), ("bob", f"open({str(ran_in_kernel)!r}, 'w').close()\n")):
+        sources = dict(lesson.reference_sources())
+        sources["worked_example"] = prefix + sources["worked_example"]
+        folder = course / "submitted" / student / LESSON
+        folder.mkdir(parents=True)
+        nbformat.write(sanitized_notebook(lesson, sources), str(folder / lesson.notebook_name))
+    made = run([nbgrader, "generate_assignment", LESSON, "--force",
+                f"--CourseDirectory.release_directory={tmp_path / 'release-scratch'}"], cwd=course, env=env, timeout=300)
+    assert made.returncode == 0, made.stderr[-3000:]
+
+    # Installed: plain `nbgrader autograde` is trusted and scores the correct solution in full.
+    graded = run([nbgrader, "autograde", LESSON, "--student=ada"], cwd=course, env=env, timeout=600)
+    log = graded.stdout + graded.stderr
+    assert graded.returncode == 0, log[-3000:]
+    assert "Trusted grader: computing verdicts for ada" in log
+    record = json.loads((course / "records" / LESSON / "ada.json").read_text())
+    assert record["status"] == "ok" and record["score"] == record["max_score"] == lesson.max_score
+    scores, max_score = grades_of(course, "ada")
+    assert sum(scores) == max_score == lesson.max_score
+
+    # The trusted grader unimportable (an `autograder` package without `trusted` first on the path):
+    # autograde refuses, says why and what to do, runs no student code and writes no score.
+    stub = tmp_path / "stub"
+    (stub / "autograder").mkdir(parents=True)
+    (stub / "autograder" / "__init__.py").write_text("")
+    refused = run([nbgrader, "autograde", LESSON, "--student=bob"], cwd=course, env=dict(env, PYTHONPATH=str(stub)),
+                  timeout=600)
+    log = refused.stdout + refused.stderr
+    assert refused.returncode != 0, log[-3000:]
+    assert REFUSAL in log and "No module named 'autograder.trusted'" in log and "pip install ." in log, log[-3000:]
+    assert not ran_in_kernel.exists(), "student code ran in a kernel"
+    assert not (course / "records" / LESSON / "bob.json").exists()
+    assert not (course / "autograded" / "bob" / LESSON / lesson.notebook_name).exists()
+    scores, _ = grades_of(course, "bob")
+    assert all(s is None for s in scores), scores
