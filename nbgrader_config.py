@@ -40,6 +40,13 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # c.SandboxPolicy.output_chars = 20000
 # c.SandboxPolicy.reply_mb = 256
 
+# Feedback shows each test's verdict and message, never the hidden tests' source.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+
 # Trusted autograding (autograder/trusted): `nbgrader autograde` writes verdicts computed by a parent
 # process that never runs student code (TrustedExecute replaces Execute; IgnorePattern, LimitOutput,
 # SaveAutoGrades and late penalties stay), and `nbgrader generate_feedback` hides the hidden tests'

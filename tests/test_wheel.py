@@ -70,6 +70,8 @@ def test_config_without_the_trusted_grader_refuses_autograde(monkeypatch):
         message = str(caught.value)
         assert "autograder.trusted.nbgrader_plugin" in message and "pip install ." in message and ".venv" in message
     assert "Validate" not in c and "GenerateAssignment" not in c  # other commands are left as they are
+    # feedback never shows hidden tests' source, grader or not
+    assert any(s.endswith("ClearHiddenTests") for s in c.GenerateFeedback.preprocessors)
 
 
 def test_config_with_the_trusted_grader_wires_it(monkeypatch):

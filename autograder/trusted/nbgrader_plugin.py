@@ -103,8 +103,8 @@ def configure(c) -> None:
 
     Autograde: ``TrustedExecute`` takes the place of ``Execute``; the rest of nbgrader's list stays
     (``IgnorePattern``, ``ClearMetadataPreprocessor``, ``LimitOutput``, ``SaveAutoGrades``,
-    ``AssignLatePenalties``, ``CheckCellMetadata``). Feedback: ``ClearHiddenTests`` runs before the HTML
-    is made, so students see each test's verdict and message but not the hidden tests' source.
+    ``AssignLatePenalties``, ``CheckCellMetadata``). (Feedback's ``ClearHiddenTests`` is set in
+    ``nbgrader_config.py`` itself, so it holds even where this module cannot be imported.)
     """
     c.Autograde.autograde_preprocessors = [
         "autograder.trusted.nbgrader_plugin.TrustedExecute",
@@ -114,9 +114,4 @@ def configure(c) -> None:
         "nbgrader.preprocessors.SaveAutoGrades",
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",
-    ]
-    c.GenerateFeedback.preprocessors = [
-        "nbgrader.preprocessors.GetGrades",
-        "nbgrader.preprocessors.ClearHiddenTests",
-        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]
