@@ -111,6 +111,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     for record in results:
         if record["status"] != "ok":
             print(f"  ! {record['student']}/{record['lesson']}: {record['status']}: {record.get('reason', '')}")
+    failed = by_status.get("grader-error", 0)
+    if failed:
+        print(f"error: the grader failed on {failed} submission(s) (status grader-error, listed above); their "
+              "scores were not written. Fix the cause and run `avgpool-course grade` again.", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -353,5 +358,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except (CourseError, rel.ReleaseError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from autograder.trusted import GradingError
+
+        if not isinstance(exc, GradingError):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -26,10 +26,10 @@ import nbformat
 
 from autograder.trusted import intake as intake_mod
 from autograder.trusted.lesson import load_lesson, lessons as lesson_names
-from autograder.trusted.records import (RECORDS, Record, cache_key, cache_path, make_record, read_json,
-                                        save_record, write_json)
+from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
+                                        read_json, save_record, write_json)
 from autograder.trusted.policy import load_policy
-from autograder.trusted.sandbox import Limits, containment, sandbox_uid
+from autograder.trusted.sandbox import GraderFault, Limits, containment, sandbox_uid
 from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +67,10 @@ def grade_submission(root: Path, student: str, lesson_name: str, limits: Limits 
         key = cache_key(lesson.content_key(taken.sources), limits)
         verdicts = _verdicts_from(read_json(cache_path(root, key)) or {}) if use_cache else None
         if verdicts is None:
-            verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root)
+            try:
+                verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root)
+            except GraderFault as fault:
+                return _grader_error_record(root, student, lesson_name, fault.message)
             write_json(cache_path(root, key), verdicts.as_dict())
         record = make_record(student, lesson, taken, verdicts, verdicts.containment or mode)
     save_record(root, record)
@@ -84,15 +87,26 @@ def _work(root: str, student: str, lesson: str, limits: Limits, use_cache: bool)
     return grade_submission(Path(root), student, lesson, limits, slot=_SLOT, use_cache=use_cache)
 
 
-def _crash_record(root: Path, student: str, lesson_name: str, message: str) -> Record:
+def _failed_record(root: Path, student: str, lesson_name: str, message: str, status: str) -> Record:
+    """A record without verdicts: ``crash`` (the submission broke the grader's worker) or
+    ``grader-error`` (the grader failed; no score goes into the gradebook)."""
     lesson = load_lesson(lesson_name, root)
     tests = [{"grade_id": t.id, "points": 0.0, "max_points": t.points, "passed": False, "message": message,
-              "seconds": 0.0, "fault": "crash", "output": ""} for t in lesson.tests]
+              "seconds": 0.0, "fault": status, "output": ""} for t in lesson.tests]
     taken = intake_mod.read_submission(root / "submitted" / student / lesson_name, lesson)
-    record = Record(student, lesson_name, "crash", 0.0, lesson.max_score, tests, message, containment().describe(),
+    record = Record(student, lesson_name, status, 0.0, lesson.max_score, tests, message, containment().describe(),
                     lesson.content_key(taken.sources), [], taken.notes)
     save_record(root, record)
     return record
+
+
+def _crash_record(root: Path, student: str, lesson_name: str, message: str) -> Record:
+    return _failed_record(root, student, lesson_name, message, "crash")
+
+
+def _grader_error_record(root: Path, student: str, lesson_name: str, message: str) -> Record:
+    return _failed_record(root, student, lesson_name, f"the grader failed (not the student): {message}",
+                          STATUS_GRADER_ERROR)
 
 
 def submissions(root: Path, lessons: list[str] | None = None, students: list[str] | None = None) -> list[tuple[str, str]]:
@@ -130,7 +144,7 @@ def compute(root: Path, work: list[tuple[str, str]], limits: Limits, jobs: int =
                 try:
                     records[(student, lesson)] = grade_submission(root, student, lesson, limits, use_cache=use_cache)
                 except Exception as exc:  # a grader bug must not lose the batch: record it
-                    records[(student, lesson)] = _crash_record(root, student, lesson, f"the grader failed: {exc!r}")
+                    records[(student, lesson)] = _grader_error_record(root, student, lesson, repr(exc))
                 bar.update(1)
         else:
             pending = list(work)
@@ -161,7 +175,7 @@ def _pool_round(root, pending, limits, jobs, use_cache, records, bar) -> list:
             except BrokenProcessPool:
                 left.append(item)
             except Exception as exc:  # a grader bug must not lose the batch: record it
-                records[item] = _crash_record(root, item[0], item[1], f"the grader failed: {exc!r}")
+                records[item] = _grader_error_record(root, item[0], item[1], repr(exc))
                 bar.update(1)
     if not left:
         return []
@@ -235,6 +249,7 @@ def write_gradebook(root: Path, records: list[Record]) -> list[str]:
     """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, one process.
     Returns nbgrader's problems (empty when all went in)."""
     root = Path(root).resolve()
+    records = [r for r in records if r.status != STATUS_GRADER_ERROR]  # no score for the grader's failures
     if not records:
         return []
     stage(root, records)
@@ -248,19 +263,44 @@ def write_gradebook(root: Path, records: list[Record]) -> list[str]:
     return problems
 
 
+class CanaryFailed(GradingError):
+    """The lesson's reference solution did not get full marks here: the grader or its machine is broken."""
+
+
+def canary(root: Path, lesson_name: str, limits: Limits) -> None:
+    """Grade the lesson's own reference solution first; anything short of full marks means this grader
+    cannot be trusted today (a missing package, a broken sandbox, limits too tight for the machine)."""
+    lesson = load_lesson(lesson_name, root)
+    try:
+        verdicts = run_tests(lesson, lesson.reference_sources(), limits, uid=sandbox_uid(0), root=root)
+    except GraderFault as fault:
+        raise CanaryFailed(f"{lesson_name}: the reference solution could not be graded ({fault.message}); "
+                           "nothing was graded") from None
+    lost = [f"{t.grade_id} ({t.fault or 'failed'}: {t.message[:200]})" for t in verdicts.tests if not t.passed]
+    if lost:
+        raise CanaryFailed(f"{lesson_name}: the reference solution lost points on {'; '.join(lost)}; the grader "
+                           "or this machine is broken (or the limits are too tight), so nothing was graded")
+
+
 def grade(lessons: list[str] | None = None, students: list[str] | None = None, jobs: int = 1,
           root: Path = REPO, progress: bool = True, *, limits: Limits | None = None, use_cache: bool = True,
-          gradebook: bool = True) -> list[Record]:
+          gradebook: bool = True, check_reference: bool = True) -> list[Record]:
     """Grade ``submitted/<student>/<lesson>/`` of course ``root`` with the trusted grader.
 
     ``lessons``/``students``: which ones (default: every submission of every lesson). ``jobs``: worker
     processes for phase 1. ``gradebook``: also run phase 2 (nbgrader autograde into ``gradebook.db``).
+    ``check_reference``: grade each lesson's reference solution first and stop (:class:`CanaryFailed`)
+    unless it gets full marks. A submission the grader fails on gets status ``grader-error`` and no
+    score in the gradebook.
     Returns one :class:`Record` per submission, sorted by lesson then student.
     """
     root = Path(root).resolve()
     limits = limits or load_policy(root).limits()
     work = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
     started = time.monotonic()
+    if check_reference:
+        for lesson in sorted({lesson for _, lesson in work}):
+            canary(root, lesson, limits)
     records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache)
     if gradebook and records:
         problems = write_gradebook(root, records)

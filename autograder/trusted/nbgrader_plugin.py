@@ -29,7 +29,7 @@ class TrustedExecute(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict):
         from autograder.trusted.intake import Intake, notebook_sources
         from autograder.trusted.lesson import load_lesson
-        from autograder.trusted.records import load_record, make_record, save_record
+        from autograder.trusted.records import STATUS_GRADER_ERROR, load_record, make_record, save_record
         from autograder.trusted.policy import load_policy
         from autograder.trusted.sandbox import containment, sandbox_uid
         from autograder.trusted.verdicts import run_tests
@@ -43,7 +43,7 @@ class TrustedExecute(NbGraderPreprocessor):
         sources = notebook_sources(nb, lesson)
         key = lesson.content_key(sources)
         record = load_record(root, lesson.name, student)
-        if record is None or record.content_key != key:
+        if record is None or record.content_key != key or record.status == STATUS_GRADER_ERROR:
             self.log.info("Trusted grader: computing verdicts for %s / %s", student, lesson.name)
             if any(i in sources for i in lesson.code_solution_ids):
                 verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root)

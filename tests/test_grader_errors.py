@@ -1,0 +1,75 @@
+"""Grader faults are the grader's: a submission the grader fails on gets status ``grader-error``, no
+score in the gradebook and a non-zero exit; a batch whose lesson reference does not get full marks
+(the canary) grades nothing."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import cli, corpus
+from autograder.trusted import batch, load_records
+from autograder.trusted.sandbox import GraderFault, Limits
+from workflow_fakes import make_course
+
+pytestmark = pytest.mark.slow
+LESSON = "lesson1_by_hand"
+FAST = Limits(test_seconds=20, cell_seconds=20, start_seconds=90)
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    root = make_course(tmp_path, (LESSON,))
+    cases = {c.name: c for c in corpus.cases(LESSON)}
+    corpus.build(cases["reference"], root, "alice")
+    corpus.build(cases["partial"], root, "bob")
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    return root
+
+
+def gradebook_scores(root: Path) -> dict[str, float]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        return {s.student_id: s.score for s in gb.assignment_submissions(LESSON)}
+
+
+def test_a_grader_fault_is_a_grader_error_with_no_score_and_a_nonzero_exit(course, monkeypatch, capsys):
+    real = batch.run_tests
+
+    def failing_for_bob(lesson, sources, limits, **kwargs):  # alice and the canary hand in the reference
+        if sources != lesson.reference_sources():
+            raise GraderFault("the sandbox could not start (simulated)")
+        return real(lesson, sources, limits, **kwargs)
+
+    monkeypatch.setattr(batch, "run_tests", failing_for_bob)
+    status = cli.main(["grade", "--root", str(course), "--jobs", "1", "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 1, out + err
+    assert "grader-error" in out and "simulated" in out and "not written" in err
+    records = {r.student: r for r in load_records(course)}
+    assert records["alice"].status == "ok" and records["alice"].score == records["alice"].max_score
+    assert records["bob"].status == "grader-error" and "not the student" in records["bob"].reason
+    scores = gradebook_scores(course)
+    assert scores.get("alice") == records["alice"].max_score
+    assert "bob" not in scores, "a grader error must not put a score in the gradebook"
+    # the next run, with the grader working again, grades bob normally (the error was not cached)
+    monkeypatch.setattr(batch, "run_tests", real)
+    assert cli.main(["grade", "--root", str(course), "--jobs", "1", "--quiet"]) == 0
+    bob = {r.student: r for r in load_records(course)}["bob"]
+    assert bob.status == "ok" and 0 < bob.score < bob.max_score
+    assert gradebook_scores(course)["bob"] == bob.score
+
+
+def test_a_reference_that_cannot_be_graded_stops_the_batch_before_any_submission(course, capsys):
+    too_tight = Limits(test_seconds=20, cell_seconds=20, start_seconds=90, memory_bytes=64 << 20)
+    with pytest.raises(batch.CanaryFailed, match="reference solution could not be graded"):
+        batch.grade([LESSON], root=course, progress=False, limits=too_tight, jobs=1)
+    assert load_records(course) == [] and not (course / "gradebook.db").exists()
+    # the same batch with limits the reference meets grades both students fully
+    records = batch.grade([LESSON], root=course, progress=False, limits=FAST, jobs=1)
+    assert [(r.student, r.status) for r in records] == [("alice", "ok"), ("bob", "ok")]
+    assert records[0].score == records[0].max_score
