@@ -88,3 +88,45 @@ def test_a_missing_set_up_package_is_a_grader_fault_not_a_student_zero():
     # the same lesson with its own set-up grades the reference solution fully
     verdicts = run_tests(lesson, sources, FAST, uid=sandbox_uid(903))
     assert all(t.passed for t in verdicts.tests), [t for t in verdicts.tests if not t.passed]
+
+
+# --- forbidden packages are absent -----------------------------------------------------------------
+
+PROBE = """
+import os, sys, importlib
+found = sorted(p for p in sys.path for name in ("torch", "torchgen", "functorch")
+               if os.path.exists(os.path.join(p, name, "__init__.py")))
+for key in [k for k in sys.modules if k.split(".")[0] == "torch"]:
+    del sys.modules[key]
+try:
+    importlib.import_module("torch").nn.functional.avg_pool2d
+    imported = True
+except (ImportError, AttributeError):
+    imported = False
+"""
+
+
+def probe(block: list[str]) -> dict:
+    import time
+
+    box = Sandbox([{"id": "prelude", "kind": "prelude", "source": "import numpy"},
+                   {"id": "answer", "kind": "solution", "source": PROBE}],
+                  limits=FAST, hide=hidden_paths(REPO), uid=sandbox_uid(904), block=block)
+    try:
+        box.start()
+        assert box.outcomes[-1].ok, box.outcomes
+        answers = {}
+        for name in ("found", "imported"):
+            reply, _ = box.request({"op": "get", "name": name}, [], time.monotonic() + 30)
+            answers[name] = reply["ok"]
+        return answers
+    finally:
+        box.kill()
+
+
+@pytest.mark.skipif(not __import__("autograder.trusted.sandbox", fromlist=["x"]).containment().namespaces,
+                    reason="needs mount namespaces (Linux)")
+def test_a_forbidden_package_has_no_files_in_the_child_and_an_allowed_one_does():
+    assert probe(["torch"]) == {"found": [], "imported": False}  # lesson 3: no spelling of an import reaches it
+    allowed = probe([])  # lesson 4: torch is there
+    assert allowed["imported"] is True and allowed["found"]

@@ -191,7 +191,7 @@ def encode(value, blobs: list, other, _state=None):
     if kind is range:
         return {"$range": [value.start, value.stop, value.step]}
     np = sys.modules.get("numpy")
-    if np is not None:
+    if np is not None and isinstance(getattr(np, "ndarray", None), type):
         if kind is np.ndarray:
             if value.dtype.hasobject:
                 return other(value)
@@ -205,7 +205,7 @@ def encode(value, blobs: list, other, _state=None):
         if isinstance(value, type) and issubclass(value, np.generic) and value.__module__ == "numpy":
             return {"$nptype": value.__name__}
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and isinstance(getattr(torch, "Tensor", None), type):  # not an empty stand-in
         if kind is torch.Tensor:
             if value.layout != torch.strided or value.is_quantized:
                 return other(value)

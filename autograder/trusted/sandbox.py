@@ -272,7 +272,7 @@ class Sandbox:
         config = {
             "scratch": self.scratch,
             "namespaces": self.mode.namespaces,
-            "hide": self.hide if self.mode.namespaces else [],
+            "hide": self.hide + package_paths(self.block) if self.mode.namespaces else [],
             "expose": exposed_paths() if self.mode.drop_uid else [],
             "fresh_tmp": fresh_folders() if self.mode.namespaces else [],
             "keep": needed_paths(),
@@ -519,6 +519,43 @@ def _text(captured) -> str:
     if isinstance(dropped, int) and dropped > 0:
         text += f"\n... {dropped} more characters of output dropped ..."
     return text
+
+
+@functools.lru_cache(maxsize=None)
+def _package_paths(modules: tuple[str, ...]) -> tuple[str, ...]:
+    import importlib.metadata
+    import importlib.util
+
+    owners = importlib.metadata.packages_distributions()
+    found: list[str] = []
+    for module in modules:
+        tops: set[Path] = set()
+        for dist_name in owners.get(module, []):
+            try:
+                dist = importlib.metadata.distribution(dist_name)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            base = Path(dist.locate_file("")).resolve()
+            for file in dist.files or []:
+                parts = Path(file).parts
+                if parts and parts[0] != "..":  # scripts in bin/ stay: they cannot run without the package
+                    tops.add(base / parts[0])
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None:  # a package (its folders) or a single module (its file)
+            locations = list(spec.submodule_search_locations or []) or ([spec.origin] if spec.origin else [])
+            tops.update(Path(location).resolve() for location in locations if location != "built-in")
+        found.extend(str(p) for p in sorted(tops) if p.exists())
+    return tuple(dict.fromkeys(found))
+
+
+def package_paths(modules) -> list[str]:
+    """Every file and folder of the distributions that provide ``modules`` (e.g. ``torch``: ``torch/``,
+    ``torchgen/``, ``functorch/``, its ``.dist-info``): what the child must not see for a lesson that
+    forbids them, so that no spelling of an import can load them. Found without importing them."""
+    return list(_package_paths(tuple(sorted(modules))))
 
 
 def hidden_paths(*roots: Path) -> list[str]:
