@@ -49,7 +49,9 @@ MARKED_HELPERS: dict[str, Callable] = {}
 
 #: Set by the trusted grader (in its parent process only) while it grades one submission: an object with
 #: ``wants(args, kwargs) -> bool`` (do the arguments hold stand-ins for student objects?) and
-#: ``send(spec, args, kwargs)`` (run the helper in the sandboxed child, return its plain-data result).
+#: ``send(spec, args, kwargs)`` (run the helper in the sandboxed child, return its plain-data result) and
+#: ``timed_call(function, args, kwargs)`` (call a student function, return its result and the CPU seconds
+#: the child spent, read from outside the child).
 #: ``None`` in a student's kernel and in the child, where marked helpers are ordinary calls.
 router = None
 

@@ -8,20 +8,17 @@ so a machine that slows down part way through slows every function alike, and a 
 round** and then the median of those ratios is reported.
 
 Every result is plain data (dicts, lists, floats), so it prints, tabulates and plots easily.
-:func:`line_events` counts how many Python lines a call executes: unlike a time, that count does not
-depend on how busy the machine is (the lessons use it to see whether a function loops in Python).
+:func:`check_vectorized` judges "no Python loop over the outputs" from CPU seconds (not wall-clock
+time, which a busy machine inflates) against a vectorized baseline on inputs large along one axis.
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from course.checks import runs_with_student_code
-
-__all__ = ["calls_per_round", "compare", "sweep", "format_table", "plot_loglog", "line_events"]
+__all__ = ["calls_per_round", "compare", "sweep", "format_table", "plot_loglog", "timed_call", "check_vectorized"]
 
 Clock = Callable[[], float]
 
@@ -178,30 +175,57 @@ def plot_loglog(rows: Sequence[Mapping], ax=None, xlabel: str = "input size", x:
     return ax
 
 
-@runs_with_student_code
-def line_events(function: Callable, *args, **kwargs) -> int:
-    """How many Python line events one call ``function(*args, **kwargs)`` produces (``sys.settrace``).
+def timed_call(function: Callable, *args, **kwargs) -> tuple[Any, float]:
+    """``(function(*args, **kwargs), CPU seconds of that call)``: user + system time of every thread, as the
+    operating system accounts it, so a busy machine barely moves it (unlike wall-clock time).
 
-    Counts every line executed in every Python frame the call opens (the function, the helpers it
-    calls, lambdas inside ``np.vectorize``...); work done inside compiled code (NumPy's own loops)
-    counts nothing. The function is called once untraced first, so one-time work (imports, caches)
-    is left out. The count is the same on a busy and an idle machine: a Python loop over ``n`` items
-    adds at least ``n`` lines, a vectorized call adds none as ``n`` grows. The previous trace function
-    (a debugger's, say) is restored afterwards.
-    """
-    function(*args, **kwargs)
-    count = 0
+    Under the trusted grader a student's function runs in a separate sandboxed process, and that
+    process's CPU time is read by the grader from outside it: student code cannot change the figure."""
+    from course import checks
 
-    def tracer(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-        return tracer
+    router = checks.router
+    if router is not None and router.wants((function,), {}):
+        return router.timed_call(function, args, kwargs)
+    start = time.process_time()
+    result = function(*args, **kwargs)
+    return result, time.process_time() - start
 
-    previous = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        function(*args, **kwargs)
-    finally:
-        sys.settrace(previous)
-    return count
+
+#: A call may use ``VECTORIZED_FACTOR`` times the CPU time of the vectorized baseline, plus
+#: ``VECTORIZED_ALLOWANCE`` seconds. A Python loop over the outputs of the lessons' inputs (60 000 rows or
+#: columns) costs 3 to 6 times that limit; an honest vectorized version stays 10 to 80 times under it.
+VECTORIZED_FACTOR = 10.0
+VECTORIZED_ALLOWANCE = 0.08
+
+
+def _describe(args, kwargs) -> str:
+    shown = [f"x{list(a.shape)}" if hasattr(a, "shape") else repr(a) for a in args]
+    return ", ".join(shown + [f"{k}={v!r}" for k, v in kwargs.items()])
+
+
+def check_vectorized(function: Callable, baseline: Callable, calls, name: str, hint: str = "") -> list[float]:
+    """Each ``(args, kwargs)`` of ``calls``: ``function`` must give ``baseline``'s result and spend at most
+    ``VECTORIZED_FACTOR`` × the baseline's CPU time + ``VECTORIZED_ALLOWANCE`` seconds on it. The inputs are
+    large along one axis (rows, columns, or maps), so a Python loop over that axis costs hundreds of
+    times more CPU than whole-array NumPy; a loop over the kernel offsets costs nothing extra.
+    Returns the CPU seconds of each call."""
+    from course.checks import check_array
+
+    spent = []
+    for args, kwargs in calls:
+        expected = None
+        base = float("inf")
+        for _ in range(3):  # the best of three: the baseline's own first-call costs are left out
+            expected, seconds = timed_call(baseline, *args, **kwargs)
+            base = min(base, seconds)
+        result, seconds = timed_call(function, *args, **kwargs)
+        call = f"{name}({_describe(args, kwargs)})"
+        check_array(result, expected, call, rtol=1e-10, atol=1e-10)
+        limit = VECTORIZED_ALLOWANCE + VECTORIZED_FACTOR * base
+        assert seconds <= limit, (
+            f"{call} used {seconds:.2f} CPU seconds where a vectorized version needs about {base:.3f} s (limit "
+            f"{limit:.2f} s): it loops in Python over the output (pixels, rows, columns, images or channels). "
+            + (hint or "Replace that loop by slices that cover every window at once; a loop over the kernel "
+               "offsets is fine, its length does not grow with the input."))
+        spent.append(seconds)
+    return spent

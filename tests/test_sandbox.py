@@ -130,3 +130,32 @@ def test_a_forbidden_package_has_no_files_in_the_child_and_an_allowed_one_does()
     assert probe(["torch"]) == {"found": [], "imported": False}  # lesson 3: no spelling of an import reaches it
     allowed = probe([])  # lesson 4: torch is there
     assert allowed["imported"] is True and allowed["found"]
+
+
+@pytest.mark.skipif(not __import__("autograder.trusted.sandbox", fromlist=["x"]).containment().namespaces,
+                    reason="needs mount namespaces (Linux)")
+def test_the_course_package_and_the_interpreter_are_read_only_even_for_a_root_child(tmp_path):
+    import time
+
+    import course
+
+    target = Path(course.__file__).resolve().parent / "written-by-the-child.txt"
+    source = f"""
+import errno, sys
+try:
+    open({str(target)!r}, "w").write("x")
+    result = "written"
+except OSError as exc:
+    result = errno.errorcode.get(exc.errno, str(exc.errno))
+"""
+    box = Sandbox([{"id": "prelude", "kind": "prelude", "source": "import os"},
+                   {"id": "answer", "kind": "solution", "source": source}],
+                  limits=FAST, hide=hidden_paths(REPO), uid=None, block=[])  # uid None: the child keeps root
+    try:
+        box.start()
+        reply, _ = box.request({"op": "get", "name": "result"}, [], time.monotonic() + 30)
+    finally:
+        box.kill()
+        written = target.exists()
+        target.unlink(missing_ok=True)
+    assert not written and reply["ok"] == "EROFS", reply

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 
 import matplotlib
 
@@ -158,62 +157,47 @@ def test_plot_loglog_draws_one_line_per_function_on_log_axes():
     plt.close("all")
 
 
-def _python_loop(n):
-    total = 0.0
-    for i in range(n):
-        total += i
-    return total
+def _row_loop_mean(x, k):
+    """A mean over k rows, looping in Python over the output rows: [1, 1, H, W] -> [1, 1, H-k+1, W]."""
+    out = np.empty((1, 1, x.shape[2] - k + 1, x.shape[3]))
+    for i in range(out.shape[2]):
+        out[0, 0, i] = x[0, 0, i:i + k].mean(axis=0)
+    return out
 
 
-def _vectorized(n):
-    values = np.arange(n, dtype=np.float64)
-    return float(values.sum())
+def _sliced_mean(x, k):
+    """The same with one slice per kernel offset."""
+    rows = x.shape[2] - k + 1
+    return sum(x[:, :, t:t + rows] for t in range(k)) / k
 
 
-def test_line_events_grow_with_a_python_loop_and_not_with_numpy():
-    small, large = timing.line_events(_python_loop, 4), timing.line_events(_python_loop, 68)
-    assert large - small >= 64
-    assert timing.line_events(_vectorized, 4) == timing.line_events(_vectorized, 10_000) > 0
+def _baseline(x, k):
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    return sliding_window_view(x, k, axis=2).mean(axis=-1)
 
 
-def test_line_events_count_helpers_and_lambdas_too():
-    helper_loop = lambda n: _python_loop(n)  # noqa: E731
-    vectorize = lambda n: np.vectorize(lambda v: v + 1)(np.arange(n))  # noqa: E731
-    assert timing.line_events(helper_loop, 100) - timing.line_events(helper_loop, 10) >= 90
-    assert timing.line_events(vectorize, 100) - timing.line_events(vectorize, 10) >= 90
+CALLS = [((np.random.default_rng(0).random((1, 1, 60002, 2)), 3), {})]
 
 
-def test_line_events_skip_the_first_call_and_restore_the_tracer():
-    cache = {}
-
-    def warms_up(n):
-        if "table" not in cache:
-            cache["table"] = [i * i for i in range(1000)]
-        return cache["table"][n]
-
-    assert timing.line_events(warms_up, 3) < 10
-
-    def other_tracer(frame, event, arg):
-        return None
-
-    previous = sys.gettrace()
-    sys.settrace(other_tracer)
-    try:
-        timing.line_events(_vectorized, 3)
-        assert sys.gettrace() is other_tracer
-    finally:
-        sys.settrace(previous)
+def test_timed_call_returns_the_result_and_cpu_seconds():
+    result, seconds = timing.timed_call(_row_loop_mean, *CALLS[0][0])
+    np.testing.assert_allclose(result, _baseline(*CALLS[0][0]))
+    assert seconds > 0.02  # 60 000 Python iterations
 
 
-def test_line_events_passes_errors_through_and_untraces():
-    def broken(n):
-        raise ValueError(f"kernel_size must be >= 1, got {n}")
-
-    previous = sys.gettrace()
-    with pytest.raises(ValueError, match="kernel_size"):
-        timing.line_events(broken, 0)
-    assert sys.gettrace() is previous
+def test_check_vectorized_passes_slices_and_fails_a_loop_over_rows():
+    seconds = timing.check_vectorized(_sliced_mean, _baseline, CALLS, "mean")
+    assert len(seconds) == 1 and seconds[0] < timing.VECTORIZED_ALLOWANCE
+    with pytest.raises(AssertionError, match=r"mean\(x\[1, 1, 60002, 2\], 3\) used .* CPU seconds .* loops in Python"):
+        timing.check_vectorized(_row_loop_mean, _baseline, CALLS, "mean")
 
 
-def test_line_events_runs_with_the_student_code():
-    assert getattr(timing.line_events, RUNS_WITH_STUDENT_CODE) == "course.timing:line_events"
+def test_check_vectorized_fails_a_fast_wrong_answer():
+    with pytest.raises(AssertionError):
+        timing.check_vectorized(lambda x, k: _sliced_mean(x, k) + 1.0, _baseline, CALLS, "mean")
+
+
+def test_timed_call_is_not_shipped_to_the_child_and_counts_no_lines():
+    assert not hasattr(timing, "line_events")
+    assert not hasattr(timing.timed_call, RUNS_WITH_STUDENT_CODE)

@@ -403,6 +403,13 @@ def _mount(libc, source: str, target: str, fstype, flags: int, data) -> None:
         raise OSError(ctypes.get_errno(), f"mount {source} on {target} failed")
 
 
+def _read_only(libc, path: str) -> None:
+    """Remount the bind mount at ``path`` read-only (the interpreter, the venv, ``course/``: the child
+    reads them and must never change them, even where it keeps root)."""
+    ms_rdonly, ms_remount, ms_bind = 1, 32, 4096
+    _mount(libc, "none", path, None, ms_remount | ms_bind | ms_rdonly, None)
+
+
 def setup_sandbox(config: dict) -> dict:
     """Hide paths, set limits, drop privileges, enter the scratch folder. Returns what took effect."""
     import resource
@@ -429,6 +436,7 @@ def setup_sandbox(config: dict) -> dict:
                 for kept, fd in held:
                     os.makedirs(kept, mode=0o755, exist_ok=True)
                     _mount(libc, f"/proc/self/fd/{fd}", kept, None, ms_bind | ms_rec, None)
+                    _read_only(libc, kept)
                     active.setdefault("kept", []).append(kept)
                 for parent in {os.path.dirname(k) for k, _ in held}:  # traversable by the sandbox uid
                     while parent.startswith(path.rstrip("/") + "/"):
@@ -454,10 +462,20 @@ def setup_sandbox(config: dict) -> dict:
                 for stage, path in staged:
                     os.makedirs(path, mode=0o755, exist_ok=True)
                     _mount(libc, stage, path, None, ms_move, None)
+                    _read_only(libc, path)
                     os.rmdir(stage)
                 active.setdefault("exposed", []).extend(paths)
             except OSError as exc:
                 active.setdefault("expose_failed", []).append(f"{ancestor}: {exc}")
+        for path in config.get("keep", []):  # read-only wherever they live (a bind of each onto itself)
+            if path in active.get("kept", []) or path in active.get("exposed", []) or not os.path.isdir(path):
+                continue
+            try:
+                _mount(libc, path, path, None, ms_bind | ms_rec, None)
+                _read_only(libc, path)
+                active.setdefault("read_only", []).append(path)
+            except OSError as exc:
+                active.setdefault("read_only_failed", []).append(f"{path}: {exc}")
         for path in config.get("hide", []):
             if not os.path.lexists(path):  # already gone from view (under a fresh /tmp)
                 continue

@@ -11,9 +11,11 @@ Containment is detected at run time and recorded (:func:`containment`):
 * ``rlimits-only`` (macOS, or Linux without ``unshare``): a fresh interpreter in an empty scratch folder
   with a clean environment and resource limits; instructor files stay readable by the child.
 
-In every mode: a wall-clock deadline per request with ``SIGKILL`` of the whole process group (and the
-whole PID namespace where there is one), ``RLIMIT_AS``/``RLIMIT_FSIZE``/``RLIMIT_NPROC``/``RLIMIT_CORE``,
-a parent-side RSS watch (psutil) as a second memory guard, capped captured output, capped replies.
+In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child:
+its cgroup's ``cpuacct.usage`` where this process may make cgroups, else psutil over its process tree),
+a wall-clock cap only for hangs, ``SIGKILL`` of the whole process group (and the whole PID namespace where
+there is one), ``RLIMIT_AS``/``RLIMIT_FSIZE``/``RLIMIT_NPROC``/``RLIMIT_CORE``, a memory cap in the cgroup
+(else a parent-side RSS watch), capped captured output, capped replies.
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ SANDBOX_UID_BASE = 61000
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits for one submission's child process (seconds are wall clock)."""
+    """Limits for one submission's child process. ``test_seconds`` and ``cell_seconds`` are CPU seconds
+    of the child's whole process tree, as the kernel accounts them (a busy machine does not use them
+    up); a wall-clock cap of :func:`hang_seconds` of them stops code that hangs without computing."""
 
-    test_seconds: float = 60.0  #: student code run by one test cell, in total
-    cell_seconds: float = 60.0  #: each solution cell
-    start_seconds: float = 120.0  #: interpreter start and the lesson's set-up imports
+    test_seconds: float = 60.0  #: CPU seconds of student code run by one test cell, in total
+    cell_seconds: float = 60.0  #: CPU seconds of each solution cell
+    start_seconds: float = 120.0  #: wall clock: interpreter start and the lesson's set-up imports
     memory_bytes: int = 4 << 30  #: address space of the child (RLIMIT_AS) and its RSS (watched)
     file_bytes: int = 16 << 20  #: largest file the child may write (RLIMIT_FSIZE)
     nproc: int = 256  #: processes and threads of the sandbox uid (RLIMIT_NPROC)
@@ -51,6 +55,109 @@ class Limits:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+#: The wall-clock cap of a CPU budget: ``HANG_FACTOR`` × the budget + ``HANG_SECONDS`` (sleeping or
+#: blocked code uses no CPU; a machine at load 4 on 2 cores still finishes honest work well inside it).
+HANG_FACTOR, HANG_SECONDS = 4.0, 10.0
+
+
+def hang_seconds(cpu_seconds: float) -> float:
+    return HANG_FACTOR * cpu_seconds + HANG_SECONDS
+
+
+class Cgroup:
+    """A cgroup (v1 ``cpuacct`` and ``memory`` hierarchies) for one child: the kernel counts the CPU time
+    of every task that ever ran in it, exited and auto-reaped ones included, and caps its memory (the
+    out-of-memory killer acts inside it only). :meth:`create` returns ``None`` where this process cannot
+    make one (not root, cgroup v2 only, macOS); the sandbox then falls back to psutil's view."""
+
+    _serial = 0
+
+    def __init__(self, paths: dict[str, str]):
+        self.paths = paths
+
+    @classmethod
+    def create(cls, memory_bytes: int) -> "Cgroup | None":
+        if not sys.platform.startswith("linux") or os.geteuid() != 0:
+            return None
+        own = {}
+        try:
+            with open("/proc/self/cgroup") as handle:
+                for line in handle:
+                    _, controllers, path = line.rstrip("\n").split(":", 2)
+                    for controller in controllers.split(","):
+                        own[controller] = path
+        except OSError:
+            return None
+        cls._serial += 1
+        name = f"avgpool-trusted-{os.getpid()}-{cls._serial}"
+        paths = {}
+        try:
+            for controller in ("cpuacct", "memory"):
+                if controller not in own or not os.path.isdir(f"/sys/fs/cgroup/{controller}"):
+                    raise OSError(f"no cgroup v1 {controller} hierarchy")
+                path = f"/sys/fs/cgroup/{controller}{own[controller].rstrip('/')}/{name}"
+                os.mkdir(path)
+                paths[controller] = path
+            with open(f"{paths['memory']}/memory.limit_in_bytes", "w") as handle:
+                handle.write(str(int(memory_bytes)))
+            if os.path.exists(f"{paths['memory']}/memory.memsw.limit_in_bytes"):  # no escape into swap
+                try:
+                    with open(f"{paths['memory']}/memory.memsw.limit_in_bytes", "w") as handle:
+                        handle.write(str(int(memory_bytes)))
+                except OSError:
+                    pass
+        except OSError:
+            cls(paths).remove()
+            return None
+        return cls(paths)
+
+    def join(self) -> None:
+        """Move the calling process into the cgroup (run in the forked child before ``exec``)."""
+        for path in self.paths.values():
+            with open(f"{path}/cgroup.procs", "w") as handle:
+                handle.write("0")
+
+    def cpu_seconds(self) -> float:
+        with open(f"{self.paths['cpuacct']}/cpuacct.usage") as handle:
+            return int(handle.read()) / 1e9
+
+    def oom_killed(self) -> bool:
+        try:
+            with open(f"{self.paths['memory']}/memory.failcnt") as handle:
+                failed = int(handle.read()) > 0
+            with open(f"{self.paths['memory']}/memory.oom_control") as handle:
+                killed = any(line.startswith("oom_kill ") and int(line.split()[1]) > 0 for line in handle)
+            return killed or failed
+        except (OSError, ValueError):
+            return False
+
+    def remove(self) -> None:
+        for path in self.paths.values():
+            for _ in range(50):
+                try:
+                    with open(f"{path}/cgroup.procs") as handle:
+                        for pid in handle.read().split():
+                            try:
+                                os.kill(int(pid), signal.SIGKILL)
+                            except (ProcessLookupError, PermissionError, ValueError):
+                                pass
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+@functools.lru_cache(maxsize=None)
+def cgroups_available() -> bool:
+    probe = Cgroup.create(1 << 30)
+    if probe is None:
+        return False
+    probe.remove()
+    return True
 
 
 @dataclass(frozen=True)
@@ -63,6 +170,7 @@ class Containment:
     drop_uid: bool
     rss_watch: bool
     notes: tuple[str, ...] = field(default_factory=tuple)
+    cgroup: bool = False
 
     def describe(self) -> str:
         parts = [self.mode]
@@ -71,6 +179,8 @@ class Containment:
         if self.drop_uid:
             parts.append("unprivileged uid")
         parts.append("rlimits AS/FSIZE/NPROC/CORE")
+        if self.cgroup:
+            parts.append("cgroup: CPU seconds and memory cap")
         if self.rss_watch:
             parts.append("RSS watch")
         parts.append("SIGKILL of the process group on deadline")
@@ -138,13 +248,17 @@ def containment() -> Containment:
         from shutil import which
 
         unshare = which("unshare")
+    cgroup = cgroups_available()
+    if not cgroup:
+        notes.append("no cgroup: CPU seconds read with psutil (children that are never waited for are not "
+                     "counted), memory capped by RLIMIT_AS and the RSS watch only")
     if unshare and os.geteuid() == 0 and _probe([unshare, *NAMESPACE_FLAGS, "true"]):
-        return Containment("namespaces", True, False, True, rss, tuple(notes))
+        return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup)
     if unshare and _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"]):
         notes.append("not root: the child keeps the caller's uid")
-        return Containment("user-namespace", True, True, False, rss, tuple(notes))
+        return Containment("user-namespace", True, True, False, rss, tuple(notes), cgroup)
     notes.append("no namespaces: instructor files stay readable by student code; no network isolation")
-    return Containment("rlimits-only", False, False, False, rss, tuple(notes))
+    return Containment("rlimits-only", False, False, False, rss, tuple(notes), cgroup)
 
 
 def clean_env() -> dict:
@@ -223,6 +337,9 @@ class Sandbox:
         self.student_ran = False
         self.fault: Fault | None = None
         self._last_rss_check = 0.0
+        self.cgroup: Cgroup | None = None
+        self.cpu_limit: float | None = None  # kill when cpu_seconds() passes this (set per test / cell)
+        self.cpu_budget = 0.0
 
     # -- lifetime ---------------------------------------------------------------------------------
     def _command(self) -> list[str]:
@@ -254,6 +371,15 @@ class Sandbox:
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
+        self.cgroup = Cgroup.create(self.limits.memory_bytes) if self.mode.cgroup else None
+        self.cpu_limit = None
+        cgroup = self.cgroup
+
+        def before_exec():
+            _die_with_parent()
+            if cgroup is not None:
+                cgroup.join()
+
         if self.mode.namespaces:
             self.scratch, cwd = "/tmp/work", "/"
         else:
@@ -262,7 +388,7 @@ class Sandbox:
             self.proc = subprocess.Popen(
                 self._command() + [str(child_read), str(child_write)],
                 stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
-                env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent,
+                env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
             )
         finally:
             os.close(child_read)
@@ -300,7 +426,8 @@ class Sandbox:
                 if op == "cell_start":
                     current = int(message["index"])
                     self.student_ran = True
-                    deadline = time.monotonic() + self.limits.cell_seconds
+                    deadline = time.monotonic() + hang_seconds(self.limits.cell_seconds)
+                    self.budget(self.limits.cell_seconds)
                 elif op == "cell_done":
                     cell = self.cells[int(message["index"])]
                     error = message.get("raise")
@@ -311,9 +438,11 @@ class Sandbox:
                         outcome.fault = "memory"
                     self.outcomes.append(outcome)
                     current = None
+                    self.cpu_limit = None
                     deadline = time.monotonic() + self.limits.start_seconds
                 elif op == "ready":
                     self.names = [str(n) for n in message.get("names", [])]
+                    self.cpu_limit = None
                     break
                 else:
                     raise ProtocolError(f"unexpected message {op!r} while starting")
@@ -360,6 +489,9 @@ class Sandbox:
                     except (ProcessLookupError, PermissionError):
                         pass
                 time.sleep(0.05)
+        if self.cgroup is not None:
+            self.cgroup.remove()  # kills anything of the child's still in it first
+            self.cgroup = None
         if self.channel is not None:
             for fd in (self.channel.read_fd, self.channel.write_fd):
                 try:
@@ -378,9 +510,16 @@ class Sandbox:
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system, as the kernel accounts them) used so far by every process and
-        thread of this child, read from outside: student code cannot change it. 0.0 before start."""
+        thread of this child, those already ended included (threads count in their process, reaped
+        processes in their parent's children times), read from outside: student code cannot change it.
+        0.0 before start."""
         if self.proc is None:
             return 0.0
+        if self.cgroup is not None:
+            try:
+                return self.cgroup.cpu_seconds()
+            except (OSError, ValueError):
+                pass
         import psutil
 
         try:
@@ -394,7 +533,7 @@ class Sandbox:
                 times = proc.cpu_times()
             except psutil.Error:
                 continue
-            total += times.user + times.system
+            total += times.user + times.system + times.children_user + times.children_system
         return total
 
     def log_tail(self, size: int = 2000) -> str:
@@ -408,7 +547,18 @@ class Sandbox:
         except OSError:
             return ""
 
+    def budget(self, cpu_seconds: float) -> None:
+        """From now on the child may use ``cpu_seconds`` more CPU seconds, then it is stopped."""
+        self.cpu_budget = cpu_seconds
+        self.cpu_limit = self.cpu_seconds() + cpu_seconds
+
     # -- talking ----------------------------------------------------------------------------------
+    def _watch(self) -> None:
+        """Called while waiting for the child: its CPU budget, then its memory."""
+        if self.cpu_limit is not None and self.cpu_seconds() > self.cpu_limit:
+            raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped")
+        self._check_rss()
+
     def _check_rss(self) -> None:
         if not self.mode.rss_watch or self.proc is None:
             return
@@ -437,6 +587,9 @@ class Sandbox:
         log = self.log_tail(600)
         tail = [line for line in log.strip().splitlines() if "sigprocmask unblock failed" not in line][-3:]
         detail = (" (last output: " + " | ".join(tail) + ")") if tail else ""
+        if self.cgroup is not None and self.cgroup.oom_killed():
+            return MemoryFault(f"student code used more than the memory limit of {self.limits.memory_bytes / 2**20:.0f} "
+                               f"MiB and was stopped{detail}")
         if "sigprocmask unblock failed" in log:  # unshare's way of saying: the child was killed by a signal
             return CrashFault("the student's process was killed by a signal (a crash in native code, or the "
                               f"system's out-of-memory killer){detail}")
@@ -482,12 +635,12 @@ class Sandbox:
         if self.dead or self.channel is None:
             raise self.fault or CrashFault("the student's process is gone")
         try:
-            return self.channel.recv(deadline, tick=self._check_rss)
+            return self.channel.recv(deadline, tick=self._watch)
         except ChannelTimeout:
             raise self._fail(TimeoutFault("student code ran past the time limit and was stopped")) from None
         except ChannelClosed:
             raise self._fail(self._died()) from None
-        except MemoryFault as fault:
+        except (MemoryFault, TimeoutFault) as fault:
             raise self._fail(fault) from None
         except (ProtocolError, ValueError, OSError) as exc:
             raise self._fail(CrashFault(f"the student's process sent something unreadable ({exc})")) from None

@@ -19,7 +19,7 @@ from pathlib import Path
 from autograder.trusted import _child
 from autograder.trusted.lesson import Lesson, definition_source, names_bound, names_read
 from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox,
-                                        containment, hidden_paths)
+                                        containment, hang_seconds, hidden_paths)
 
 _FAULT_ORDER = ("memory", "timeout", "crash")
 
@@ -358,6 +358,14 @@ class _Router:
     def send(self, spec: str, args, kwargs):
         return self.session.helper(spec, args, kwargs)
 
+    def timed_call(self, function, args, kwargs):
+        """``(function(*args, **kwargs), CPU seconds the child spent on it)``, the time read by this
+        process from the kernel's accounting of the child's whole process tree."""
+        box = self.session.ensure()
+        before = box.cpu_seconds()
+        result = function(*args, **kwargs)
+        return result, max(0.0, box.cpu_seconds() - before)
+
 
 def injectable(lesson: Lesson, test) -> set[str]:
     """The student names that go into test cell ``test``: those it reads that the lesson's *reference*
@@ -377,6 +385,10 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
               root: Path | None = None) -> Verdicts:
     """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells."""
     limits = limits or Limits()
+    if uid is None and containment().drop_uid:  # never run student code as root
+        from autograder.trusted.sandbox import sandbox_uid
+
+        uid = sandbox_uid(0)
     started = time.monotonic()
     roots = [Path(__file__).resolve().parents[2]] + ([Path(root)] if root else [])
     hide = hidden_paths(*roots)
@@ -392,14 +404,13 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     try:
         for test in lesson.tests:
             session.fault = None
-            t0 = time.monotonic()
-            session.deadline = t0 + limits.test_seconds
+            session.deadline = time.monotonic() + hang_seconds(limits.test_seconds)
             try:
-                session.ensure()  # a restart (after a fault) does not count against this test's time
+                session.ensure().budget(limits.test_seconds)  # a restart does not count against this test
             except Fault:
                 pass
             t0 = time.monotonic()
-            session.deadline = t0 + limits.test_seconds
+            session.deadline = t0 + hang_seconds(limits.test_seconds)
             namespace = dict(base)
             printed = io.StringIO()
             passed, message = False, ""

@@ -2,7 +2,6 @@
 # category: cheat
 # status: ok
 # fails: forward_vectorized
-# gap: forward_vectorized -- course.timing.line_events counts lines inside the student's process, which can switch the tracer off; count loops from the parent (AST of the definition) or time calls from the parent instead
 # %% avg_pool2d_numpy
 import sys
 
