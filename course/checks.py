@@ -206,31 +206,85 @@ def source_of(function: Any) -> str:
 
 
 def _names_used(tree: ast.AST) -> set[str]:
+    """Names the code refers to: free names it reads (a local variable or argument that happens to be
+    called ``reference`` is not a use of the reference), attributes, and imported modules."""
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
     names: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
             names.add(node.id)
         elif isinstance(node, ast.Attribute):
             names.add(node.attr)
         elif isinstance(node, ast.alias):
             names.update(node.name.split("."))
-            if node.asname:
-                names.add(node.asname)
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.update(node.module.split("."))
     return names
 
 
+#: What an exercise's code may not do, because it would hide from a reader (and from the grader) what
+#: the code calls: run code built from strings, reach into interpreter internals, or work elsewhere.
+DYNAMIC_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars", "setattr", "delattr",
+                 "breakpoint", "memoryview"}
+INTERNAL_MODULES = {"importlib", "ctypes", "gc", "inspect", "threading", "_thread", "multiprocessing",
+                    "subprocess", "os", "signal", "builtins", "types", "marshal", "pickle", "concurrent",
+                    "code", "codeop", "runpy", "pty", "socket", "asyncio", "shutil", "dis", "weakref"}
+#: ``sys`` is fine for printing (``sys.stderr``); these parts of it reach the interpreter's machinery.
+SYS_INTERNALS = {"modules", "settrace", "setprofile", "gettrace", "getprofile", "_getframe", "meta_path",
+                 "path_hooks", "path_importer_cache", "addaudithook", "_current_frames", "setrecursionlimit"}
+ALLOWED_DUNDERS = {"__name__", "__qualname__", "__init__", "__doc__", "__class__"}
+ALLOWED_TEXT = ("allowed: NumPy and PyTorch operations, plain attribute access (np.sum, x.shape), Python's "
+                "built-ins such as range, len, min, max, isinstance, and your own helper functions")
+
+
+def dynamic_code(tree: ast.AST) -> list[str]:
+    """What in ``tree`` hides what it calls (see :data:`DYNAMIC_CALLS`, :data:`INTERNAL_MODULES`,
+    :data:`SYS_INTERNALS`): one
+    sentence per construct found, empty when the code is plain."""
+    found: list[str] = []
+    sys_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names if alias.name == "sys"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in sys_names \
+                and node.attr in SYS_INTERNALS:
+            found.append(f"`sys.{node.attr}`")
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys" and \
+                any(alias.name in SYS_INTERNALS or alias.name == "*" for alias in node.names):
+            found.append("`from sys import` of the interpreter's machinery")
+        elif isinstance(node, ast.Name) and node.id in DYNAMIC_CALLS:
+            found.append(f"`{node.id}` runs or changes code by name")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
+                found.append(f"`{node.func.id}` with a computed attribute name")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__") \
+                and node.attr not in ALLOWED_DUNDERS:
+            found.append(f"the interpreter internal `.{node.attr}`")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for module in modules:
+                if module.split(".")[0] in INTERNAL_MODULES:
+                    found.append(f"the module `{module}`")
+    return list(dict.fromkeys(found))
+
+
 def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
-    """Assert that the source of ``function`` never names any of ``forbidden`` (modules, functions).
+    """Assert that the source of ``function`` (with every helper it uses) never names any of ``forbidden``
+    (modules, functions) and hides nothing it calls (:func:`dynamic_code`: no ``getattr`` with a computed
+    name, ``eval``, ``__import__``, ``importlib``, ``sys``, ``gc``, threads, ``.__dict__``...).
 
     Used where an exercise forbids a library shortcut, e.g. ``torch`` or ``avg_pool2d`` in the loops
-    lesson.
+    lesson. Under the grader the source is the student's as submitted, read in the grader's process.
     """
     try:
-        used = _names_used(ast.parse(source_of(function)))
+        tree = ast.parse(source_of(function))
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
-    found = sorted(set(forbidden) & used)
+    found = sorted(set(forbidden) & _names_used(tree))
     if found:
-        raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself")
+        raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
+                             f"({ALLOWED_TEXT})")
+    hidden = dynamic_code(tree)
+    if hidden:
+        raise AssertionError(f"{name} (or a helper it uses) uses {'; '.join(hidden)}: code that hides what it "
+                             f"calls cannot be checked, so it is not accepted here ({ALLOWED_TEXT})")

@@ -1,9 +1,13 @@
 """Helpers for lesson 4 (a ``torch.autograd.Function`` with its own backward): run, check and time it.
 
-The helpers marked :func:`~course.checks.runs_with_student_code` must run in the process that holds the
-student's objects (they call ``.backward()``, ``gradcheck``, or watch which PyTorch operators run); they
-take plain data plus student callables and return plain data (tensors, bools, strings, lists), so the
-trusted grader can run them in its sandboxed child and judge the result in the parent.
+The helpers marked :func:`~course.checks.runs_with_student_code` (:func:`forward_backward`,
+:func:`module_forward_backward`, :func:`double_backward`) must run in the process that holds the
+student's objects (they call ``.backward()``); they only compute *values* (tensors) at inputs they are
+given, so the trusted grader runs them in its sandboxed child and judges the values in the parent.
+:func:`run_gradcheck` decides in the caller's process: under the grader it draws fresh random points
+each run and compares the child's backward products with central differences of the child's forward.
+:func:`operators_used` and :func:`saved_tensor_shapes` watch a call from inside; they are for exploring
+in a notebook and never decide a grade (whatever runs beside student code can be faked by it).
 
 :func:`compare_times` times callables on a device (CPU or CUDA, synchronised) with
 :func:`course.timing.compare` (interleaved rounds, median of the per-round ratios to a baseline).
@@ -16,12 +20,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 from course.checks import runs_with_student_code
 
 __all__ = [
     "forward_backward",
     "module_forward_backward",
     "run_gradcheck",
+    "double_backward",
     "operators_used",
     "pooling_operators",
     "saved_tensor_shapes",
@@ -76,61 +83,124 @@ def module_forward_backward(module_class: Callable, init_args: Sequence, init_kw
     return repr(module), n_parameters, out, grad
 
 
-def _gradcheck_input(shape: Sequence[int], seed: int, device: str):
+@runs_with_student_code
+def double_backward(function: Callable, x, grad_out, direction, *args) -> tuple:
+    """``(value, note)`` for the second-order check: ``value`` is the derivative of ``sum(grad_x * direction)``
+    by ``grad_out``, where ``grad_x`` is the backward's result for ``function(x, *args)`` built with
+    ``create_graph=True`` (for a linear function it equals ``J @ direction``, a forward difference along
+    ``direction``). ``note`` is ``"once_differentiable"`` when a second derivative raises that error,
+    ``"cut off"`` when the backward's result is not connected to autograd, else ``""``. Values only."""
     import torch
 
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(tuple(shape), generator=generator, dtype=torch.float64)
-    return x.to(device).requires_grad_(True)
+    point = _require_tensor(x, "x").detach().clone().requires_grad_(True)
+    upstream = _require_tensor(grad_out, "grad_out").detach().clone().requires_grad_(True)
+    out = function(point, *args)
+    try:
+        (grad,) = torch.autograd.grad(out, point, upstream, create_graph=True)
+        if not grad.requires_grad:
+            return None, "cut off"
+        (value,) = torch.autograd.grad(grad, upstream, _require_tensor(direction, "direction"), retain_graph=True,
+                                       allow_unused=True)
+        if value is None:  # not connected to grad_out: runs the graph, where @once_differentiable raises
+            (grad * direction).sum().backward()
+            return None, "cut off"
+    except RuntimeError as exc:
+        if "once_differentiable" in str(exc):
+            return None, "once_differentiable"
+        raise
+    return value.detach(), ""
 
 
-@runs_with_student_code
+def _generator(seed: int):
+    """Seeded in a notebook (reproducible); under the trusted grader fresh points every grading run, so
+    no backward can be fitted to known points."""
+    import secrets
+
+    from course import checks
+
+    return np.random.default_rng([seed, secrets.randbits(64)] if checks.router is not None else seed)
+
+
+def _dot(a, b) -> float:
+    return float((a.detach().double() * b.detach().double()).sum())
+
+
 def run_gradcheck(function: Callable, shape: Sequence[int], args: Sequence = (), seed: int = 0,
                   second_order: bool = False, device: str = "cpu") -> tuple:
-    """``(ok, message)``: ``torch.autograd.gradcheck`` of ``function(x, *args)`` on a seeded float64 ``x``.
+    """``(ok, message)``: ``function(x, *args)``'s backward checked against central differences of its own
+    forward at a random float64 point ``x`` of ``shape`` ``[B, C, H, W]``.
 
-    ``shape`` is the input's ``[B, C, H, W]`` (keep it small: gradcheck runs the forward twice per
-    element). gradcheck compares the backward with central differences, element by element, with
-    ``atol=1e-5, rtol=1e-3`` (float64 differences are accurate to about 1e-10 for a linear function).
+    The check is computed here from values only: the forward at ``x ± eps·d`` for random directions ``d``
+    (and single elements), and the backward's product ``grad_x`` with a random ``grad_out`` ``v``; it
+    passes when ``<grad_x, d>`` equals ``(<f(x + eps d), v> - <f(x - eps d), v>) / (2 eps)`` within
+    ``1e-6 + 1e-5·|value|`` (float64; exact up to rounding for a linear function like pooling).
 
-    With ``second_order=True`` it checks the backward of the backward instead: ``ok`` is True when
-    ``torch.autograd.gradgradcheck`` passes (the backward is itself differentiable) or when a second
-    derivative raises the clear error of ``@once_differentiable``; it is False when the backward's
-    result is silently cut off from autograd or its derivative is wrong.
+    ``second_order=True`` checks the backward of the backward: the derivative of ``<grad_x, w>`` by ``v``
+    must equal the central difference of the forward along ``w``; a backward marked
+    ``@once_differentiable`` passes (its second derivative raises a clear error instead of a wrong value).
     """
     import torch
 
-    x = _gradcheck_input(shape, seed, device)
-    call = lambda point: function(point, *args)  # noqa: E731
-    if not second_order:
-        try:
-            torch.autograd.gradcheck(call, (x,), raise_exception=True)
-        except Exception as exc:  # GradcheckError, or the student's own error
-            return False, f"gradcheck failed for args {tuple(args)!r} on shape {tuple(shape)}: " \
-                          f"{type(exc).__name__}: {str(exc)[:600]}"
-        return True, f"gradcheck passed for args {tuple(args)!r} on shape {tuple(shape)}"
-    # Second order: first see whether the backward's result is connected to autograd at all.
+    rng = _generator(seed)
+    label = f"for args {tuple(args)!r} on shape {tuple(shape)}"
+
+    def tensor(like_shape):
+        return torch.from_numpy(rng.standard_normal(tuple(like_shape))).to(device)
+
+    def forward(point):
+        return _require_tensor(function(point, *args), "the function's result")
+
+    x = tensor(shape)
     try:
-        out = call(x)
-        upstream = torch.ones_like(out).requires_grad_(True)
-        (grad,) = torch.autograd.grad(out, x, upstream, create_graph=True)
-        if not grad.requires_grad:
+        out = forward(x)
+        v = tensor(out.shape)
+        eps = 1e-6
+        if not second_order:
+            _, grad = forward_backward(function, x, v, *args)
+            if grad is None:
+                return False, f"no gradient reached x {label}: the backward returned None for the input"
+            if tuple(grad.shape) != tuple(shape):
+                return False, f"the gradient has shape {tuple(grad.shape)}, x has {tuple(shape)} ({label})"
+            directions = [tensor(shape) for _ in range(4)]
+            for index in rng.choice(int(np.prod(shape)), size=min(4, int(np.prod(shape))), replace=False):
+                one = torch.zeros(tuple(shape), dtype=torch.float64, device=device)
+                one.view(-1)[int(index)] = 1.0
+                directions.append(one)
+            for d in directions:
+                numeric = (_dot(forward(x + eps * d), v) - _dot(forward(x - eps * d), v)) / (2 * eps)
+                analytic = _dot(grad, d)
+                if abs(numeric - analytic) > 1e-6 + 1e-5 * abs(numeric):
+                    return False, (f"gradient check failed {label}: along a direction the backward gives "
+                                   f"{analytic:.6g}, central differences of the forward give {numeric:.6g}")
+            return True, f"gradient check passed {label}"
+        w = tensor(shape)
+        value, note = double_backward(function, x, v, w, *args)
+        if note == "once_differentiable":
+            from course.checks import source_of
+
+            try:
+                owner = function if hasattr(function, "__student_source__") else getattr(function, "__self__", function)
+                marked = "once_differentiable" in source_of(owner)  # Function.apply: its class's source
+            except (OSError, TypeError):
+                marked = True  # a built-in or C function: nothing to read, nothing to fake
+            if not marked:
+                return False, "a second derivative reported @once_differentiable, but the backward is not marked so"
+            return True, "backward is marked @once_differentiable: a second derivative raises a clear error"
+        if note == "cut off" or value is None:
             return False, ("the gradient your backward returns is cut off from autograd (computed outside"
                            " tensor operations, or detached), so a second derivative would silently be"
                            " zero: use tensor operations only, or mark backward @once_differentiable")
-        grad.sum().backward()  # runs every node of the second-order graph (once_differentiable's error too)
-    except RuntimeError as exc:
-        if "once_differentiable" in str(exc):
-            return True, "backward is marked @once_differentiable: a second derivative raises a clear error"
-        return False, f"second derivative failed: {type(exc).__name__}: {str(exc)[:600]}"
-    try:
-        torch.autograd.gradgradcheck(call, (x,), raise_exception=True)
-    except Exception as exc:
-        return False, f"gradgradcheck failed for args {tuple(args)!r}: {type(exc).__name__}: {str(exc)[:600]}"
-    return True, f"the backward is itself differentiable: gradgradcheck passed for args {tuple(args)!r}"
+        numeric = (forward(x + eps * w).double() - forward(x - eps * w).double()) / (2 * eps)
+        error = float((value.double() - numeric).abs().max()) if tuple(value.shape) == tuple(numeric.shape) else None
+        if error is None or error > 1e-6 + 1e-5 * float(numeric.abs().max()):
+            return False, f"second derivative check failed {label}: the backward's own derivative is wrong"
+        return True, f"the backward is itself differentiable: its derivative matches central differences {label}"
+    except AssertionError:
+        raise
+    except Exception as exc:  # the student's own error
+        return False, f"gradient check {label} raised {type(exc).__name__}: {str(exc)[:600]}"
 
 
-@runs_with_student_code
 def operators_used(function: Callable, x, grad_out, *args) -> tuple:
     """``(forward_ops, backward_ops)``: sorted names of the ATen operators that ``function(x, *args)``
     runs in its forward, and that ``out.backward(grad_out)`` runs, e.g. ``["add_", "slice"]``.
@@ -165,7 +235,6 @@ def pooling_operators(names: Sequence[str]) -> list[str]:
     return [name for name in names if "pool" in name.lower()]
 
 
-@runs_with_student_code
 def saved_tensor_shapes(function: Callable, x, *args) -> list:
     """Shapes of the tensors that ``function(x, *args)`` saved for its backward (``ctx.save_for_backward``),
     as a list of tuples; ``[]`` when it saved none (or when its output has no autograd node)."""

@@ -1,5 +1,7 @@
 """Unit tests of the course/ helpers that lesson 1 uses: checks, plotting, data, reference."""
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -162,3 +164,45 @@ def test_reference_is_torch_with_stride_zero_meaning_kernel():
     assert np.allclose(grad, 0.25)
     excl = avg_pool2d_reference(x, 3, 1, 1, count_include_pad=False)
     assert np.allclose(excl[0, 0, 0, 0], x[0, 0, :2, :2].mean())
+
+
+# --- check_avoids: forbidden names and code that hides what it calls --------------------------------
+
+class _Source:
+    """A stand-in carrying a student's source, as the grader's stand-ins do."""
+
+    def __init__(self, text):
+        self.__student_source__ = text
+
+
+HONEST = '''
+import sys
+
+
+def pool(x, k):
+    reference = x[:, :, ::k, ::k]          # a local variable may be called anything
+    print("pooling", file=sys.stderr)       # sys for printing is fine
+    out = sum(x[:, :, i::k, j::k] for i in range(k) for j in range(k)) / (k * k)
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be an array, got {type(x).__name__}")
+    return getattr(out, "astype")(x.dtype)
+'''
+
+
+@pytest.mark.parametrize("cheat, what", [
+    ("import torch\ndef pool(x, k):\n    return torch.nn.functional.avg_pool2d(x, k)", "must not use"),
+    ("def pool(x, k):\n    return getattr(F, 'avg' + '_pool2d')(x, k)", "computed attribute name"),
+    ("def pool(x, k):\n    return F.__dict__['avg_pool' + '2d'](x, k)", ".__dict__"),
+    ("def pool(x, k):\n    return eval('F.avg_' + 'pool2d')(x, k)", "`eval`"),
+    ("import importlib\ndef pool(x, k):\n    return importlib.import_module('to' + 'rch')", "importlib"),
+    ("import sys\ndef pool(x, k):\n    sys.settrace(None)\n    return x", "`sys.settrace`"),
+    ("import sys as s\ndef pool(x, k):\n    del s.modules['torch']\n    return x", "`sys.modules`"),
+    ("def pool(x, k):\n    return vars(F)['avg_pool2d'](x, k)", "`vars`"),
+])
+def test_check_avoids_refuses_forbidden_names_and_hidden_calls(cheat, what):
+    from course.checks import check_avoids
+
+    check_avoids(_Source(HONEST), ["torch", "avg_pool2d", "reference"], "pool")  # the honest one passes
+    with pytest.raises(AssertionError, match=re.escape(what)) as caught:
+        check_avoids(_Source(cheat), ["torch", "avg_pool2d", "reference"], "pool")
+    assert "allowed:" in str(caught.value)
