@@ -45,9 +45,11 @@ def variants() -> dict:
             replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
             {"backward_tests", "gradcheck_tests"}),
         "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref), {"forward_tests"}),
+        # Saving x is taught (cell 5) and not graded: which tensors a Function saves can only be watched
+        # from inside the student's process, where it can be faked.
         "saves x for the backward": (
             replaced(ref, "ctx.input_size = (H, W)", "ctx.save_for_backward(x)\n        ctx.input_size = (H, W)"),
-            {"backward_tests"}),
+            set()),
     }
 
 

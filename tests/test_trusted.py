@@ -224,7 +224,8 @@ def test_a_forbidden_module_cannot_be_imported_by_student_code():
                          "from course.checks import check_value, check_avoids\n", block=("torch",))
     verdicts, _ = verdicts_of(lesson, solution)
     assert not verdicts["uses"].passed and "torch" in verdicts["uses"].message
-    assert verdicts["avoids"].passed  # the spelling dodged the source check; the import block caught it
+    # both layers hold: the import is refused in the child, and the source check refuses __import__
+    assert not verdicts["avoids"].passed and "__import__" in verdicts["avoids"].message
 
 
 # --- containment and limits --------------------------------------------------------------------------

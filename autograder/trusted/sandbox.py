@@ -556,6 +556,9 @@ class Sandbox:
     def _watch(self) -> None:
         """Called while waiting for the child: its CPU budget, then its memory."""
         if self.cpu_limit is not None and self.cpu_seconds() > self.cpu_limit:
+            if self.cgroup is not None and self.cgroup.oom_killed():  # the time went into reclaiming memory
+                raise MemoryFault(f"student code used more than the memory limit of "
+                                  f"{self.limits.memory_bytes / 2**20:.0f} MiB and was stopped")
             raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped")
         self._check_rss()
 
