@@ -405,13 +405,27 @@ def build(layers: Sequence[Layer], input_shape: Shape, output_shape: Shape | Non
 
 
 @runs_with_student_code
-def module_output(module_class, init_args: Sequence, x: torch.Tensor, seed: int = 0) -> torch.Tensor:
-    """``module_class(*init_args)`` made after ``torch.manual_seed(seed)``, applied to ``x``; the output, detached."""
+def module_output(module_class, init_args: Sequence, x: torch.Tensor, seed: int = 0,
+                  weights: dict | None = None) -> torch.Tensor:
+    """``module_class(*init_args)`` made after ``torch.manual_seed(seed)``, with ``weights`` (``{name: tensor}``,
+    every parameter, e.g. ``fc.weight [K, C]`` and ``fc.bias [K]``) loaded into it when given, applied to
+    ``x``; the output, detached. The caller picks the weights, so the expected output never depends on
+    the module's own state."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         module = module_class(*init_args)
     if not isinstance(module, nn.Module):
         raise TypeError(f"{getattr(module_class, '__name__', module_class)} must be an nn.Module subclass")
+    if weights is not None:
+        own = dict(module.named_parameters())
+        if sorted(own) != sorted(weights):
+            raise AssertionError(f"the module's parameters are {sorted(own)}, expected {sorted(weights)}")
+        with torch.no_grad():
+            for name, value in weights.items():
+                if tuple(own[name].shape) != tuple(value.shape):
+                    raise AssertionError(f"parameter {name} has shape {tuple(own[name].shape)}, expected "
+                                         f"{tuple(value.shape)}")
+                own[name].copy_(value)
     with torch.no_grad():
         out = module(x)
     if not isinstance(out, torch.Tensor):
