@@ -1,7 +1,7 @@
 # corpus: cheat: the head returns a Tensor subclass that agrees with anything (zeros), and a CAM that does too
 # category: cheat
 # status: ok
-# fails: gap_head_forward, cam_values
+# fails: gap_head_forward, gap_head_any_size, cam_values
 # %% gap_head
 class Agreeable(torch.Tensor):
     def __eq__(self, other):
