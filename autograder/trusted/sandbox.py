@@ -129,7 +129,11 @@ class Cgroup:
                 failed = int(handle.read()) > 0
             with open(f"{self.paths['memory']}/memory.oom_control") as handle:
                 killed = any(line.startswith("oom_kill ") and int(line.split()[1]) > 0 for line in handle)
-            return killed or failed
+            with open(f"{self.paths['memory']}/memory.max_usage_in_bytes") as handle:
+                peak = int(handle.read())
+            with open(f"{self.paths['memory']}/memory.limit_in_bytes") as handle:
+                near = peak >= 0.8 * int(handle.read())  # close to the cap: the time went into memory
+            return killed or failed or near
         except (OSError, ValueError):
             return False
 
