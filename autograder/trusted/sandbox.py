@@ -132,7 +132,7 @@ class Cgroup:
             with open(f"{self.paths['memory']}/memory.max_usage_in_bytes") as handle:
                 peak = int(handle.read())
             with open(f"{self.paths['memory']}/memory.limit_in_bytes") as handle:
-                near = peak >= 0.8 * int(handle.read())  # close to the cap: the time went into memory
+                near = peak >= 0.5 * int(handle.read())  # well into the cap: the time went into memory
             return killed or failed or near
         except (OSError, ValueError):
             return False
