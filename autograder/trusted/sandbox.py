@@ -129,11 +129,17 @@ class Cgroup:
                 failed = int(handle.read()) > 0
             with open(f"{self.paths['memory']}/memory.oom_control") as handle:
                 killed = any(line.startswith("oom_kill ") and int(line.split()[1]) > 0 for line in handle)
+            return killed or failed
+        except (OSError, ValueError):
+            return False
+
+    def deep_in_memory(self) -> bool:
+        """Peak usage past half the cap (the out-of-memory killer acted, or the CPU went into reclaim)."""
+        try:
             with open(f"{self.paths['memory']}/memory.max_usage_in_bytes") as handle:
                 peak = int(handle.read())
             with open(f"{self.paths['memory']}/memory.limit_in_bytes") as handle:
-                near = peak >= 0.5 * int(handle.read())  # well into the cap: the time went into memory
-            return killed or failed or near
+                return self.oom_killed() or peak >= 0.5 * int(handle.read())
         except (OSError, ValueError):
             return False
 
@@ -560,7 +566,7 @@ class Sandbox:
     def _watch(self) -> None:
         """Called while waiting for the child: its CPU budget, then its memory."""
         if self.cpu_limit is not None and self.cpu_seconds() > self.cpu_limit:
-            if self.cgroup is not None and self.cgroup.oom_killed():  # the time went into reclaiming memory
+            if self.cgroup is not None and self.cgroup.deep_in_memory():  # the time went into memory
                 raise MemoryFault(f"student code used more than the memory limit of "
                                   f"{self.limits.memory_bytes / 2**20:.0f} MiB and was stopped")
             raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped")
