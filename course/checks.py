@@ -21,6 +21,7 @@ The rules for writing a graded test cell, so that both places work:
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import inspect
 import math
@@ -201,8 +202,48 @@ def source_of(function: Any) -> str:
     """The source text of a student's function or class (the grader's stand-ins carry it too)."""
     text = getattr(function, "__student_source__", None)
     if text is None:
-        text = inspect.getsource(function)
+        text = _with_helpers(function)
     return textwrap.dedent(text)
+
+
+def _source_text(item: Any) -> str:
+    """The source of a function, or of a class; a class defined in a notebook (whose module has no file
+    for ``inspect``) is rebuilt from the sources of its methods."""
+    try:
+        return textwrap.dedent(inspect.getsource(item))
+    except (OSError, TypeError):
+        if not inspect.isclass(item):
+            raise
+    methods = [getattr(m, "__func__", getattr(m, "fget", m)) for m in vars(item).values()]
+    bodies = [textwrap.dedent(inspect.getsource(m)) for m in methods if inspect.isfunction(m)]
+    if not bodies:
+        raise OSError(f"no source for class {item.__name__}")
+    return f"class {item.__name__}:\n" + "\n".join(textwrap.indent(b, "    ") for b in bodies)
+
+
+def _with_helpers(function: Any) -> str:
+    """The source of ``function`` followed by that of every function or class of the same module (the
+    notebook) it names, transitively: in the notebook, the view the grader has of a submission."""
+    module = getattr(function, "__module__", None)
+    namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
+    wanted, seen, texts = [function], set(), []
+    while wanted:
+        current = wanted.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        try:
+            text = _source_text(current)
+        except (OSError, TypeError):
+            if current is function:
+                raise
+            continue
+        texts.append(text)
+        for node in ast.walk(ast.parse(text)):
+            helper = namespace.get(node.id) if isinstance(node, ast.Name) else None
+            if (inspect.isfunction(helper) or inspect.isclass(helper)) and helper.__module__ == module:
+                wanted.append(helper)
+    return "\n\n".join(texts)
 
 
 def _names_used(tree: ast.AST) -> set[str]:
@@ -268,9 +309,32 @@ def dynamic_code(tree: ast.AST) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _own_names(tree: ast.AST) -> set[str]:
+    """Names the code defines itself: functions, classes and attributes it assigns (``self.pool = ...``)."""
+    own = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                        ast.ClassDef))}
+    return own | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                  and isinstance(node.ctx, ast.Store)}
+
+
+def forbidden_names(tree: ast.AST, forbidden: Iterable[str]) -> list[str]:
+    """The names of ``tree`` (see :func:`_names_used`) that ``forbidden`` lists: an entry is a name, or a
+    case-insensitive pattern with ``*`` (``"*pool*"`` covers ``lp_pool2d``, ``avg_pool3d``,
+    ``AdaptiveAvgPool2d``, ``pooling``). A name the code defines itself (its own helper ``pool_rows``, its
+    class ``AvgPool2dFunction``) matches no pattern: its source is part of ``tree`` and checked anyway."""
+    used, own = _names_used(tree), _own_names(tree)
+    found = set()
+    for entry in forbidden:
+        if "*" in entry:
+            found |= {n for n in used - own if fnmatch.fnmatchcase(n.lower(), entry.lower())}
+        elif entry in used:
+            found.add(entry)
+    return sorted(found)
+
+
 def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
     """Assert that the source of ``function`` (with every helper it uses) never names any of ``forbidden``
-    (modules, functions) and hides nothing it calls (:func:`dynamic_code`: no ``getattr`` with a computed
+    (modules, functions, or ``*`` patterns: :func:`forbidden_names`) and hides nothing it calls (:func:`dynamic_code`: no ``getattr`` with a computed
     name, ``eval``, ``__import__``, ``importlib``, ``sys``, ``gc``, threads, ``.__dict__``...).
 
     Used where an exercise forbids a library shortcut, e.g. ``torch`` or ``avg_pool2d`` in the loops
@@ -280,7 +344,7 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
         tree = ast.parse(source_of(function))
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
-    found = sorted(set(forbidden) & _names_used(tree))
+    found = forbidden_names(tree, forbidden)
     if found:
         raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
                              f"({ALLOWED_TEXT})")

@@ -206,3 +206,60 @@ def test_check_avoids_refuses_forbidden_names_and_hidden_calls(cheat, what):
     with pytest.raises(AssertionError, match=re.escape(what)) as caught:
         check_avoids(_Source(cheat), ["torch", "avg_pool2d", "reference"], "pool")
     assert "allowed:" in str(caught.value)
+
+
+LESSON4_FORBIDDEN = ["*pool*", "interpolate", "reference"]
+
+
+@pytest.mark.parametrize("cheat, found", [
+    ("def pool(x, k):\n    return F.avg_pool3d(x.unsqueeze(2), (1, k, k)).squeeze(2)", "avg_pool3d"),
+    ("def pool(x, k):\n    return F.lp_pool2d(x, 1, k) / (k * k)", "lp_pool2d"),
+    ("def pool(x, k):\n    return torch.ops.aten._adaptive_avg_pool2d(x, 2)", "_adaptive_avg_pool2d"),
+    ("def pool(x, k):\n    return torch.nn.LPPool2d(1, k)(x) / (k * k)", "LPPool2d"),
+    ("from torch.nn.functional import avg_pool1d as a1\ndef pool(x, k):\n    return a1(x, k)", "avg_pool1d"),
+    ("def pool(x, k):\n    return F.interpolate(x, scale_factor=1 / k, mode='area')", "interpolate"),
+])
+def test_a_pattern_forbids_every_spelling_of_library_pooling_but_not_the_students_own_names(cheat, found):
+    """``*pool*`` covers every pooling function of PyTorch; the student's own ``pool`` (its def), a helper
+    ``pool_rows``, a class ``AvgPool2dFunction`` and an attribute ``self.pool_size`` it sets do not match."""
+    from course.checks import check_avoids
+
+    honest = '''
+class AvgPool2dFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.pool_size = k
+        pooled = pool_rows(x, k)
+        return pooled
+
+
+def pool_rows(x, k):
+    return sum(x[:, :, i::k] for i in range(k)) / k
+
+
+def pool(x, k):
+    return AvgPool2dFunction.apply(x, k)
+'''
+    check_avoids(_Source(honest), LESSON4_FORBIDDEN, "pool")
+    with pytest.raises(AssertionError, match=f"must not use {found}"):
+        check_avoids(_Source(cheat), LESSON4_FORBIDDEN, "pool")
+
+
+def _kernel_helper(x):
+    return F_helper_pool(x)  # noqa: F821 - a free name that is not a function of this module
+
+
+def _kernel_caller(x):
+    return _kernel_helper(x)
+
+
+def test_in_the_notebook_check_avoids_reads_the_helpers_a_function_uses_as_the_grader_does():
+    """Outside the grader (the student's kernel) the source is the function's plus, transitively, that of
+    every function of its own module it names: a forbidden call one helper away is seen there too."""
+    from course.checks import check_avoids, source_of
+
+    text = source_of(_kernel_caller)
+    assert "def _kernel_caller" in text and "def _kernel_helper" in text
+    check_avoids(_kernel_caller, ["torch"], "_kernel_caller")
+    with pytest.raises(AssertionError, match="must not use F_helper_pool"):
+        check_avoids(_kernel_caller, ["*pool*"], "_kernel_caller")
