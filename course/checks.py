@@ -335,7 +335,9 @@ def forbidden_names(tree: ast.AST, forbidden: Iterable[str]) -> list[str]:
 def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
     """Assert that the source of ``function`` (with every helper it uses) never names any of ``forbidden``
     (modules, functions, or ``*`` patterns: :func:`forbidden_names`) and hides nothing it calls (:func:`dynamic_code`: no ``getattr`` with a computed
-    name, ``eval``, ``__import__``, ``importlib``, ``sys``, ``gc``, threads, ``.__dict__``...).
+    name, ``eval``, ``__import__``, ``importlib``, ``sys``, ``gc``, threads, ``.__dict__``...). Under the
+    grader that last rule covers every statement of the solution cells, not just ``function``'s source:
+    top-level code that reaches the grader's helpers (e.g. through ``gc``) hides what the tests call.
 
     Used where an exercise forbids a library shortcut, e.g. ``torch`` or ``avg_pool2d`` in the loops
     lesson. Under the grader the source is the student's as submitted, read in the grader's process.
@@ -349,6 +351,13 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
         raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
                              f"({ALLOWED_TEXT})")
     hidden = dynamic_code(tree)
+    whole = getattr(function, "__submission_source__", None)  # every solution cell, under the grader
+    if whole is not None:
+        try:
+            hidden += [f"{h} at the top level of a solution cell" for h in dynamic_code(ast.parse(whole))
+                       if h not in hidden]
+        except SyntaxError:
+            pass  # a cell that does not parse has already failed to run
     if hidden:
         raise AssertionError(f"{name} (or a helper it uses) uses {'; '.join(hidden)}: code that hides what it "
                              f"calls cannot be checked, so it is not accepted here ({ALLOWED_TEXT})")

@@ -263,3 +263,24 @@ def test_in_the_notebook_check_avoids_reads_the_helpers_a_function_uses_as_the_g
     check_avoids(_kernel_caller, ["torch"], "_kernel_caller")
     with pytest.raises(AssertionError, match="must not use F_helper_pool"):
         check_avoids(_kernel_caller, ["*pool*"], "_kernel_caller")
+
+
+class _Submission(_Source):
+    """A grader stand-in: the function's source, and every solution cell of the submission."""
+
+    def __init__(self, text, whole):
+        super().__init__(text)
+        self.__submission_source__ = whole
+
+
+def test_under_the_grader_code_that_hides_what_it_calls_is_refused_anywhere_in_the_solution_cells():
+    """A plain function beside top-level code that reaches the grader's helpers through ``gc`` (to swap
+    their code) fails; the same function in an honest submission passes."""
+    from course.checks import check_avoids
+
+    function = "def pool(x, k):\n    return sum(x[:, :, i::k] for i in range(k)) / k\n"
+    check_avoids(_Submission(function, function + "\nSIZES = [1, 2]\nprint('ready')\n"), ["torch"], "pool")
+    swap = function + "\nimport gc\nfor f in gc.get_objects():\n    pass\n"
+    with pytest.raises(AssertionError, match="the module `gc` at the top level of a solution cell") as caught:
+        check_avoids(_Submission(function, swap), ["torch"], "pool")
+    assert "allowed:" in str(caught.value)

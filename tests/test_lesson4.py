@@ -44,7 +44,8 @@ def variants() -> dict:
         "backward does not divide": (
             replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
             {"backward_tests", "gradcheck_tests"}),
-        "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref), {"forward_tests"}),
+        # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively).
+        "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref), {"forward_tests", "module_tests"}),
         # Saving x is taught (cell 5) and not graded: which tensors a Function saves can only be watched
         # from inside the student's process, where it can be faked.
         "saves x for the backward": (

@@ -96,7 +96,7 @@ class StudentObject:
     let student code decide a verdict.
     """
 
-    __slots__ = ("_session", "_ref", "_generation", "_label", "__student_source__")
+    __slots__ = ("_session", "_ref", "_generation", "_label", "__student_source__", "__submission_source__")
 
     def __init__(self, session: "Session", ref: dict, label: str, source: str | None = None):
         object.__setattr__(self, "_session", session)
@@ -104,6 +104,7 @@ class StudentObject:
         object.__setattr__(self, "_generation", session.generation)
         object.__setattr__(self, "_label", label)
         object.__setattr__(self, "__student_source__", source if source is not None else session.student_source)
+        object.__setattr__(self, "__submission_source__", session.student_source)
 
     def __call__(self, *args, **kwargs):
         return self._session.request({"op": "call", "target": self._ref}, args, kwargs, self)
