@@ -246,17 +246,23 @@ def _with_helpers(function: Any) -> str:
     return "\n\n".join(texts)
 
 
-def _names_used(tree: ast.AST) -> set[str]:
+def _names_used(tree: ast.AST, skip_own: bool = False) -> set[str]:
     """Names the code refers to: free names it reads (a local variable or argument that happens to be
-    called ``reference`` is not a use of the reference), attributes, and imported modules."""
+    called ``reference`` is not a use of the reference), attributes, and imported modules. With
+    ``skip_own``, also not the names of functions and classes ``tree`` defines, nor attributes of its own
+    objects (``self.pool_size``, ``ctx.pool_size``): ``F.avg_pool3d`` is always a use."""
     bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    if skip_own:
+        bound |= {node.name for node in ast.walk(tree)
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
             names.add(node.id)
         elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
+            if not (skip_own and isinstance(node.value, ast.Name) and node.value.id in ("self", "ctx", "cls")):
+                names.add(node.attr)
         elif isinstance(node, ast.alias):
             names.update(node.name.split("."))
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -309,24 +315,16 @@ def dynamic_code(tree: ast.AST) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _own_names(tree: ast.AST) -> set[str]:
-    """Names the code defines itself: functions, classes and attributes it assigns (``self.pool = ...``)."""
-    own = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                        ast.ClassDef))}
-    return own | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-                  and isinstance(node.ctx, ast.Store)}
-
-
 def forbidden_names(tree: ast.AST, forbidden: Iterable[str]) -> list[str]:
     """The names of ``tree`` (see :func:`_names_used`) that ``forbidden`` lists: an entry is a name, or a
     case-insensitive pattern with ``*`` (``"*pool*"`` covers ``lp_pool2d``, ``avg_pool3d``,
-    ``AdaptiveAvgPool2d``, ``pooling``). A name the code defines itself (its own helper ``pool_rows``, its
-    class ``AvgPool2dFunction``) matches no pattern: its source is part of ``tree`` and checked anyway."""
-    used, own = _names_used(tree), _own_names(tree)
+    ``AdaptiveAvgPool2d``, ``pooling``). A name of the code's own (its helper ``pool_rows``, its class
+    ``AvgPool2dFunction``, ``self.pool_size``) matches no pattern: its source is part of ``tree`` anyway."""
+    used, not_own = _names_used(tree), _names_used(tree, skip_own=True)
     found = set()
     for entry in forbidden:
         if "*" in entry:
-            found |= {n for n in used - own if fnmatch.fnmatchcase(n.lower(), entry.lower())}
+            found |= {n for n in not_own if fnmatch.fnmatchcase(n.lower(), entry.lower())}
         elif entry in used:
             found.add(entry)
     return sorted(found)
@@ -334,8 +332,9 @@ def forbidden_names(tree: ast.AST, forbidden: Iterable[str]) -> list[str]:
 
 def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
     """Assert that the source of ``function`` (with every helper it uses) never names any of ``forbidden``
-    (modules, functions, or ``*`` patterns: :func:`forbidden_names`) and hides nothing it calls (:func:`dynamic_code`: no ``getattr`` with a computed
-    name, ``eval``, ``__import__``, ``importlib``, ``sys``, ``gc``, threads, ``.__dict__``...). Under the
+    (modules, functions, or ``*`` patterns: :func:`forbidden_names`) and hides nothing it calls
+    (:func:`dynamic_code`: no ``getattr`` with a computed name, ``eval``, ``__import__``, ``importlib``,
+    ``sys``, ``gc``, threads, ``.__dict__``...). Under the
     grader that last rule covers every statement of the solution cells, not just ``function``'s source:
     top-level code that reaches the grader's helpers (e.g. through ``gc``) hides what the tests call.
 
@@ -351,13 +350,15 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
         raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
                              f"({ALLOWED_TEXT})")
     hidden = dynamic_code(tree)
-    whole = getattr(function, "__submission_source__", None)  # every solution cell, under the grader
-    if whole is not None:
-        try:
-            hidden += [f"{h} at the top level of a solution cell" for h in dynamic_code(ast.parse(whole))
-                       if h not in hidden]
-        except SyntaxError:
-            pass  # a cell that does not parse has already failed to run
     if hidden:
         raise AssertionError(f"{name} (or a helper it uses) uses {'; '.join(hidden)}: code that hides what it "
                              f"calls cannot be checked, so it is not accepted here ({ALLOWED_TEXT})")
+    whole = getattr(function, "__submission_source__", None)  # every solution cell, under the grader
+    try:
+        hidden = dynamic_code(ast.parse(whole)) if whole is not None else []
+    except SyntaxError:
+        hidden = []  # a cell that does not parse has already failed to run
+    if hidden:
+        raise AssertionError(f"your solution cells use {'; '.join(hidden)} outside {name}: code that reaches "
+                             f"into the interpreter can change what the tests call, so no test of how you "
+                             f"wrote {name} accepts it; remove it from every solution cell ({ALLOWED_TEXT})")

@@ -218,6 +218,9 @@ LESSON4_FORBIDDEN = ["*pool*", "interpolate", "reference"]
     ("def pool(x, k):\n    return torch.nn.LPPool2d(1, k)(x) / (k * k)", "LPPool2d"),
     ("from torch.nn.functional import avg_pool1d as a1\ndef pool(x, k):\n    return a1(x, k)", "avg_pool1d"),
     ("def pool(x, k):\n    return F.interpolate(x, scale_factor=1 / k, mode='area')", "interpolate"),
+    ("class Pool:\n    def __call__(self, x):\n        self.avg_pool3d = F.avg_pool3d\n"
+     "        return self.avg_pool3d(x)", "avg_pool3d"),        # an attribute of its own, set from torch's
+    ("def avg_pool3d(x):\n    return F.avg_pool3d(x)", "avg_pool3d"),  # a def of that name hides nothing
 ])
 def test_a_pattern_forbids_every_spelling_of_library_pooling_but_not_the_students_own_names(cheat, found):
     """``*pool*`` covers every pooling function of PyTorch; the student's own ``pool`` (its def), a helper
@@ -281,6 +284,6 @@ def test_under_the_grader_code_that_hides_what_it_calls_is_refused_anywhere_in_t
     function = "def pool(x, k):\n    return sum(x[:, :, i::k] for i in range(k)) / k\n"
     check_avoids(_Submission(function, function + "\nSIZES = [1, 2]\nprint('ready')\n"), ["torch"], "pool")
     swap = function + "\nimport gc\nfor f in gc.get_objects():\n    pass\n"
-    with pytest.raises(AssertionError, match="the module `gc` at the top level of a solution cell") as caught:
+    with pytest.raises(AssertionError, match="your solution cells use the module `gc` outside pool") as caught:
         check_avoids(_Submission(function, swap), ["torch"], "pool")
     assert "allowed:" in str(caught.value)
