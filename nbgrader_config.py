@@ -23,6 +23,23 @@ c.ClearSolutions.code_stub = {
 }
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
+# Optional solution regions (helpers a student may not need) become a comment, not a raise that would
+# stop Run All: nbgrader's own pipeline with ClearSolutions swapped for the subclass that knows them.
+# Where the course's tools are missing (a student's copy), generate_assignment refuses instead of
+# writing stubs that raise at the top level.
+from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
+from nbgrader.preprocessors import ClearSolutions  # noqa: E402
+
+try:
+    from autograder.stubs import ClearSolutionsWithOptional
+except ImportError as _stubs_missing:
+    def ClearSolutionsWithOptional(nb, resources, _why=str(_stubs_missing)):  # noqa: N802
+        raise RuntimeError(f"generate_assignment needs the course's tools (autograder.stubs): {_why}; "
+                           "run it from the course repository with its .venv")
+
+c.GenerateAssignment.preprocessors = [ClearSolutionsWithOptional if step is ClearSolutions else step
+                                      for step in GenerateAssignment.class_traits()["preprocessors"].default()]
+
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 

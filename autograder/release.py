@@ -56,8 +56,21 @@ def nbgrader(*args: str, root: Path) -> subprocess.CompletedProcess:
         return subprocess.run(command, cwd=root, capture_output=True, text=True, env=tool_env())
 
 
+def check_config(root: Path = REPO) -> None:
+    """Raise :class:`ReleaseError` if ``nbgrader_config.py`` fails to load: nbgrader only logs such an
+    error and goes on with its defaults (stubs that raise at the top level, no trusted grading)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    try:
+        PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    except Exception as exc:  # noqa: BLE001 - any error: nbgrader would ignore the whole file
+        raise ReleaseError(f"{Path(root) / 'nbgrader_config.py'} does not load ({type(exc).__name__}: {exc}); "
+                           "nbgrader would silently ignore it, so nothing is built") from exc
+
+
 def generate(lesson: str, root: Path = REPO) -> Path:
     """``nbgrader generate_assignment`` for one lesson of course root ``root``; returns its release folder."""
+    check_config(root)
     result = nbgrader("generate_assignment", lesson, "--force", root=root)
     if result.returncode != 0:
         raise ReleaseError(f"nbgrader could not build {lesson}:\n{result.stdout}\n{result.stderr}")

@@ -51,6 +51,10 @@ def setup_notebook(seed: int = 0) -> str:
     except ImportError:  # torch-free lessons still work
         return "cpu"
     torch.manual_seed(seed)
+    # full float32 on a GPU: TF32 (the default for convolutions) keeps 10 bits of mantissa, enough to miss
+    # the tests' 1e-5 tolerance with an honest convolution-based answer
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     device = pick_device()
     if device == "cpu":  # on CUDA some kernels would warn on stderr, which nbgrader counts as a failure
         torch.use_deterministic_algorithms(True, warn_only=True)

@@ -34,7 +34,9 @@ __all__ = [
     "check_array",
     "check_value",
     "check_raises",
-    "check_choice",
+    "check_answered",
+    "check_short_answer",
+    "normalised_answer",
     "check_avoids",
     "runs_with_student_code",
     "random_input",
@@ -86,6 +88,16 @@ def random_input(shape: Iterable[int], dtype: Any = np.float64, seed: int = 0) -
     return rng.standard_normal(tuple(shape)).astype(dtype)
 
 
+def _plain(value: Any) -> str:
+    """``repr`` of a value with NumPy scalars shown as plain numbers (``1.0``, not ``np.float64(1.0)``)."""
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_plain(v) for v in value)
+        return f"({inner}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) else f"[{inner}]"
+    return repr(value)
+
+
 def _type_name(value: Any) -> str:
     kind = type(value)
     return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
@@ -114,7 +126,6 @@ def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, at
     if tuple(actual.shape) != tuple(expected.shape):
         raise AssertionError(
             f"{name}: expected shape {tuple(expected.shape)} but got {tuple(actual.shape)}"
-            " (check the output-size rule: floor((H + 2*padding - kernel_size) / stride) + 1)"
         )
     if actual.dtype != expected.dtype:
         raise AssertionError(
@@ -132,7 +143,7 @@ def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, at
         where = tuple(int(i) for i in worst)
         raise AssertionError(
             f"{name}: {int((error > allowed).sum())} of {error.size} values differ; worst at index {where}:"
-            f" got {got[where]!r}, expected {want[where]!r} (max abs error {error.max():.3g},"
+            f" got {_plain(got[where])}, expected {_plain(want[where])} (max abs error {error.max():.3g},"
             f" tolerance atol={atol:g}, rtol={rtol:g})"
         )
 
@@ -163,7 +174,7 @@ def check_value(actual: Any, expected: Any, name: str) -> None:
     """
     if not _same_plain(actual, expected):
         raise AssertionError(
-            f"{name}: expected {expected!r} ({_type_name(expected)}) but got {actual!r} ({_type_name(actual)})"
+            f"{name}: expected {_plain(expected)} ({_type_name(expected)}) but got {_plain(actual)} ({_type_name(actual)})"
         )
 
 
@@ -191,11 +202,57 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
     raise AssertionError(f"({call}) should raise {error.__name__}, but it returned normally")
 
 
-def check_choice(answer: Any, choices: Iterable[Any], name: str) -> None:
-    """Assert that ``answer`` is one of ``choices`` (a format check: it says nothing of right or wrong)."""
-    options = list(choices)
-    if not any(type(answer) is type(option) and answer == option for option in options):
-        raise AssertionError(f"{name}: answer with one of {options!r}, got {answer!r}")
+#: How a knowledge-check answer must be written, by form.
+_FORMS = {"true/false": "True or False (Python's booleans, no quotes)",
+          "short answer": 'a few words in a string, e.g. "..."'}
+
+
+def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
+    """Check the *form* of a knowledge-check answer; return formative feedback (to print) that never
+    depends on the key: how the answer was read, and where the topic is taught.
+
+    ``form`` is a list of letters (multiple choice), ``"true/false"`` or ``"short answer"``.
+    """
+    if isinstance(form, str) and form not in _FORMS:
+        raise ValueError(f"form must be a list of letters, 'true/false' or 'short answer', got {form!r}")
+    if form == "true/false":
+        ok = type(answer) is bool
+        read = repr(answer)
+    elif form == "short answer":
+        ok = isinstance(answer, str) and len(normalised_answer(answer).replace(" ", "")) >= 3
+        read = repr(normalised_answer(answer)) if isinstance(answer, str) else ""
+    else:
+        ok = any(type(answer) is type(option) and answer == option for option in form)
+        read = repr(answer)
+    if not ok:
+        wanted = _FORMS.get(form) if isinstance(form, str) else f"one of {list(form)!r}"
+        raise AssertionError(f"{name}: answer with {wanted}, got {answer!r}")
+    return f"{name}: answered, read as {read}. Unsure? It is taught in {taught_in}."
+
+
+def normalised_answer(text: str) -> str:
+    """A short answer as the grader reads it: lower case, Unicode compatibility forms folded, one space
+    between words and none around brackets, commas and ``=`` (so ``"(N, C, 1, 1)"`` reads
+    ``"(n,c,1,1)"``), no surrounding spaces or final full stop."""
+    import re
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", str(text)).casefold()
+    folded = re.sub(r"\s+", " ", folded).strip().rstrip(".").strip()
+    return re.sub(r"\s*([()\[\],=×*])\s*", r"\1", folded)
+
+
+def check_short_answer(answer: Any, name: str, all_of: Iterable[str], none_of: Iterable[str] = ()) -> None:
+    """Grade a short answer by meaning: its :func:`normalised_answer` must match every regular expression
+    of ``all_of`` (the key ideas, each with its spellings) and none of ``none_of`` (ideas that contradict
+    it, so naming every option scores nothing)."""
+    import re
+
+    if type(answer) is not str:
+        raise AssertionError(f"{name}: a short answer is a string, got {answer!r}")
+    text = normalised_answer(answer)
+    if not all(re.search(pattern, text) for pattern in all_of) or any(re.search(p, text) for p in none_of):
+        raise AssertionError(f"{name}: {answer!r} is not the answer")
 
 
 def source_of(function: Any) -> str:
@@ -226,7 +283,7 @@ def _with_helpers(function: Any) -> str:
     notebook) it names, transitively: in the notebook, the view the grader has of a submission."""
     module = getattr(function, "__module__", None)
     namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
-    wanted, seen, texts = [function], set(), []
+    wanted, seen, texts, seen_constants = [function], set(), [], set()
     while wanted:
         current = wanted.pop()
         if id(current) in seen:
@@ -243,7 +300,18 @@ def _with_helpers(function: Any) -> str:
             helper = namespace.get(node.id) if isinstance(node, ast.Name) else None
             if (inspect.isfunction(helper) or inspect.isclass(helper)) and helper.__module__ == module:
                 wanted.append(helper)
+            elif isinstance(node, ast.Name) and node.id in namespace and _is_constant(helper) \
+                    and node.id not in seen_constants:
+                seen_constants.add(node.id)  # a constant of the notebook's (POOL_NDIM = 4) is its own name
+                texts.append(f"{node.id} = {helper!r}")
     return "\n\n".join(texts)
+
+
+def _is_constant(value: Any) -> bool:
+    """A plain constant a notebook may define at the top (a number, a string, a tuple of them)."""
+    if isinstance(value, tuple):
+        return all(_is_constant(v) for v in value)
+    return value is None or type(value) in (bool, int, float, str)
 
 
 def _names_used(tree: ast.AST, skip_own: bool = False) -> set[str]:

@@ -127,14 +127,6 @@ def linear(out_features: int | None = None, in_features: int | None = None) -> L
 # Shapes and rules.
 
 
-def _pair(value, name: str, where: str) -> tuple[int, int]:
-    """``(a, b)`` from a layer argument that is an int or a pair of ints; TypeError naming the layer."""
-    values = [value, value] if isinstance(value, int) else list(value) if isinstance(value, (tuple, list)) else []
-    if len(values) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-        raise TypeError(f"{where}: {name} must be an int or a pair of ints, got {value!r}")
-    return int(values[0]), int(values[1])
-
-
 def _check_input_shape(shape: Shape, name: str = "input_shape") -> tuple:
     if not isinstance(shape, (tuple, list)) or len(shape) < 2:
         raise ValueError(f"{name} must be a tuple (B, ...) of at least two entries, got {shape!r}")
@@ -176,34 +168,24 @@ def _need_4d(shape: tuple, where: str) -> tuple[int, int, int]:
     return shape[1], shape[2], shape[3]
 
 
-def _check_window(shape: tuple, kernel, stride, padding, where: str, pool: bool, dilation=1) -> None:
-    """The card's rules for a sliding window over ``shape = (B, C, H, W)``."""
-    _, height, width = _need_4d(shape, where)
-    kernel = _pair(kernel, "kernel_size", where)
-    step = _pair(stride, "stride", where)
-    dilation = _pair(dilation, "dilation", where)
-    if min(kernel) < 1:
-        raise ValueError(f"{where}: kernel_size must be >= 1, got {kernel}")
-    if min(step) < 0 or (not pool and min(step) < 1):
-        raise ValueError(f"{where}: stride must be >= {0 if pool else 1}, got {step}")
-    if isinstance(padding, str):  # conv's 'same' / 'valid'
-        pad = (0, 0) if padding == "valid" else None
-    else:
-        pad = _pair(padding, "padding", where)
-        if min(pad) < 0:
-            raise ValueError(f"{where}: padding must be >= 0, got {pad}")
-    if pool and pad is not None:
-        for axis in range(2):
-            if pad[axis] > kernel[axis] // 2:
-                raise ValueError(f"{where}: padding {pad} must be <= kernel_size // 2 = "
-                                 f"{kernel[axis] // 2} on each axis (kernel_size {kernel})")
-    if pad is not None:
-        span = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel))
-        for axis, size in enumerate((height, width)):
-            if size + 2 * pad[axis] < span[axis]:
-                raise ValueError(f"{where}: the window {span[0]}x{span[1]} is larger than the input map "
-                                 f"{height}x{width} plus padding {pad}: the window must fit "
-                                 "(H + 2*padding >= kernel_size)")
+def _stride_or_kernel(kernel, stride):
+    """The card's ``stride=0`` (the kernel size), per axis, in the form PyTorch takes; PyTorch checks the
+    values themselves."""
+    if isinstance(stride, (tuple, list)):
+        kernels = kernel if isinstance(kernel, (tuple, list)) else (kernel,) * len(stride)
+        return tuple(k if s == 0 else s for k, s in zip(kernels, stride))
+    return kernel if stride == 0 else stride
+
+
+def _run(module: nn.Module, x: torch.Tensor, where: str) -> torch.Tensor:
+    """``module(x)``, where an input PyTorch refuses (a window larger than the map, too much padding, a
+    kernel size that is not an int) raises PyTorch's own message, prefixed with the layer's name."""
+    try:
+        return module(x)
+    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise kind(f"{where}: cannot take an input {_format_shape(x.shape)}: {first}") from exc
 
 
 def _check_rules(module: nn.Module, shape: tuple, where: str) -> None:
@@ -213,13 +195,10 @@ def _check_rules(module: nn.Module, shape: tuple, where: str) -> None:
         if module.in_channels != channels:
             raise ValueError(f"{where}: in_channels = {module.in_channels} does not match the input's "
                              f"{channels} channels ({_format_shape(shape)})")
-        _check_window(shape, module.kernel_size, module.stride, module.padding, where, pool=False,
-                      dilation=module.dilation)
     elif isinstance(module, (nn.AvgPool2d, nn.MaxPool2d)):
+        _need_4d(shape, where)
         if getattr(module, "dilation", 1) not in (1, (1, 1)):
             raise ValueError(f"{where}: dilated pooling is not supported by the summary")
-        stride = module.stride if module.stride is not None else 0
-        _check_window(shape, module.kernel_size, stride, module.padding, where, pool=True)
     elif isinstance(module, (nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d)):
         _need_4d(shape, where)
     elif isinstance(module, nn.Linear):
@@ -267,9 +246,7 @@ def _trace(rows: list[tuple[str, nn.Module]], input_shape: tuple, dtype: torch.d
         was_training = module.training
         module.eval()  # batch statistics of one zero image are meaningless; eval mode gives the same shape
         try:
-            x = module(x)
-        except Exception as exc:  # a layer the rules do not know: say where it broke
-            raise ValueError(f"{where}: cannot take an input {_format_shape(shape_in)}: {exc}") from exc
+            x = _run(module, x, where)
         finally:
             module.train(was_training)
         if not isinstance(x, torch.Tensor):
@@ -334,11 +311,9 @@ def _module_for(layer: Layer, shape: tuple, where: str, last: bool, output_shape
     elif op == "relu":
         module = nn.ReLU()
     elif op in ("avg_pool", "max_pool"):
+        _need_4d(shape, where)
         (kernel,) = layer.args
-        kernel_pair = _pair(kernel, "kernel_size", where)
-        step = _pair(kw.get("stride", 0), "stride", where)
-        stride = tuple(k if s == 0 else s for k, s in zip(kernel_pair, step))
-        _check_window(shape, kernel, kw.get("stride", 0), kw.get("padding", 0), where, pool=True)
+        stride = _stride_or_kernel(kernel, kw.get("stride", 0))
         if op == "avg_pool":
             module = nn.AvgPool2d(kernel, stride, kw.get("padding", 0),
                                   count_include_pad=kw.get("count_include_pad", True))
@@ -389,10 +364,14 @@ def build(layers: Sequence[Layer], input_shape: Shape, output_shape: Shape | Non
         torch.manual_seed(seed)
         for index, layer in enumerate(layers):
             where = f"layer {index} (n{index}, {layer.operation})"
-            module = _module_for(layer, tuple(x.shape), where, index == len(layers) - 1, output_shape)
+            try:
+                module = _module_for(layer, tuple(x.shape), where, index == len(layers) - 1, output_shape)
+            except (TypeError, RuntimeError) as exc:  # PyTorch refused the arguments themselves
+                kind = TypeError if isinstance(exc, TypeError) else ValueError
+                raise kind(f"{where}: {str(exc).strip().splitlines()[0]}") from exc
             module = module.to(dtype)
             _check_rules(module, tuple(x.shape), where)
-            x = module(x)
+            x = _run(module, x, where)
             modules[f"n{index}"] = module
     if output_shape is not None and tuple(x.shape[1:]) != tuple(output_shape[1:]):
         raise ValueError(f"output_shape {_format_shape(output_shape)} does not match the network's output "

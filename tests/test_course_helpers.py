@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from course import setup_notebook  # noqa: E402
-from course.checks import (check_array, check_avoids, check_choice, check_raises, check_value,  # noqa: E402
+from course.checks import (check_answered, check_array, check_avoids, check_raises, check_value,  # noqa: E402
                            random_input)
 from course.data import sample_image  # noqa: E402
 from course.plotting import show_grid, show_images, window_corners  # noqa: E402
@@ -86,10 +86,17 @@ def test_check_raises_wants_the_right_error_and_words():
         check_raises(ValueError, ["kernel_size"], strict, "x")
 
 
-def test_check_choice_and_check_avoids():
-    check_choice("a", "abc", "q")
-    with pytest.raises(AssertionError, match="answer with one of"):
-        check_choice("d", ["a", "b"], "q")
+def test_check_answered_checks_the_form_only_and_check_avoids():
+    assert check_answered("a", "q", ["a", "b", "c"], "section 1") == \
+        "q: answered, read as 'a'. Unsure? It is taught in section 1."
+    check_answered(False, "q", "true/false", "section 2")
+    assert "read as 'the mean'" in check_answered("  The MEAN.", "q", "short answer", "section 3")
+    for answer, form in [("d", ["a", "b"]), ("False", "true/false"), (0, "true/false"), ("a", "short answer"),
+                         (None, "short answer")]:
+        with pytest.raises(AssertionError, match="answer with"):
+            check_answered(answer, "q", form, "section 1")
+    with pytest.raises(ValueError, match="form must be"):
+        check_answered("a", "q", "essay", "section 1")
 
     def honest(x):
         return x.mean()
@@ -287,3 +294,23 @@ def test_under_the_grader_code_that_hides_what_it_calls_is_refused_anywhere_in_t
     with pytest.raises(AssertionError, match="your solution cells use the module `gc` outside pool") as caught:
         check_avoids(_Submission(function, swap), ["torch"], "pool")
     assert "allowed:" in str(caught.value)
+
+
+POOL_NDIM = 4  # a constant of the "notebook" (this module) whose name matches the pattern *pool*
+POOL_FUNCTION = torch.nn.functional.avg_pool2d  # a library pooling function under a name of one's own
+
+
+def _uses_a_constant(x):
+    return x.reshape(x.shape[-POOL_NDIM:])
+
+
+def _uses_a_library_alias(x):
+    return POOL_FUNCTION(x, 2)
+
+
+def test_in_the_notebook_a_constant_the_student_defined_is_their_own_name_but_an_alias_of_torch_is_not():
+    from course.checks import check_avoids
+
+    check_avoids(_uses_a_constant, ["*pool*"], "_uses_a_constant")
+    with pytest.raises(AssertionError, match="must not use POOL_FUNCTION"):
+        check_avoids(_uses_a_library_alias, ["*pool*"], "_uses_a_library_alias")

@@ -14,7 +14,7 @@ LESSON = "lesson5_gap"
 POINTS = {
     "gap_head_forward": 3, "gap_head_any_size": 2, "head_parameters_counts": 3, "head_parameters_errors": 1,
     "cam_values": 3, "cam_errors": 1,
-    **{f"choice_q{n}": 1 for n in range(1, 7)},
+    **{f"choice_q{n}": 1 for n in range(1, 10)},
 }
 
 
@@ -27,7 +27,7 @@ def graded_points():
 
 def test_graded_cells_and_points():
     assert graded_points() == POINTS
-    assert sum(POINTS.values()) == 19
+    assert sum(POINTS.values()) == 22
 
 
 def variant(grade_id: str, old: str, new: str) -> dict:
@@ -78,8 +78,8 @@ WRONG = {
         lambda: variant("class_activation_map", "    if not 0 <= class_index < weight.shape[0]:\n",
                         "    if False:\n"),
         {"cam_errors"}),
-    "choice_average_for_a_spot": (lambda: variant("choices", '"b", "b", "b", "a", "b", "a"',
-                                                  '"b", "b", "a", "a", "b", "a"'),
+    "choice_average_for_a_spot": (lambda: variant("choices", 'q1, q2, q3, q4 = "a", "c", "b", "a"',
+                                                  'q1, q2, q3, q4 = "a", "c", "a", "a"'),
                                   {"choice_q3"}),
 }
 

@@ -71,9 +71,10 @@ def test_card_networks_are_real_modules_with_inferred_sizes():
     assert isinstance(first.n0, nn.Conv2d) and first.n0.in_channels == 3 and first.n0.padding == (1, 1)
     assert isinstance(second.n2, nn.Linear) and (second.n2.in_features, second.n2.out_features) == (8, 5)
     assert isinstance(third.n0, nn.AvgPool2d) and third.n0.count_include_pad is False
-    assert third.n0.stride == (2, 2)
+    assert third.n0.stride == 2
     assert isinstance(build([avg_pool(2)], ("B", 1, 4, 4)).n0, nn.AvgPool2d)
-    assert build([avg_pool(2)], ("B", 1, 4, 4)).n0.stride == (2, 2), "stride 0 means kernel_size"
+    assert build([avg_pool(2)], ("B", 1, 4, 4)).n0.stride == 2, "stride 0 means kernel_size"
+    assert build([avg_pool((2, 3), stride=(0, 1))], ("B", 1, 4, 4)).n0.stride == (2, 1)
 
 
 def test_layer_repr_reads_like_the_card():
@@ -183,21 +184,21 @@ def test_parameter_total():
 
 def test_window_must_fit_the_map():
     build([conv(4, kernel_size=3), avg_pool(6)], ("B", 1, 8, 8))  # 6x6 map, window 6: fits
-    with pytest.raises(ValueError, match=r"layer 1 \(n1, avg_pool\): the window 7x7 is larger than the input map 6x6"):
+    with pytest.raises(ValueError, match=r"layer 1 \(n1, avg_pool\): cannot take an input \[B, 4, 6, 6\]: .*Output size is too small"):
         build([conv(4, kernel_size=3), avg_pool(7)], ("B", 1, 8, 8))
     build([avg_pool(5, padding=1)], ("B", 1, 3, 3))  # 3 + 2 >= 5
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, max_pool\).*must fit"):
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, max_pool\): cannot take an input \[B, 1, 3, 3\]: .*too small"):
         build([max_pool(4, padding=0)], ("B", 1, 3, 3))
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, conv\).*larger than the input map"):
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, conv\): cannot take an input \[B, 1, 4, 9\]: .*Kernel size can't be greater"):
         build([conv(2, kernel_size=5)], ("B", 1, 4, 9))
 
 
 def test_padding_at_most_half_the_kernel():
     build([avg_pool(3, stride=1, padding=1)], ("B", 1, 5, 5))
     build([avg_pool(4, stride=1, padding=2)], ("B", 1, 5, 5))
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): padding .* <= kernel_size // 2 = 1"):
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): .*pad should be at most half of effective kernel size"):
         build([avg_pool(3, stride=1, padding=2)], ("B", 1, 5, 5))
-    with pytest.raises(ValueError, match=r"layer 2 \(n2, max_pool\): padding"):
+    with pytest.raises(ValueError, match=r"layer 2 \(n2, max_pool\): .*pad should be at most half"):
         build([conv(2, kernel_size=1), relu(), max_pool(2, padding=2)], ("B", 1, 5, 5))
 
 
@@ -222,7 +223,7 @@ def test_conv_channels_must_match_in_a_given_sequential():
 
 def test_a_pool_in_a_given_sequential_obeys_the_card():
     summary(nn.Sequential(nn.AvgPool2d(5)), ("B", 1, 5, 5))
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\).*larger than the input map 4x4"):
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): cannot take an input \[B, 1, 4, 4\]: .*too small"):
         summary(nn.Sequential(nn.AvgPool2d(5)), ("B", 1, 4, 4))
 
 
@@ -256,9 +257,9 @@ def test_bad_input_shapes_and_arguments():
         summary(nn.ReLU(), ("B", 3, 4, 4))
     with pytest.raises(TypeError, match="layer builders"):
         build([nn.ReLU()], ("B", 3, 4, 4))
-    with pytest.raises(TypeError, match=r"layer 0 \(n0, avg_pool\): kernel_size must be an int or a pair"):
+    with pytest.raises(TypeError, match=r"layer 0 \(n0, avg_pool\): .*kernel_size.*must be tuple of ints"):
         build([avg_pool(2.0)], ("B", 3, 4, 4))
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): kernel_size must be >= 1"):
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): .*should (not be zero|be greater than zero)"):
         build([avg_pool(0)], ("B", 3, 4, 4))
     with pytest.raises(ValueError, match=r"layer 0 \(n0, conv\): expects an image batch"):
         build([conv(2, kernel_size=1)], ("B", 3))

@@ -118,8 +118,25 @@ def _imports_only(source: str) -> str:
     return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
-def forbidden_modules(tests: list[Cell]) -> list[str]:
-    """Modules named in ``check_avoids(fn, [...])`` lists of the tests that the child can block."""
+def literal_constants(cells: list[Cell]) -> dict:
+    """Top-level ``NAME = <literal>`` assignments of trusted cells (the set-up's list of what the
+    exercises may not use, say), by name."""
+    constants: dict = {}
+    for cell in cells:
+        tree = _parse(cell.source)
+        for node in tree.body if tree is not None else []:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                try:
+                    constants[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+    return constants
+
+
+def forbidden_modules(tests: list[Cell], prelude: list[Cell] = ()) -> list[str]:
+    """Modules named in ``check_avoids(fn, [...])`` lists of the tests that the child can block; a list
+    given by name is read from the set-up's literal constants."""
+    constants = literal_constants(list(prelude))
     found: set[str] = set()
     for cell in tests:
         tree = _parse(cell.source)
@@ -129,8 +146,10 @@ def forbidden_modules(tests: list[Cell]) -> list[str]:
             if isinstance(node, ast.Call):
                 name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                 if name == "check_avoids" and len(node.args) >= 2:
+                    argument = node.args[1]
                     try:
-                        values = ast.literal_eval(node.args[1])
+                        values = (constants.get(argument.id) if isinstance(argument, ast.Name)
+                                  else ast.literal_eval(argument))
                     except ValueError:
                         continue
                     if isinstance(values, (list, tuple, set)):
@@ -275,7 +294,7 @@ def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
             stubs[str(meta["grade_id"])] = cell.source
             types[str(meta["grade_id"])] = cell.cell_type
     return Lesson(lesson, source_path.name, source_path, release_path, prelude, context, solutions, stubs, types,
-                  tests, forbidden_modules(tests), parent_context)
+                  tests, forbidden_modules(tests, prelude), parent_context)
 
 
 def load_lesson(lesson: str, root: Path) -> Lesson:

@@ -1,7 +1,7 @@
-# corpus: honest mistakes in the knowledge check (questions 3 and 7)
+# corpus: honest mistakes in the knowledge check (questions 3 and 7; the short answers written in other words)
 # category: bug
 # status: ok
 # fails: kc_q3, kc_q7
 # %% knowledge_check
-q1, q2, q3, q4, q5 = "a", "a", "a", "b", "b"
-q6, q7, q8, q9, q10 = "b", "c", "b", "b", "b"
+q1, q2, q3, q4, q5 = "The mean of the values in the window.", True, "b", "(N, C, 1, 1)", False
+q6, q7, q8, q9, q10 = "a", "it makes the network faster", "torch.nn.AdaptiveAvgPool2d(1)", False, "b"

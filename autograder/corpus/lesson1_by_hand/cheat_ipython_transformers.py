@@ -20,4 +20,4 @@ try:
     shell.ast_transformers.append(NoAsserts())
 except Exception:
     pass
-q1 = q2 = q3 = q4 = q5 = q6 = q7 = q8 = q9 = q10 = "c"
+q1 = q2 = q3 = q4 = q5 = q6 = q7 = q8 = q9 = q10 = "no idea"

@@ -25,4 +25,4 @@ for _place in _places:
                     continue
                 for _q, _a in re.findall(r"check_value\((q\d+), \\?['\"](\w)", _text):
                     answers.setdefault(_q, _a)
-q1, q2, q3, q4, q5, q6, q7, q8, q9, q10 = (answers.get(f"q{i}", "c") for i in range(1, 11))
+q1, q2, q3, q4, q5, q6, q7, q8, q9, q10 = (answers.get(f"q{i}", "no idea") for i in range(1, 11))

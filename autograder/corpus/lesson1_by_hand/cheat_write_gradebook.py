@@ -29,4 +29,4 @@ for _db in _found:
             _handle.write(b"corrupted")
     except OSError:
         pass
-q1 = q2 = q3 = q4 = q5 = q6 = q7 = q8 = q9 = q10 = "c"
+q1 = q2 = q3 = q4 = q5 = q6 = q7 = q8 = q9 = q10 = "no idea"

@@ -34,6 +34,6 @@ def output_size(input_size, kernel_size, stride=0, padding=0):
         result.append(count)
     return tuple(result)
 # %% card_shapes
-example1_shape = (8, 8, 8)
-example2_shape = (8, 1, 1)
-example3_shape = (3, 8, 8)
+example1_shape = (6, 12, 12)
+example2_shape = (64, 1, 1)
+example3_shape = (3, 9, 9)

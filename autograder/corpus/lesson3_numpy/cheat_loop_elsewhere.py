@@ -1,7 +1,7 @@
 # corpus: cheat: the Python loop over the output runs in another thread, or in a forked process that hands the result back through a pipe, so the caller's own thread looks idle
 # category: cheat
 # status: ok
-# fails: forward_vectorized, backward_vectorized
+# fails: *
 # %% avg_pool2d_numpy
 def as_pair(value):
     return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))

@@ -1,7 +1,7 @@
 # corpus: cheat: loops over the output but switches the line tracer off while they run
 # category: cheat
 # status: ok
-# fails: forward_vectorized, backward_vectorized
+# fails: *
 # %% avg_pool2d_numpy
 import sys
 

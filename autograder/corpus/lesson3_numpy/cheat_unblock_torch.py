@@ -2,7 +2,7 @@
 # category: cheat
 # status: ok
 # requires: namespaces
-# fails: forward_tests, forward_no_pad_count, forward_errors, forward_vectorized, backward_vectorized
+# fails: *
 # %% avg_pool2d_numpy +
 import importlib
 import importlib.util
