@@ -52,11 +52,11 @@ FORWARD_BUGS = {
                                    {"forward_tests", "forward_no_pad_count"}),
     "calls_the_reference": (forward(AFTER_ARGS, AFTER_ARGS + "    return avg_pool2d_reference(x, kernel_size, "
                                     "stride, padding, count_include_pad)\n"),
-                            {"forward_avoids"}),
+                            {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}),  # every graded cell of the forward checks its source first
     "calls_torch": (forward(AFTER_ARGS, AFTER_ARGS + "    import torch\n    return torch.nn.functional.avg_pool2d("
                             "torch.from_numpy(x), (kh, kw), (sh, sw), (ph, pw), "
                             "count_include_pad=count_include_pad).numpy()\n"),
-                    {"forward_avoids"}),
+                    {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}),
 }
 BACKWARD_BUGS = {
     "divisor_inverted": (backward("if count_include_pad else", "if not count_include_pad else"),
@@ -72,7 +72,7 @@ BACKWARD_BUGS = {
     "calls_the_reference": (backward(AFTER_ARGS, AFTER_ARGS + "    return avg_pool2d_grad_reference(np.zeros("
                                      "input_shape, grad_out.dtype), grad_out, kernel_size, stride, padding, "
                                      "count_include_pad)\n"),
-                            {"backward_avoids"}),
+                            {"backward_tests", "backward_no_pad_count", "backward_avoids"}),
 }
 # output_size is graded through the forward's error tests: one that allows padding > kernel_size // 2.
 OUTPUT_SIZE_BUG = (("output_size", edited("output_size", "if pad[axis] > kernel[axis] // 2:", "if False:")),
@@ -176,6 +176,6 @@ def test_release_hides_the_solutions_and_hidden_tests():
 
     release = nbformat.read(REPO / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     text = "\n".join(cell.source for cell in release.cells)
-    for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "check_avoids(", "cases = [", "divisor = kh * kw"):
+    for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "cases = [", "divisor = kh * kw"):
         assert secret not in text, f"{secret!r} reached release/{LESSON}"
     assert "def as_pair(value)" in text, "the given helper must stay in the release"

@@ -14,7 +14,8 @@ from autograder.device_check import SWEEP, check_correctness, load_reference, to
 from nbtools import run_graded, solution_source, source_notebook
 
 LESSON = "lesson4_torch"
-GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 4}
+GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 4,
+          "half_precision_tests": 3}
 
 
 def replaced(text: str, old: str, new: str) -> str:
@@ -45,7 +46,8 @@ def variants() -> dict:
             replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
             {"backward_tests", "gradcheck_tests"}),
         # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively).
-        "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref), {"forward_tests", "module_tests"}),
+        "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref),
+                                       {"forward_tests", "module_tests", "half_precision_tests"}),
         # Saving x is taught (cell 5) and not graded: which tensors a Function saves can only be watched
         # from inside the student's process, where it can be faked.
         "saves x for the backward": (
@@ -75,6 +77,16 @@ def test_wrong_variant_fails_its_cells_and_passes_the_others(name):
     assert set(results) == set(GRADED)
     failed = {grade_id for grade_id, passed in results.items() if not passed}
     assert failed == should_fail, f"{name}: failed {sorted(failed)}, expected {sorted(should_fail)}"
+
+
+def test_a_float16_mean_summed_in_float16_fails_only_the_half_precision_cell():
+    """Both sides: the reference passes half_precision_tests (above); the same call without the float32
+    sum fails it, and nothing else."""
+    wrong = replaced(solution_source(LESSON, "half_precision"),
+                     "return avg_pool2d_torch(x.float(), kernel_size, stride, padding, count_include_pad).half()",
+                     "return avg_pool2d_torch(x, kernel_size, stride, padding, count_include_pad)")
+    results = run_graded(source_notebook(LESSON), replace={"half_precision": wrong}, skip_ungraded=True)
+    assert {grade_id for grade_id, passed in results.items() if not passed} == {"half_precision_tests"}
 
 
 @pytest.fixture(scope="module")

@@ -69,9 +69,26 @@ def test_config_without_the_trusted_grader_refuses_autograde(monkeypatch):
             step(nbformat.v4.new_notebook(), {})
         message = str(caught.value)
         assert "autograder.trusted.nbgrader_plugin" in message and "pip install ." in message and ".venv" in message
-    assert "Validate" not in c and "GenerateAssignment" not in c  # other commands are left as they are
+    assert "Validate" not in c  # other commands are left as they are
     # feedback never shows hidden tests' source, grader or not
     assert any(s.endswith("ClearHiddenTests") for s in c.GenerateFeedback.preprocessors)
+
+
+def test_generate_assignment_uses_the_optional_stubs_or_refuses_without_them(monkeypatch):
+    """With the course's tools the pipeline is nbgrader's own with ClearSolutions swapped for the
+    subclass that knows optional regions; without them generate_assignment stops with a clear error."""
+    from nbgrader.preprocessors import ClearSolutions
+
+    from autograder.stubs import ClearSolutionsWithOptional
+
+    steps = load_config(monkeypatch, importable=True).GenerateAssignment.preprocessors
+    assert ClearSolutionsWithOptional in steps and ClearSolutions not in steps and len(steps) >= 10
+    monkeypatch.setitem(sys.modules, "autograder.stubs", None)
+    steps = load_config(monkeypatch, importable=True).GenerateAssignment.preprocessors
+    refusing = [s for s in steps if callable(s) and getattr(s, "__name__", "") == "ClearSolutionsWithOptional"]
+    assert len(refusing) == 1 and ClearSolutions not in steps
+    with pytest.raises(RuntimeError, match="generate_assignment needs the course's tools"):
+        refusing[0](nbformat.v4.new_notebook(), {})
 
 
 def test_config_with_the_trusted_grader_wires_it(monkeypatch):

@@ -17,7 +17,11 @@ from pathlib import Path
 import nbformat
 
 #: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
-GRADER_VERSION = "trusted-1"
+GRADER_VERSION = "trusted-2"
+
+#: The tag of a solution cell that re-uses an earlier lesson's exercise (``output_size`` in lessons 2-4):
+#: the student writes it again to work with, and the grader runs the reference in its place.
+GIVEN_TAG = "given-at-grading"
 
 #: Modules that a lesson may forbid (named in a test's ``check_avoids`` list); the child then cannot
 #: import them at all, so no spelling of the import gets past the rule.
@@ -185,6 +189,7 @@ class Lesson:
     tests: list[Cell]
     block: list[str] = field(default_factory=list)
     parent_context: list[Cell] = field(default_factory=list)  # context cells that use no student name
+    given: list[str] = field(default_factory=list)  # solution ids graded with the reference (tag GIVEN_TAG)
 
     @property
     def solution_ids(self) -> list[str]:
@@ -214,6 +219,13 @@ class Lesson:
     def reference_sources(self) -> dict[str, str]:
         return {c.id: c.source for c in self.solutions}
 
+    def graded_sources(self, sources: dict[str, str]) -> dict[str, str]:
+        """What the grader runs of a submission: its solution sources, with each *given* cell (an earlier
+        lesson's exercise re-used here, such as ``output_size``) replaced by the reference, so that a bug
+        in it costs points in its own lesson only."""
+        reference = self.reference_sources()
+        return {**sources, **{grade_id: reference[grade_id] for grade_id in self.given}}
+
     def content_key(self, sources: dict[str, str]) -> str:
         """A hash of everything a verdict depends on besides the limits: the student's solution sources,
         the trusted test, set-up and context sources, and the grader version."""
@@ -224,6 +236,7 @@ class Lesson:
             "context": [c.source for c in self.context],
             "tests": [[c.id, c.points, c.source] for c in self.tests],
             "solutions": [[i, sources.get(i, "")] for i in self.code_solution_ids],
+            "given": [[i, self.reference_sources()[i]] for i in self.given],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -243,10 +256,13 @@ def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
     solutions: list[Cell] = []
     tests: list[Cell] = []
     first_code = True
+    given: list[str] = []
     for index, cell in enumerate(cells):
         meta = _meta(cell)
         is_code = cell.cell_type == "code"
         if meta.get("solution"):
+            if GIVEN_TAG in cell.get("metadata", {}).get("tags", []):
+                given.append(str(meta.get("grade_id")))
             solutions.append(Cell(str(meta.get("grade_id")), "solution", cell.source, cell.cell_type,
                                   float(meta.get("points", 0) or 0), index))
         elif meta.get("grade") and is_code:
@@ -294,7 +310,7 @@ def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
             stubs[str(meta["grade_id"])] = cell.source
             types[str(meta["grade_id"])] = cell.cell_type
     return Lesson(lesson, source_path.name, source_path, release_path, prelude, context, solutions, stubs, types,
-                  tests, forbidden_modules(tests, prelude), parent_context)
+                  tests, forbidden_modules(tests, prelude), parent_context, given)
 
 
 def load_lesson(lesson: str, root: Path) -> Lesson:

@@ -384,8 +384,10 @@ def _cap(text: str, limit: int) -> str:
 
 def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = None, *, uid: int | None = None,
               root: Path | None = None) -> Verdicts:
-    """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells."""
+    """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells (a *given*
+    cell runs as the reference: :meth:`Lesson.graded_sources`)."""
     limits = limits or Limits()
+    sources = lesson.graded_sources(sources)
     if uid is None and containment().drop_uid:  # never run student code as root
         from autograder.trusted.sandbox import sandbox_uid
 

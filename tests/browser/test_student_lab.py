@@ -81,7 +81,7 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
         lab.run_cells_from(page, exercise, 2)
         outputs = lab.cell_outputs(page)
         assert not outputs[exercise]["error"] and not outputs[exercise + 1]["error"], outputs[exercise + 1]
-        assert "worked example: shapes OK" in outputs[exercise + 1]["text"]
+        assert "worked example: shapes and ranges OK" in outputs[exercise + 1]["text"]
         lab.screenshot(page, folder, "answer_typed_and_tested", shots)
 
         # Validate the half-done notebook: nbgrader reports the remaining exercises, not this one.

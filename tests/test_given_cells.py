@@ -1,0 +1,36 @@
+"""A bug is graded once: lesson 1's ``output_size``, re-pasted into lessons 2-4, runs there as the
+reference when the trusted grader grades (the cell carries the tag ``given-at-grading``)."""
+
+import dataclasses
+
+import pytest
+
+from autograder import corpus
+from autograder.trusted import load_lesson
+from autograder.trusted.lesson import GIVEN_TAG, lessons
+from autograder.trusted.sandbox import Limits
+from autograder.trusted.verdicts import run_tests
+from tests.nbtools import REPO
+
+FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=90, memory_bytes=5 << 29, output_chars=2000)
+
+
+@pytest.mark.parametrize("lesson_name", lessons(REPO))
+def test_only_the_re_pasted_output_size_is_given(lesson_name):
+    lesson = load_lesson(lesson_name, REPO)
+    assert lesson.given == ([] if lesson_name in ("lesson1_by_hand", "lesson5_gap") else ["output_size"])
+    release = lesson.release_path.read_text()
+    assert (GIVEN_TAG in release) == bool(lesson.given), "students see the tag, and the text explains it"
+
+
+def test_a_lesson_1_bug_in_the_re_pasted_cell_costs_no_points_in_lesson_2_but_would_without_the_tag():
+    lesson = load_lesson("lesson2_loops", REPO)
+    case = next(c for c in corpus.cases("lesson2_loops") if c.name == "correct_with_lesson1_bug")
+    sources = case.sources(lesson)
+    assert "zip(size, pad, kernel, step)" in sources["output_size"], "the case carries lesson 1's bug"
+    graded = run_tests(lesson, sources, FAST, root=REPO)
+    assert all(t.passed for t in graded.tests), [(t.grade_id, t.message) for t in graded.tests if not t.passed]
+    untagged = dataclasses.replace(lesson, given=[])
+    regraded = run_tests(untagged, sources, FAST, root=REPO)
+    failed = {t.grade_id for t in regraded.tests if not t.passed}
+    assert {"forward_tests", "backward_tests"} <= failed, failed
