@@ -18,7 +18,8 @@ from nbtools import cell_by_id, run_graded, solution_source, source_notebook
 LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
 BACKWARD_CELLS = {"backward_tests", "backward_no_pad_count", "backward_avoids"}
-ALL_CELLS = FORWARD_CELLS | BACKWARD_CELLS
+PREDICTION_CELLS = {"predict_divisor", "predict_stride", "predict_padding"}
+ALL_CELLS = FORWARD_CELLS | BACKWARD_CELLS | PREDICTION_CELLS
 
 
 def edited(grade_id: str, old: str, new: str) -> str:
@@ -179,3 +180,20 @@ def test_release_hides_the_solutions_and_hidden_tests():
     for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "cases = [", "divisor = kh * kw"):
         assert secret not in text, f"{secret!r} reached release/{LESSON}"
     assert "def as_pair(value)" in text, "the given helper must stay in the release"
+
+
+def test_a_wrong_prediction_fails_its_own_cell_only():
+    """Both sides: the reference predictions pass (above); a prediction of the wrong check, and one of the
+    wrong place, fail exactly their cells."""
+    wrong = edited("predictions", 'prediction_padding = ("B", (0, 2))', 'prediction_padding = ("C", (0, 2))')
+    wrong = wrong.replace('prediction_divisor = ("B", (0, 0))', 'prediction_divisor = ("B", (0, 1))')
+    results = run_graded(source_notebook(LESSON), replace={"predictions": wrong}, skip_ungraded=True)
+    assert {cell for cell, passed in results.items() if not passed} == {"predict_padding", "predict_divisor"}
+
+
+def test_the_checks_catch_every_bug_and_pass_the_reference():
+    from course.bugs import CHECKS, divisor_always_full, first_failure, padding_one_side, stride_zero_ignored
+    from course.reference import avg_pool2d_reference
+
+    assert first_failure(avg_pool2d_reference, CHECKS) is None
+    assert all(first_failure(bug, CHECKS) for bug in (divisor_always_full, stride_zero_ignored, padding_one_side))

@@ -1,0 +1,72 @@
+"""Three wrong average poolings for lesson 2's *predict, then run* exercise, and the runner that shows
+where each first goes wrong.
+
+Each one calls the course's reference the wrong way (PyTorch, which no exercise may use, so none of them
+is an exercise's answer). NumPy ``x [B, C, H, W]`` in, ``[B, C, H_out, W_out]`` out; int arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from course.reference import avg_pool2d_reference
+
+__all__ = ["CHECKS", "divisor_always_full", "stride_zero_ignored", "padding_one_side", "first_failure",
+           "check_prediction"]
+
+#: The exercise's checks, run in this order: label -> (x [1, 1, H, W], kernel_size, stride, padding,
+#: count_include_pad).
+CHECKS = {
+    "A": (np.array([[1, 3, 2, 4], [5, 6, 7, 8], [9, 2, 1, 0], [4, 3, 2, 1]], dtype=np.float64)[None, None], 2, 0, 0,
+          True),  # the lecture's worked example, default stride
+    "B": (np.ones((1, 1, 5, 5)), 3, 2, 1, False),  # all ones, padding not counted
+    "C": (np.arange(25.0).reshape(1, 1, 5, 5), 3, 2, 1, True),  # a ramp, padding counted
+}
+
+
+def divisor_always_full(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Every window divided by ``kernel_size ** 2``, even with ``count_include_pad=False``."""
+    return avg_pool2d_reference(x, kernel_size, stride, padding, True)
+
+
+def stride_zero_ignored(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """``stride=0`` read as 1 (windows one step apart) instead of ``kernel_size``."""
+    return avg_pool2d_reference(x, kernel_size, stride or 1, padding, count_include_pad)
+
+
+def padding_one_side(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """All the padding at the bottom and the right (``2 * padding`` there, none at the top or the left),
+    and the padded zeros then counted as input."""
+    padded = np.pad(x, ((0, 0), (0, 0), (0, 2 * padding), (0, 2 * padding)))
+    return avg_pool2d_reference(padded, kernel_size, stride, 0, count_include_pad)
+
+
+def first_failure(function: Callable, checks: dict) -> tuple | None:
+    """Run ``function`` and the reference on each check ``{label: (x, kernel_size, stride, padding,
+    count_include_pad)}`` in order; for the first where they differ, ``(label, "shape")`` when the output
+    shapes differ, else ``(label, (row, col))`` of the first wrong output value in reading order (of the
+    first map). ``None`` when every check agrees."""
+    for label, (x, *arguments) in checks.items():
+        got, want = function(x, *arguments), avg_pool2d_reference(x, *arguments)
+        if got.shape != want.shape:
+            return (label, "shape")
+        wrong = np.argwhere(~np.isclose(got, want, rtol=1e-9, atol=1e-12))
+        if len(wrong):
+            return (label, (int(wrong[0][2]), int(wrong[0][3])))
+    return None
+
+
+def check_prediction(prediction: Any, name: str, checks: dict) -> str:
+    """Check the form of a prediction, ``(label, (row, col))`` or ``(label, "shape")`` with a label of
+    ``checks``; return how it was read (the same words whether it is right or not)."""
+    ok = (type(prediction) is tuple and len(prediction) == 2 and prediction[0] in checks
+          and (prediction[1] == "shape" or (type(prediction[1]) is tuple and len(prediction[1]) == 2
+                                            and all(type(i) is int and i >= 0 for i in prediction[1]))))
+    if not ok:
+        raise AssertionError(f"{name}: write a tuple (check, where): check one of {sorted(checks)!r}, where "
+                             f"(row, col) of the first wrong value or \"shape\"; got {prediction!r}")
+    label, where = prediction
+    spot = "the output shape is wrong" if where == "shape" else f"the first wrong value is at {where}"
+    return f"{name}: read as: check {label} fails first, and {spot}."
