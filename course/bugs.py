@@ -13,8 +13,8 @@ import numpy as np
 
 from course.reference import avg_pool2d_reference
 
-__all__ = ["CHECKS", "divisor_always_full", "stride_zero_ignored", "padding_one_side", "first_failure",
-           "check_prediction"]
+__all__ = ["CHECKS", "divisor_always_full", "stride_zero_ignored", "padding_one_side", "always_float64",
+           "padding_ignored", "first_failure", "check_prediction", "cases_as_checks"]
 
 #: The exercise's checks, run in this order: label -> (x [1, 1, H, W], kernel_size, stride, padding,
 #: count_include_pad).
@@ -43,15 +43,27 @@ def padding_one_side(x, kernel_size, stride=0, padding=0, count_include_pad=True
     return avg_pool2d_reference(padded, kernel_size, stride, 0, count_include_pad)
 
 
+def always_float64(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Computes in float64 and returns float64 whatever the input's dtype."""
+    return avg_pool2d_reference(np.asarray(x, dtype=np.float64), kernel_size, stride, padding, count_include_pad)
+
+
+def padding_ignored(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Pools as if ``padding`` were 0."""
+    return avg_pool2d_reference(x, kernel_size, stride, 0, count_include_pad)
+
+
 def first_failure(function: Callable, checks: dict) -> tuple | None:
     """Run ``function`` and the reference on each check ``{label: (x, kernel_size, stride, padding,
     count_include_pad)}`` in order; for the first where they differ, ``(label, "shape")`` when the output
-    shapes differ, else ``(label, (row, col))`` of the first wrong output value in reading order (of the
-    first map). ``None`` when every check agrees."""
+    shapes differ, ``(label, "dtype")`` when the dtypes do, else ``(label, (row, col))`` of the first wrong
+    output value in reading order (of the first map). ``None`` when every check agrees."""
     for label, (x, *arguments) in checks.items():
         got, want = function(x, *arguments), avg_pool2d_reference(x, *arguments)
         if got.shape != want.shape:
             return (label, "shape")
+        if got.dtype != want.dtype:
+            return (label, "dtype")
         wrong = np.argwhere(~np.isclose(got, want, rtol=1e-9, atol=1e-12))
         if len(wrong):
             return (label, (int(wrong[0][2]), int(wrong[0][3])))
@@ -70,3 +82,39 @@ def check_prediction(prediction: Any, name: str, checks: dict) -> str:
     label, where = prediction
     spot = "the output shape is wrong" if where == "shape" else f"the first wrong value is at {where}"
     return f"{name}: read as: check {label} fails first, and {spot}."
+
+
+#: Limits on the cases of the *write the test* exercise: a few small, valid inputs.
+MAX_CASES, MAX_SIZE = 6, 16
+
+
+def cases_as_checks(cases: Any, name: str = "my_cases") -> dict:
+    """The student's test cases ``[(shape, dtype, kernel_size, stride, padding, count_include_pad), ...]``
+    as checks for :func:`first_failure`, ``{"case 1": (x, kernel_size, ...), ...}``, with ``x`` a seeded
+    random array of that shape and dtype. Refuses (AssertionError, saying why) a case of the wrong form,
+    too large, or one the spec card does not allow (the reference refuses it)."""
+    if type(cases) is not list or not 1 <= len(cases) <= MAX_CASES:
+        raise AssertionError(f"{name} must be a list of 1 to {MAX_CASES} cases, got {cases!r}"[:300])
+    checks = {}
+    for number, case in enumerate(cases, start=1):
+        where = f"{name}[{number - 1}]"
+        if type(case) is not tuple or len(case) != 6:
+            raise AssertionError(f"{where} must be a tuple (shape, dtype, kernel_size, stride, padding, "
+                                 f"count_include_pad), got {case!r}"[:300])
+        shape, dtype, kernel_size, stride, padding, count_include_pad = case
+        if (type(shape) is not tuple or len(shape) != 4
+                or not all(type(n) is int and 1 <= n <= MAX_SIZE for n in shape)):
+            raise AssertionError(f"{where}: shape must be 4 ints from 1 to {MAX_SIZE}, got {shape!r}")
+        if dtype not in ("float32", "float64"):
+            raise AssertionError(f"{where}: dtype must be \"float32\" or \"float64\", got {dtype!r}")
+        if not all(type(v) is int for v in (kernel_size, stride, padding)) or type(count_include_pad) is not bool:
+            raise AssertionError(f"{where}: kernel_size, stride and padding are ints here, count_include_pad "
+                                 f"a bool; got {case[2:]!r}")
+        if kernel_size < 1 or stride < 0 or not 0 <= padding <= kernel_size // 2 \
+                or min(shape[2:]) + 2 * padding < kernel_size:
+            raise AssertionError(f"{where}: not a valid average pooling (kernel_size >= 1, stride >= 0, "
+                                 f"0 <= padding <= kernel_size // 2, a window that fits): {case!r}")
+        rng = np.random.default_rng(number)
+        x = rng.standard_normal(shape).astype(dtype)
+        checks[f"case {number}"] = (x, kernel_size, stride, padding, count_include_pad)
+    return checks

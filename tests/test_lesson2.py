@@ -19,7 +19,8 @@ LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
 BACKWARD_CELLS = {"backward_tests", "backward_no_pad_count", "backward_avoids"}
 PREDICTION_CELLS = {"predict_divisor", "predict_stride", "predict_padding"}
-ALL_CELLS = FORWARD_CELLS | BACKWARD_CELLS | PREDICTION_CELLS
+CATCH_CELLS = {"catches_divisor", "catches_stride", "catches_padding_side", "catches_dtype", "catches_padding_ignored"}
+ALL_CELLS = FORWARD_CELLS | BACKWARD_CELLS | PREDICTION_CELLS | CATCH_CELLS
 
 
 def edited(grade_id: str, old: str, new: str) -> str:
@@ -197,3 +198,24 @@ def test_the_checks_catch_every_bug_and_pass_the_reference():
 
     assert first_failure(avg_pool2d_reference, CHECKS) is None
     assert all(first_failure(bug, CHECKS) for bug in (divisor_always_full, stride_zero_ignored, padding_one_side))
+
+
+def test_a_test_without_the_default_stride_misses_only_the_stride_bug():
+    """Both sides: the reference cases catch all five bugs (above); without the default-stride case the
+    stride bug goes unseen and only its cell fails."""
+    weaker = edited("my_cases", '    ((1, 1, 4, 4), "float64", 2, 0, 0, True),', "")
+    results = run_graded(source_notebook(LESSON), replace={"my_cases": weaker}, skip_ungraded=True)
+    assert {cell for cell, passed in results.items() if not passed} == {"catches_stride"}
+
+
+def test_cases_as_checks_refuses_what_the_card_does_not_allow():
+    from course.bugs import cases_as_checks
+
+    assert list(cases_as_checks([((1, 1, 4, 4), "float64", 2, 0, 0, True)])) == ["case 1"]
+    for bad, words in [([((1, 1, 4, 4), "float64", 3, 1, 2, True)], "not a valid"),
+                       ([((1, 1, 40, 4), "float64", 2, 0, 0, True)], "from 1 to 16"),
+                       ([((1, 1, 4, 4), "float16", 2, 0, 0, True)], "dtype"),
+                       ([((1, 1, 4, 4), "float64", 2, 0, 0, True)] * 7, "1 to 6 cases"),
+                       ("cases", "must be a list")]:
+        with pytest.raises(AssertionError, match=words):
+            cases_as_checks(bad)
