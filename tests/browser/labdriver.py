@@ -396,10 +396,16 @@ _RUN_DONE = """(panel) => {
 }"""
 
 
+#: True once every image in the notebook's outputs has finished decoding (a busy machine decodes late).
+_IMAGES_DECODED = "(panel) => [...document.querySelectorAll(panel + ' .jp-OutputArea-output img')].every(i => i.complete)"
+
+
 def run_all(page) -> None:
-    """Run → Run All Cells, then wait until no cell is queued or running and the kernel is idle."""
+    """Run → Run All Cells, then wait until no cell is queued or running and the kernel is idle, and
+    every output image is decoded."""
     menu(page, "Run", "Run All Cells")
     page.wait_for_function(_RUN_DONE, arg=PANEL, polling=250)
+    page.wait_for_function(_IMAGES_DECODED, arg=PANEL, polling=250)
 
 
 def cell_outputs(page) -> list[dict]:
