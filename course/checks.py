@@ -25,7 +25,9 @@ import fnmatch
 import functools
 import inspect
 import math
+import re
 import textwrap
+import unicodedata
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -219,8 +221,8 @@ def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
         ok = type(answer) is bool
         read = repr(answer)
     elif form == "short answer":
-        ok = isinstance(answer, str) and len(normalised_answer(answer).replace(" ", "")) >= 3
-        read = repr(normalised_answer(answer)) if isinstance(answer, str) else ""
+        ok = type(answer) is str and len(normalised_answer(answer).replace(" ", "")) >= 3
+        read = repr(normalised_answer(answer)) if ok else ""
     else:
         ok = any(type(answer) is type(option) and answer == option for option in form)
         read = repr(answer)
@@ -234,9 +236,6 @@ def normalised_answer(text: str) -> str:
     """A short answer as the grader reads it: lower case, Unicode compatibility forms folded, one space
     between words and none around brackets, commas and ``=`` (so ``"(N, C, 1, 1)"`` reads
     ``"(n,c,1,1)"``), no surrounding spaces or final full stop."""
-    import re
-    import unicodedata
-
     folded = unicodedata.normalize("NFKC", str(text)).casefold()
     folded = re.sub(r"\s+", " ", folded).strip().rstrip(".").strip()
     return re.sub(r"\s*([()\[\],=×*])\s*", r"\1", folded)
@@ -246,8 +245,6 @@ def check_short_answer(answer: Any, name: str, all_of: Iterable[str], none_of: I
     """Grade a short answer by meaning: its :func:`normalised_answer` must match every regular expression
     of ``all_of`` (the key ideas, each with its spellings) and none of ``none_of`` (ideas that contradict
     it, so naming every option scores nothing)."""
-    import re
-
     if type(answer) is not str:
         raise AssertionError(f"{name}: a short answer is a string, got {answer!r}")
     text = normalised_answer(answer)

@@ -177,15 +177,21 @@ def _stride_or_kernel(kernel, stride):
     return kernel if stride == 0 else stride
 
 
+def _refused(exc: Exception, where: str) -> Exception:
+    """PyTorch's refusal ``exc`` as the course's error: a TypeError stays one, anything else becomes a
+    ValueError; the message is ``where`` (the layer) and the first line of PyTorch's."""
+    kind = TypeError if isinstance(exc, TypeError) else ValueError
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return kind(f"{where}: {first}")
+
+
 def _run(module: nn.Module, x: torch.Tensor, where: str) -> torch.Tensor:
     """``module(x)``, where an input PyTorch refuses (a window larger than the map, too much padding, a
     kernel size that is not an int) raises PyTorch's own message, prefixed with the layer's name."""
     try:
         return module(x)
     except (RuntimeError, ValueError, TypeError, IndexError) as exc:
-        kind = TypeError if isinstance(exc, TypeError) else ValueError
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise kind(f"{where}: cannot take an input {_format_shape(x.shape)}: {first}") from exc
+        raise _refused(exc, f"{where}: cannot take an input {_format_shape(x.shape)}") from exc
 
 
 def _check_rules(module: nn.Module, shape: tuple, where: str) -> None:
@@ -367,8 +373,7 @@ def build(layers: Sequence[Layer], input_shape: Shape, output_shape: Shape | Non
             try:
                 module = _module_for(layer, tuple(x.shape), where, index == len(layers) - 1, output_shape)
             except (TypeError, RuntimeError) as exc:  # PyTorch refused the arguments themselves
-                kind = TypeError if isinstance(exc, TypeError) else ValueError
-                raise kind(f"{where}: {str(exc).strip().splitlines()[0]}") from exc
+                raise _refused(exc, where) from exc
             module = module.to(dtype)
             _check_rules(module, tuple(x.shape), where)
             x = _run(module, x, where)

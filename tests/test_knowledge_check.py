@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from autograder.trusted.lesson import lessons, load_lesson
+from autograder.trusted.lesson import lessons, load_lesson, names_bound
 from tests.nbtools import REPO
 
 HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -43,13 +43,12 @@ def _name(cell) -> str:
 
 
 def _answers(lesson) -> dict:
-    """The reference answers: every name the knowledge-check solution cell binds."""
+    """The reference answers: the solution cell that binds the questions' variables, run on its own."""
+    wanted = {_name(cell) for cell in _questions(lesson)}
+    (cell,) = [c for c in lesson.solutions if names_bound(c.source, top_level=True) & wanted]
     namespace: dict = {}
-    for source in lesson.reference_sources().values():
-        if "check_answered" not in source and any(f"q{i}" in source for i in range(1, 3)):
-            with contextlib.suppress(Exception):
-                exec(compile(source, "<answers>", "exec"), namespace)
-    return {k: v for k, v in namespace.items() if k.startswith("q") and k[1:].isdigit()}
+    exec(compile(cell.source, cell.id, "exec"), namespace)
+    return {name: namespace[name] for name in wanted}
 
 
 def _passes(cell, answers: dict, visible_only: bool = False) -> tuple[bool, str]:
