@@ -311,28 +311,110 @@ def _is_constant(value: Any) -> bool:
     return value is None or type(value) in (bool, int, float, str)
 
 
-def _names_used(tree: ast.AST, skip_own: bool = False) -> set[str]:
-    """Names the code refers to: free names it reads (a local variable or argument that happens to be
-    called ``reference`` is not a use of the reference), attributes, and imported modules. With
-    ``skip_own``, also not the names of functions and classes ``tree`` defines, nor attributes of its own
-    objects (``self.pool_size``, ``ctx.pool_size``): ``F.avg_pool3d`` is always a use."""
-    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-    bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
-    if skip_own:
-        bound |= {node.name for node in ast.walk(tree)
-                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    names: set[str] = set()
+def _origin_of(value: Any, own_module: str | None) -> str | None:
+    """Where an object of a namespace comes from, as a dotted path (``torch.nn.functional.avg_pool2d``),
+    or ``None`` for the code's own objects and plain constants (their source is read anyway)."""
+    if _is_constant(value):
+        return None
+    value = getattr(value, "func", value) if isinstance(value, functools.partial) else value
+    if inspect.ismodule(value):
+        return value.__name__
+    module = getattr(value, "__module__", None) if (callable(value) or inspect.isclass(value)) else None
+    if not isinstance(module, str):
+        kind = type(value)
+        module, name = kind.__module__, kind.__qualname__
+    else:
+        name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "")
+    if module == own_module:
+        return None
+    return f"{module}.{name}" if name else module
+
+
+def _chain(node: ast.AST) -> tuple[ast.Name | None, list[str]]:
+    """``a.b.c`` -> (the Name ``a``, ["b", "c"]); for ``f(x).b`` the base is not a name (None)."""
+    attributes = []
+    while isinstance(node, ast.Attribute):
+        attributes.insert(0, node.attr)
+        node = node.value
+    return (node if isinstance(node, ast.Name) else None), attributes
+
+
+def _uses(tree: ast.AST, namespace: dict | None = None, own_module: str | None = None) -> list[tuple[str, list[str]]]:
+    """What the code refers to, resolved: ``(as written, dotted path)`` per use. A name is resolved by the
+    code's own imports (``import torch.nn.functional as F``: ``F.conv2d`` is ``torch.nn.functional.conv2d``),
+    then by ``namespace`` (the notebook's, or the set-up's under the grader), else it stays as written
+    (a built-in, or a name the code does not show). The code's own functions, classes, variables and
+    arguments, and the attributes of ``self``/``ctx``/``cls``, are its own: not uses (a local called
+    ``reference`` or a helper ``def parameters()`` is not a use of anything); attributes read from its
+    own values (``x.reshape``) are uses by name."""
+    namespace = namespace or {}
+    own = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    imported: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            if not (skip_own and isinstance(node.value, ast.Name) and node.value.id in ("self", "ctx", "cls")):
-                names.add(node.attr)
-        elif isinstance(node, ast.alias):
-            names.update(node.name.split("."))
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.update(node.module.split("."))
-    return names
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imported[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                imported[alias.asname or alias.name] = f"{node.module or ''}.{alias.name}".lstrip(".")
+    local = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
+    local |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    uses: list[tuple[str, list[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            modules += [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            uses += [(f"import {module}", module.split(".")) for module in modules if module]
+    consumed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in consumed:
+            inner = node.value
+            while isinstance(inner, ast.Attribute):
+                consumed.add(id(inner))
+                inner = inner.value
+            base, attributes = _chain(node)
+            written = ast.unparse(node) if base is not None else "." + ".".join(attributes)
+            if base is None:
+                uses.append((written, attributes))
+                continue
+            consumed.add(id(base))
+            uses.append(_resolved(base.id, attributes, written, own, imported, local, namespace, own_module))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in consumed:
+            uses.append(_resolved(node.id, [], node.id, own, imported, local, namespace, own_module))
+    return [use for use in uses if use[1]]
+
+
+def _resolved(name, attributes, written, own, imported, local, namespace, own_module) -> tuple[str, list[str]]:
+    if name in own or (name in ("self", "ctx", "cls") and name in local):
+        return written, []
+    if name in imported:
+        path = imported[name]
+    elif name in local:
+        return written, attributes
+    elif name in namespace:
+        path = _origin_of(namespace[name], own_module)
+        if path is None:
+            return written, attributes
+    else:
+        path = name
+    resolved = ".".join([path] + attributes)
+    return (written if resolved == written else f"{written} ({resolved})"), resolved.split(".")
+
+
+def forbidden_uses(tree: ast.AST, forbidden: Iterable[str], namespace: dict | None = None,
+                   own_module: str | None = None) -> list[str]:
+    """The uses of ``tree`` (see :func:`_uses`) whose resolved path has a part that ``forbidden`` lists: an
+    entry is a name (``torch``, ``avg_pool2d``), or a case-insensitive pattern with ``*`` (``"*pool*"``
+    covers ``lp_pool2d``, ``avg_pool3d``, ``AdaptiveAvgPool2d``, ``torch.nn.modules.pooling``). What the
+    code defines itself (its helper ``pool_rows``, its class ``AvgPool2dFunction``, ``self.pool_size``,
+    a constant ``POOL_NDIM = 4``) is never a use: its source is part of ``tree`` anyway."""
+    entries = list(forbidden)
+
+    def matches(part: str) -> bool:
+        return any(fnmatch.fnmatchcase(part.lower(), e.lower()) if "*" in e else part == e for e in entries)
+
+    found = [written for written, path in _uses(tree, namespace, own_module) if any(matches(p) for p in path)]
+    return sorted(set(found))
 
 
 #: What an exercise's code may not do, because it would hide from a reader (and from the grader) what
@@ -380,24 +462,11 @@ def dynamic_code(tree: ast.AST) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def forbidden_names(tree: ast.AST, forbidden: Iterable[str]) -> list[str]:
-    """The names of ``tree`` (see :func:`_names_used`) that ``forbidden`` lists: an entry is a name, or a
-    case-insensitive pattern with ``*`` (``"*pool*"`` covers ``lp_pool2d``, ``avg_pool3d``,
-    ``AdaptiveAvgPool2d``, ``pooling``). A name of the code's own (its helper ``pool_rows``, its class
-    ``AvgPool2dFunction``, ``self.pool_size``) matches no pattern: its source is part of ``tree`` anyway."""
-    used, not_own = _names_used(tree), _names_used(tree, skip_own=True)
-    found = set()
-    for entry in forbidden:
-        if "*" in entry:
-            found |= {n for n in not_own if fnmatch.fnmatchcase(n.lower(), entry.lower())}
-        elif entry in used:
-            found.add(entry)
-    return sorted(found)
-
-
 def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
-    """Assert that the source of ``function`` (with every helper it uses) never names any of ``forbidden``
-    (modules, functions, or ``*`` patterns: :func:`forbidden_names`) and hides nothing it calls
+    """Assert that the source of ``function`` (with every helper it uses) uses nothing that ``forbidden``
+    lists, by what each name resolves to (modules, functions, or ``*`` patterns: :func:`forbidden_uses`;
+    ``F.conv2d`` is ``torch.nn.functional.conv2d``, a helper of one's own called ``reference`` is one's
+    own), and hides nothing it calls
     (:func:`dynamic_code`: no ``getattr`` with a computed name, ``eval``, ``__import__``, ``importlib``,
     ``sys``, ``gc``, threads, ``.__dict__``...). Under the
     grader that last rule covers every statement of the solution cells, not just ``function``'s source:
@@ -410,7 +479,12 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
         tree = ast.parse(source_of(function))
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
-    found = forbidden_names(tree, forbidden)
+    namespace = getattr(function, "__trusted_globals__", None)  # the grader's set-up, for its stand-ins
+    own_module = None
+    if namespace is None:  # the student's kernel: the function's own module (the notebook)
+        own_module = getattr(function, "__module__", None)
+        namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
+    found = forbidden_uses(tree, forbidden, namespace, own_module)
     if found:
         raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
                              f"({ALLOWED_TEXT})")

@@ -228,6 +228,24 @@ def test_a_forbidden_module_cannot_be_imported_by_student_code():
     assert not verdicts["avoids"].passed and "__import__" in verdicts["avoids"].message
 
 
+def test_the_grader_resolves_a_set_up_name_the_solution_uses():
+    """``F`` comes from the set-up, not from the student's cells: the parent resolves it through its own
+    run of the set-up, so ``F.conv2d`` is torch there as in the notebook; the student's own helper named
+    ``reference`` is theirs."""
+    prelude = ("import numpy as np\nimport torch\nimport torch.nn.functional as F\n"
+               "from course.checks import check_value, check_avoids\n")
+    solution = ("def reference(x):\n    return x\n"
+                "def honest(x):\n    return reference(x)\n"
+                "def cheat(x):\n    return F.conv2d(x, torch.ones(1, 1, 1, 1))\n")
+    tests = {"honest": "check_avoids(honest, ['reference', 'avg_pool2d'], 'honest')\nprint('ok')",
+             "cheat": "check_avoids(cheat, ['conv2d'], 'cheat')\nprint('ok')",
+             "cheat_by_module": "check_avoids(cheat, ['functional'], 'cheat')\nprint('ok')"}
+    verdicts, _ = verdicts_of(tiny_lesson(solution, tests, prelude=prelude), solution)
+    assert verdicts["honest"].passed, verdicts["honest"].message
+    assert not verdicts["cheat"].passed and "F.conv2d (torch.nn.functional.conv2d)" in verdicts["cheat"].message
+    assert not verdicts["cheat_by_module"].passed and "torch.nn.functional" in verdicts["cheat_by_module"].message
+
+
 # --- containment and limits --------------------------------------------------------------------------
 
 PROBE = f"""

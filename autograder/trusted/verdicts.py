@@ -96,7 +96,8 @@ class StudentObject:
     let student code decide a verdict.
     """
 
-    __slots__ = ("_session", "_ref", "_generation", "_label", "__student_source__", "__submission_source__")
+    __slots__ = ("_session", "_ref", "_generation", "_label", "__student_source__", "__submission_source__",
+                 "__trusted_globals__")
 
     def __init__(self, session: "Session", ref: dict, label: str, source: str | None = None):
         object.__setattr__(self, "_session", session)
@@ -105,6 +106,7 @@ class StudentObject:
         object.__setattr__(self, "_label", label)
         object.__setattr__(self, "__student_source__", source if source is not None else session.student_source)
         object.__setattr__(self, "__submission_source__", session.student_source)
+        object.__setattr__(self, "__trusted_globals__", session.namespace)  # the set-up's names, resolved
 
     def __call__(self, *args, **kwargs):
         return self._session.request({"op": "call", "target": self._ref}, args, kwargs, self)
@@ -178,6 +180,7 @@ class Session:
         self.broken: Fault | None = None  # the child cannot even start
         self.helpers: list[str] = []
         self.notes: list[str] = []
+        self.namespace: dict = {}  # the lesson's set-up run in the parent (what its names resolve to)
 
     # -- the child --------------------------------------------------------------------------------
     def cells(self) -> list[dict]:
@@ -397,6 +400,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     hide = hidden_paths(*roots)
     session = Session(lesson, sources, limits, uid, hide)
     base = parent_namespace(lesson)
+    session.namespace = base
     import course.checks
 
     session.helpers = sorted(course.checks.MARKED_HELPERS)
