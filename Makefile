@@ -41,8 +41,9 @@ bundle: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks.run
 
+# LAB_ARGS: more options for JupyterLab (e.g. --no-browser). As root (in many containers) it needs --allow-root.
 lab: $(STAMP)
-	cd release && ../$(VENV)/bin/jupyter lab
+	cd release && ../$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 clean:
 	rm -rf submitted autograded feedback gradebook.db build sample_class reports records grades.csv

@@ -6,10 +6,19 @@ Traps this file avoids (see README, "For maintainers"):
 - students need a stub that tells them what to do.
 """
 
+import os
+import warnings
+
+# nbgrader 0.9's gradebook, under SQLAlchemy 2.1, warns for every submission it adds that an object "not
+# in session" is skipped along a relationship; the row is added through the session itself, so the
+# gradebook is complete (tests/test_wheel.py reads it back). Silenced so nbgrader's commands print none.
+warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session")
+
 c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
 
 c.CourseDirectory.course_id = "avgpool-course"
-c.CourseDirectory.root = "."
+# The folder of this file, absolute (a relative root makes every nbgrader command warn).
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # noqa: F821 (__file__: set by traitlets)
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
@@ -57,10 +66,20 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # c.SandboxPolicy.output_chars = 20000
 # c.SandboxPolicy.reply_mb = 256
 
-# Feedback shows each test's verdict and message, never the hidden tests' source.
+# Feedback shows the gradebook's scores and comments and each test's verdict and message, never the hidden
+# tests' source; its math is MathML, which renders offline (no MathJax from the network). Without the
+# course's tools (autograder.mathml) generate_feedback refuses instead of writing pages of raw TeX.
+try:
+    from autograder.mathml import MathToMathML
+except ImportError as _mathml_missing:
+    def MathToMathML(nb, resources, _why=str(_mathml_missing)):  # noqa: N802
+        raise RuntimeError(f"generate_feedback needs the course's tools (autograder.mathml): {_why}; install "
+                           "the grader with pip install '.[grader]' in the course repository, or use its .venv")
+
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",
+    MathToMathML,
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
@@ -90,3 +109,18 @@ except ImportError as _exc:
     c.Autograde.autograde_preprocessors = [_refuse_untrusted_autograde]
 else:
     _configure_trusted_grading(c)
+
+# --- Late work (issue 16) ----------------------------------------------------------------------------
+# `avgpool-course collect --due LESSON=DATE` stores the due dates in the gradebook and each submission's
+# time in timestamp.txt; `nbgrader autograde` (which `avgpool-course grade` runs, AssignLatePenalties kept
+# in the trusted list) then records how late each one is and applies this penalty; `avgpool-course export`
+# takes it off the score and writes <lesson>_hours_late and <lesson>_penalty in grades.csv.
+# nbgrader's built-in methods: "none" (the default: lateness recorded, no penalty) and "zero".
+# c.LateSubmissionPlugin.penalty_method = "zero"
+# Another rule (e.g. 10 % a day): a subclass of nbgrader.plugins.LateSubmissionPlugin, named here:
+# c.AssignLatePenalties.plugin_class = "mymodule.TenPercentADay"
+
+# --- nbgrader zip_collect with the placing rules of `avgpool-course collect` (autograder/collect.py) ---
+# (Only zip_collect imports them; every other command works where the course's tools are missing.)
+c.ZipCollectApp.extractor_plugin = "autograder.collect.LMSExtractor"
+c.ZipCollectApp.collector_plugin = "autograder.collect.LMSCollector"

@@ -1,8 +1,11 @@
 """What students receive: ``release/``, the ``course/`` helpers and the install files, as a folder or .zip.
 
 The bundle installs and runs on its own: its ``pyproject.toml`` is generated from the course's (same
-pins) but installs only the ``course`` package; its ``Makefile`` has a ``lab`` target that creates
-``.venv`` from ``requirements.lock`` and opens JupyterLab on ``release/``. It never holds ``source/``,
+pins, the lessons' dependencies only) and installs only the ``course`` package; its ``requirements.lock``
+is the part of the course's lock that the lessons need (:func:`autograder.pins.student_lock`: no grader
+or test package); its ``Makefile`` has a ``lab`` target that creates ``.venv`` from that lock, turns off
+nbgrader's instructor menus (formgrader, create assignment, course list) and opens JupyterLab on
+``release/``. It never holds ``source/``,
 ``autograder/`` (its corpus holds correct solutions) or any solution or hidden-test text: every bundle
 is scanned (:func:`autograder.leaks.scan`) before it is reported as built.
 """
@@ -14,10 +17,13 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from autograder import coursedir, leaks
+from autograder import coursedir, leaks, pins
 
 NAME = "avgpool-course-student"
-COPIED = ("requirements.lock", "environment.yml", "nbgrader_config.py", "LICENSE")
+COPIED = ("environment.yml", "nbgrader_config.py", "LICENSE")
+#: nbgrader's JupyterLab parts that only an instructor uses; the student's install turns them off.
+INSTRUCTOR_EXTENSIONS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                         "@jupyter/nbgrader:course-list")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", ".*")
 
 STUDENT_README = """# avgpool-course: 2-D average pooling from first principles
@@ -34,6 +40,14 @@ or, with conda:
 
 ```bash
 conda env create -f environment.yml && conda activate avgpool-course && jupyter lab release/
+```
+
+On **Windows** (no `make`): install Miniforge (conda), open the *Miniforge Prompt* in this folder and run
+
+```bat
+conda env create -f environment.yml
+conda activate avgpool-course
+jupyter lab release/
 ```
 
 ## Work on a lesson
@@ -68,10 +82,12 @@ $(STAMP): requirements.lock pyproject.toml
 \t$(PY) -m pip install --quiet --upgrade pip
 \t$(PY) -m pip install --quiet -r requirements.lock
 \t$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+\t$(VENV)/bin/jupyter labextension disable --level=sys_prefix {instructor_extensions} >/dev/null
 \t@touch $@
 
+# LAB_ARGS: more options for JupyterLab (e.g. --no-browser). As root (in many containers) it needs --allow-root.
 lab: $(STAMP)
-\t$(VENV)/bin/jupyter lab release/
+\t$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) release/
 
 validate: $(STAMP)
 \t$(VENV)/bin/nbgrader validate release/*/*.ipynb
@@ -91,7 +107,7 @@ def student_pyproject(root: Path) -> str:
             f'description = "{project.get("description", "")}"\n'
             'readme = "README.md"\n'
             f'requires-python = "{project.get("requires-python", ">=3.11")}"\n'
-            "# The same pins as the course's pyproject.toml; requirements.lock pins everything underneath.\n"
+            "# The lessons' pins of the course's pyproject.toml; requirements.lock pins everything underneath.\n"
             f"dependencies = [\n{deps}]\n\n"
             "[tool.setuptools]\n"
             'packages = ["course"]\n')
@@ -123,9 +139,10 @@ def build(out: Path, root: Path = coursedir.REPO, as_zip: bool = False, check: b
     for name in COPIED:
         if (root / name).exists():
             shutil.copy2(root / name, out / name)
+    (out / "requirements.lock").write_text(pins.student_lock(root))
     (out / "pyproject.toml").write_text(student_pyproject(root))
     (out / "README.md").write_text(STUDENT_README)
-    (out / "Makefile").write_text(STUDENT_MAKEFILE)
+    (out / "Makefile").write_text(STUDENT_MAKEFILE.replace("{instructor_extensions}", " ".join(INSTRUCTOR_EXTENSIONS)))
     problems = leaks.scan(out, root) if check else []
     if problems:
         shutil.rmtree(out)

@@ -1,7 +1,7 @@
 """What must never reach a student: solution text and hidden tests of ``source/``, files of ``autograder/``.
 
-Shared by ``feedback`` (which redacts hidden-test lines from messages) and ``bundle`` (which refuses to
-ship a leak).
+Shared by the trusted grader's nbgrader step (which redacts hidden-test lines from the messages it writes
+into feedback), ``feedback`` (which checks every page) and ``bundle`` (which refuses to ship a leak).
 """
 
 from __future__ import annotations
@@ -77,6 +77,17 @@ def course_secrets(root: Path, kinds: tuple[str, ...] = ("SOLUTION", "HIDDEN TES
     for notebook in sorted((Path(root) / "source").glob("*/*.ipynb")):
         found |= secret_lines(notebook, kinds)
     return found
+
+
+def hidden_test_lines(root: Path, lesson: str) -> set[str]:
+    """Hidden-test lines of ``lesson``'s source notebook that students cannot already read in the
+    release (a line written inside a visible one is public); empty when ``source/`` is absent."""
+    notebooks = sorted((Path(root) / "source" / lesson).glob("*.ipynb"))
+    releases = sorted((Path(root) / "release" / lesson).glob("*.ipynb"))
+    if not notebooks:
+        return set()
+    public = "\n".join(c.source for r in releases[:1] for c in nbformat.read(r, as_version=4).cells)
+    return {line for line in secret_lines(notebooks[0], ("HIDDEN TESTS",)) if line not in public}
 
 
 def redact(text: str, hidden: set[str]) -> str:

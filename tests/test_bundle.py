@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import zipfile
 
 import pytest
 
-from autograder import bundle, leaks
+from autograder import bundle, leaks, pins
 from autograder.coursedir import CourseError
 from workflow_fakes import LESSON, REPO
 
@@ -67,7 +68,15 @@ def test_bundle_holds_what_students_need(unpacked):
     assert 'packages = ["course"]' in project and "autograder" not in project
     assert "lab:" in (unpacked / "Makefile").read_text() and "make lab" in (unpacked / "README.md").read_text()
     dry = subprocess.run(["make", "-n", "lab"], cwd=unpacked, capture_output=True, text=True, timeout=30)
-    assert dry.returncode == 0 and "jupyter lab release/" in dry.stdout, dry.stderr
+    assert dry.returncode == 0 and "jupyter lab " in dry.stdout and dry.stdout.rstrip().endswith("release/"), dry.stderr
+    assert ("--allow-root" in dry.stdout) == (os.geteuid() == 0), "as root (a container), JupyterLab needs --allow-root"
+    for extension in bundle.INSTRUCTOR_EXTENSIONS:  # students do not get formgrader's menus
+        assert extension in dry.stdout
+    # the bundle installs the lessons' packages only: no test or grader-only package, and nothing missing
+    lock = pins.read_lock((unpacked / "requirements.lock").read_text())
+    assert {"numpy", "torch", "jupyterlab", "nbgrader"} <= set(lock)
+    assert not {"pytest", "nbval", "playwright", "pytest-timeout"} & set(lock)
+    assert pins.unpinned(REPO, (unpacked / "requirements.lock").read_text(), extras=()) == []
 
 
 @pytest.mark.slow
@@ -160,3 +169,27 @@ def test_bundle_refuses_a_leak_and_leaves_nothing(tmp_path, capsys):
     assert status == 2 and "would give away" in capsys.readouterr().err
     with pytest.raises(CourseError, match="would overwrite the course"):
         bundle.build(root / "course", root)
+
+
+def _windows_commands(readme: str) -> list[str]:
+    """The lines of the README's ```bat block (the Windows install)."""
+    blocks = re.findall(r"```bat\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) == 1, "one Windows block"
+    return [line.strip() for line in blocks[0].splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("readme", ["README.md", "bundle"])
+def test_the_windows_commands_match_the_install_files(readme, unpacked):
+    """Windows has no make: the README's conda commands must name the real environment file, the name it
+    creates and the folder of the lessons; and the lock they install must be closed on Windows."""
+    folder = unpacked if readme == "bundle" else REPO
+    text = (folder / "README.md").read_text()
+    create, activate, lab = _windows_commands(text)
+    environment = create.split("-f", 1)[1].strip()
+    assert create.startswith("conda env create -f") and (folder / environment).is_file()
+    name = re.search(r"^name:\s*(\S+)", (folder / environment).read_text(), flags=re.M).group(1)
+    assert activate == f"conda activate {name}"
+    assert lab.startswith("jupyter lab ") and (folder / lab.split()[-1]).is_dir()
+    assert "-r requirements.lock" in (folder / environment).read_text()
+    lock = (folder / "requirements.lock").read_text()
+    assert not [p for p in pins.unpinned(REPO, lock, extras=()) if p.startswith("Windows")]

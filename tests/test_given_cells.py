@@ -34,3 +34,16 @@ def test_a_lesson_1_bug_in_the_re_pasted_cell_costs_no_points_in_lesson_2_but_wo
     regraded = run_tests(untagged, sources, FAST, root=REPO)
     failed = {t.grade_id for t in regraded.tests if not t.passed}
     assert {"forward_tests", "backward_tests"} <= failed, failed
+
+
+def test_the_content_key_ignores_a_given_cell_so_nbgrader_reuses_the_grade():
+    """The batch keys a record by the submission's sources; nbgrader's TrustedExecute recomputes the key
+    from the notebook. A student's own output_size (replaced at grading) must not make them differ, or
+    every submission of lessons 2-4 is graded a second time inside `nbgrader autograde`."""
+    lesson = load_lesson("lesson2_loops", REPO)
+    given = next(iter(lesson.given))
+    sources = dict(lesson.reference_sources(), **{given: "def output_size(*a):\n    return (1, 1)\n"})
+    assert lesson.content_key(sources) == lesson.content_key(lesson.graded_sources(sources))
+    other = next(i for i in lesson.code_solution_ids if i not in lesson.given)
+    changed = dict(sources, **{other: sources[other] + "\n# edited\n"})
+    assert lesson.content_key(changed) != lesson.content_key(sources), "a graded cell still changes the key"

@@ -73,3 +73,20 @@ def test_a_reference_that_cannot_be_graded_stops_the_batch_before_any_submission
     records = batch.grade([LESSON], root=course, progress=False, limits=FAST, jobs=1)
     assert [(r.student, r.status) for r in records] == [("alice", "ok"), ("bob", "ok")]
     assert records[0].score == records[0].max_score
+
+
+def test_without_psutil_the_grader_stops_with_a_clear_error_instead_of_a_weaker_sandbox(monkeypatch):
+    """psutil measures the child's CPU seconds and memory where no cgroup does: without it the sandbox
+    would enforce less than it says, so it does not start (a grader error, never a student's 0)."""
+    from autograder.trusted import sandbox
+
+    sandbox.containment.cache_clear()
+    try:
+        assert sandbox.containment().rss_watch  # with psutil: the memory watch is on
+        sandbox.containment.cache_clear()
+        monkeypatch.setitem(sys.modules, "psutil", None)  # `import psutil` raises ImportError
+        with pytest.raises(GraderFault, match=r"needs psutil.*avgpool-course\[grader\]"):
+            sandbox.containment()
+    finally:
+        monkeypatch.delitem(sys.modules, "psutil")
+        sandbox.containment.cache_clear()

@@ -1,80 +1,93 @@
-"""One set of pins: requirements.lock, pyproject.toml and environment.yml agree on every direct dependency."""
+"""One set of pins: requirements.lock pins every package, closed on Linux, macOS and Windows;
+pyproject.toml's direct dependencies (the lessons', the grader's, the tests') are pinned at the lock's
+versions; environment.yml installs the lock itself."""
 
-import re
 import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+
+from autograder import pins
 
 REPO = Path(__file__).resolve().parent.parent
-PIN = re.compile(r"^\s*-?\s*([A-Za-z0-9_.\-]+)\s*==\s*([A-Za-z0-9_.+\-]+)\s*$")
-
-
-def norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def pins(lines):
-    found = {}
-    for line in lines:
-        match = PIN.match(line.split("#")[0])
-        if match:
-            found[norm(match.group(1))] = match.group(2)
-    return found
-
-
-def lock_pins(text: str) -> dict:
-    return pins(text.splitlines())
-
-
-def pyproject_pins(text: str) -> dict:
-    deps = tomllib.loads(text)["project"]["dependencies"]
-    unpinned = [d for d in deps if "==" not in d]
-    assert not unpinned, f"unpinned direct dependencies in pyproject.toml: {unpinned}"
-    return pins(deps)
-
-
-def environment_pins(text: str) -> dict:
-    pip_section = text.split("- pip:", 1)[1].splitlines()
-    return pins(line for line in pip_section if "==" in line)
-
-
-def disagreements(lock: dict, pyproject: dict, environment: dict) -> list[str]:
-    problems = []
-    if set(pyproject) != set(environment):
-        problems.append(f"direct dependencies differ: pyproject {sorted(pyproject)} vs environment.yml {sorted(environment)}")
-    for name, version in pyproject.items():
-        if environment.get(name) != version:
-            problems.append(f"{name}: pyproject {version} vs environment.yml {environment.get(name)}")
-        if lock.get(name) != version:
-            problems.append(f"{name}: pyproject {version} vs requirements.lock {lock.get(name)}")
-    return problems
 
 
 def read(name):
     return (REPO / name).read_text()
 
 
-def test_the_three_pin_files_agree():
-    problems = disagreements(lock_pins(read("requirements.lock")), pyproject_pins(read("pyproject.toml")),
-                             environment_pins(read("environment.yml")))
-    assert not problems, problems
+def direct_pins(pyproject_text: str) -> dict[str, str]:
+    """``{name: version}`` of every direct dependency, extras included; fails on a loose one."""
+    project = tomllib.loads(pyproject_text)["project"]
+    texts = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
+    loose = [t for t in texts if "==" not in t]
+    assert not loose, f"unpinned direct dependencies in pyproject.toml: {loose}"
+    return {pins.Pin(t).name: pins.Pin(t).version for t in texts}
+
+
+def disagreements(lock_text: str, pyproject_text: str) -> list[str]:
+    lock = pins.read_lock(lock_text)
+    return [f"{name}: pyproject {version} vs requirements.lock {lock[name].version if name in lock else None}"
+            for name, version in direct_pins(pyproject_text).items()
+            if name not in lock or lock[name].version != version]
+
+
+def test_pyproject_pins_every_direct_dependency_at_the_locks_version():
+    assert disagreements(read("requirements.lock"), read("pyproject.toml")) == []
+    # the other side: a pin that drifts from the lock, and a loose pin, are caught
+    drifted = read("pyproject.toml").replace('"numpy==2.4.6"', '"numpy==2.4.5"')
+    assert any(p.startswith("numpy") for p in disagreements(read("requirements.lock"), drifted))
+    with pytest.raises(AssertionError, match="unpinned"):
+        direct_pins(read("pyproject.toml").replace('"numpy==2.4.6"', '"numpy>=2"'))
 
 
 def test_every_line_of_the_lock_is_an_exact_pin():
-    loose = [l for l in read("requirements.lock").splitlines() if l.strip() and not l.startswith("#") and "==" not in l]
-    assert not loose, loose
+    for line in read("requirements.lock").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            requirement = Requirement(line)
+            assert [s.operator for s in requirement.specifier] == ["=="], line
 
 
-def test_torch_pin_is_the_cpu_build_on_disk_and_python_is_3_11():
-    assert lock_pins(read("requirements.lock"))["torch"] == "2.13.0"
-    assert "python=3.11" in read("environment.yml")
+def test_the_lock_is_closed_on_every_platform():
+    """A resolve from the lock needs nothing outside it: every requirement of every locked package (the
+    installed metadata, each platform's markers) is pinned, at a version it accepts."""
+    assert pins.unpinned(REPO, read("requirements.lock")) == []
 
 
-def test_disagreement_is_detected():
-    lock = lock_pins(read("requirements.lock"))
-    pyproject = pyproject_pins(read("pyproject.toml"))
-    environment = environment_pins(read("environment.yml").replace("numpy==", "numpy==0.0.1+"))
-    assert any(p.startswith("numpy") for p in disagreements(lock, pyproject, environment))
-    with pytest.raises(AssertionError, match="unpinned"):
-        pyproject_pins(read("pyproject.toml").replace('"numpy==2.4.6"', '"numpy>=2"'))
+@pytest.mark.parametrize("remove, platform", [("traitlets", "Linux x86_64"), ("appnope", "macOS arm64"),
+                                              ("pywinpty", "Windows x86_64")])
+def test_a_package_missing_from_the_lock_is_found(remove, platform):
+    lock = "\n".join(line for line in read("requirements.lock").splitlines()
+                     if not line.lower().startswith(f"{remove}=="))
+    problems = pins.unpinned(REPO, lock)
+    assert problems and all(p.split(":")[0] == platform or remove == "traitlets" for p in problems)
+    assert any(p.startswith(platform) and remove in p for p in problems), problems
+
+
+def test_a_version_the_requirements_refuse_is_found():
+    lock = read("requirements.lock").replace("traitlets==", "traitlets==1.0.0\n# was ")
+    assert any("does not accept" in p and "traitlets" in p for p in pins.unpinned(REPO, lock))
+
+
+def test_environment_yml_installs_exactly_the_lock():
+    text = read("environment.yml")
+    pip_section = [line.strip()[1:].strip() for line in text.split("- pip:", 1)[1].splitlines()
+                   if line.strip().startswith("-")]
+    assert pip_section == ["-r requirements.lock", "-e ."], pip_section
+    assert "python=3.11" in text
+
+
+def test_the_student_lock_is_the_lessons_part_of_the_lock():
+    student = pins.student_lock(REPO)
+    assert pins.unpinned(REPO, student, extras=()) == []
+    names = set(pins.read_lock(student))
+    assert {"numpy", "torch", "jupyterlab", "nbgrader", "appnope", "pywinpty"} <= names
+    assert not names & {"pytest", "nbval", "playwright", "pytest-timeout"}
+    assert all(pins.read_lock(read("requirements.lock"))[n].line == pins.read_lock(student)[n].line for n in names)
+
+
+def test_torch_pin_and_python_3_11():
+    assert pins.read_lock(read("requirements.lock"))["torch"].version == "2.13.0"
+    assert tomllib.loads(read("pyproject.toml"))["project"]["requires-python"] == ">=3.11,<3.12"

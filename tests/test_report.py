@@ -1,15 +1,20 @@
-"""feedback, export and report on a small class graded by the fast stand-in grader."""
+"""export and report on a small class graded by the fast stand-in grader (feedback: test_feedback.py)."""
 
 from __future__ import annotations
 
 import base64
 import csv
+import html
+import json
 import re
+import shutil
+from html.parser import HTMLParser
 
 import pytest
 
-from autograder import collect, export, feedback, leaks, report, sample_class
+from autograder import collect, export, leaks, report, sample_class
 from autograder import records as recs
+from course.checks import check_avoids
 from workflow_fakes import LESSON, fake_grade, make_course
 
 
@@ -58,22 +63,6 @@ def test_a_manual_grade_wins_in_the_export(graded, tmp_path):
             gb.db.commit()
 
 
-def test_feedback_shows_verdicts_and_never_hidden_tests(graded):
-    root, manifest, records = graded
-    pages = feedback.write_feedback(root)
-    assert len(pages) == len(records)
-    hidden = feedback.hidden_test_lines(root, LESSON)
-    assert hidden, "lesson 1 has hidden tests"
-    wrong = next(m.student for m in manifest if m.variant.startswith(("wrong", "partial")))
-    page = (root / "feedback" / wrong / LESSON / f"{LESSON}.html").read_text()
-    assert "failed" in page and "passed" in page and "visible test" in page
-    assert "[hidden test line]" in page, "a message quoting a hidden test line is redacted"
-    for path in pages:
-        text = path.read_text()
-        assert not [line for line in hidden if line in text or __import__("html").escape(line) in text]
-    assert (root / "feedback" / wrong / "index.html").is_file()
-
-
 def test_redact_replaces_quoted_hidden_lines():
     hidden = {"check_value(example1_shape, (8, 8, 8), \"example1_shape\")"}
     text = 'Traceback\n    check_value(example1_shape, (8, 8, 8), "example1_shape")\nAssertionError: wrong'
@@ -84,29 +73,221 @@ def test_report_is_self_contained_and_shows_every_figure(graded):
     root, manifest, records = graded
     path = report.write_report(root)
     text = path.read_text()
-    for heading in ("Score distribution per lesson", "Pass rate per graded cell", "Slowest tests",
-                    "Submissions that are not OK", "Late submissions", "Files collect could not place", "Grades"):
+    for heading in ("Needs a look", "Score distribution per lesson", "Pass rate per graded cell", "Slowest tests",
+                    "Files collect could not place", "Grades"):
         assert heading in text, heading
+    assert text.index("Needs a look") < text.index("Score distribution per lesson"), "near the top"
     images = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", text)
     assert len(images) == 3
     assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
-    assert not re.search(r"""(?:src|href)\s*=\s*['"](?!data:|#|[\w.-]+\.html)""", text), "no external resource"
-    assert "http://" not in text and "https://" not in text
+    assert not re.search(r"""(?:src|href)\s*=\s*['"](?!data:|#)""", text), "no external resource"
+    assert "http://" not in text and "https://" not in text and "<pre>" not in text
     assert "not a Jupyter notebook" in text, "collect's skipped files are listed"
 
 
-def test_report_lists_records_that_are_not_ok(graded, tmp_path):
+def _course_copy(graded, tmp_path):
+    """A copy of the graded course, so a test can change its records."""
+    root = tmp_path / "copy"
+    shutil.copytree(graded[0], root)
+    return root
+
+
+def _section(text: str, heading: str) -> str:
+    """The HTML from ``<h2>heading`` up to the next ``<h2>``."""
+    start = text.index(f"<h2>{heading}")
+    return text[start:text.find("<h2>", start + 4)]
+
+
+class _Tables(HTMLParser):
+    """Every ``<table>`` of a page: its class and rows of (cell text, data-sort, hrefs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self._cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self.tables.append({"class": attrs.get("class", ""), "head": [], "rows": []})
+        elif tag == "tr" and self.tables:
+            self.tables[-1]["rows"].append([])
+        elif tag in ("td", "th"):
+            self._cell = {"tag": tag, "text": "", "sort": attrs.get("data-sort"), "href": []}
+        elif tag == "a" and self._cell is not None:
+            self._cell["href"].append(attrs.get("href"))
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1]["rows"][-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell["text"] += data
+
+
+def _tables(text: str) -> list[dict]:
+    parser = _Tables()
+    parser.feed(text)
+    return parser.tables
+
+
+def test_cells_are_in_notebook_order_in_the_table_and_the_plots(graded):
     root, _, records = graded
-    bad = dict(records[0], status="timeout", reason="output_size_basic ran past its 10 s limit")
-    rates = report.pass_rates(export.read_grades(root))
-    assert all(0.0 <= r <= 1.0 for _, _, r, _ in rates) and len(rates) == len(records[0]["tests"])
-    assert report.slowest([bad], 2)[0][3] == max(bad["tests"], key=lambda t: t["seconds"])["grade_id"]
-    (root / "records" / LESSON / f"{bad['student']}.json").write_text(__import__("json").dumps(bad))
-    try:
-        text = report.build(root)
-        assert "ran past its 10 s limit" in text and "timeout" in text
-    finally:
-        (root / "records" / LESSON / f"{bad['student']}.json").write_text(__import__("json").dumps(records[0]))
+    order = export.cell_order(root, LESSON)
+    notebook = sorted({t["grade_id"] for t in records[0]["tests"]}, key=order.get)
+    assert notebook != sorted(notebook) and notebook.index("kc_q2") < notebook.index("kc_q10"), \
+        "the lesson's notebook order is not alphabetical, so this test can tell them apart"
+    orders = report.cell_orders(root, [LESSON])
+    rates = report.pass_rates(export.read_grades(root), orders)
+    assert [cell for _, cell, _, _ in rates] == notebook
+    table = next(t for t in _tables(report.build(root)) if t["rows"][0][0]["text"] == "lesson"
+                 and t["rows"][0][1]["text"] == "graded cell")
+    assert [row[1]["text"] for row in table["rows"][1:]] == notebook
+    labels = [t.get_text() for t in report.pass_rate_figure(rates).axes[0].get_yticklabels()]
+    assert labels == [f"lesson1: {cell}" for cell in notebook]
+    figure = report.slowest_figure(records, orders, count=6)
+    shown = [t.get_text().split(": ")[1] for t in figure.axes[0].get_yticklabels()]
+    slowest_six = sorted(notebook, key=len, reverse=True)[:6]  # the fake grader's seconds grow with the id
+    assert sorted(shown) == sorted(slowest_six) and shown == sorted(shown, key=order.get) != slowest_six
+
+
+def test_slowest_tests_break_ties_in_notebook_order(graded):
+    root, _, records = graded
+    order = export.cell_order(root, LESSON)
+    tied = [dict(records[0], tests=[dict(t, seconds=1.0) for t in records[0]["tests"]])]
+    cells = [cell for _, _, _, cell, _ in report.slowest(tied, report.cell_orders(root, [LESSON]), count=100)]
+    assert cells == sorted(cells, key=order.get) != sorted(cells)
+
+
+def _titles_and_labels(figure):
+    """The drawn bounding boxes of a figure's titles (suptitle included) and axis labels."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    texts = [figure._suptitle] if figure._suptitle is not None else []
+    for ax in figure.axes:
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible() and t.get_text()]
+
+
+def test_no_title_overlaps_another_in_any_plot(graded):
+    import matplotlib.pyplot as plt
+
+    root, _, records = graded
+    grades = export.read_grades(root)
+    orders = report.cell_orders(root, grades.lessons)
+    two = export.Grades(lessons=[LESSON, "lesson2_loops"], max_score={LESSON: 25.0, "lesson2_loops": 10.0},
+                        students=grades.students, score={**grades.score, ("x", "lesson2_loops"): 5.0})
+    figures = [report.score_distribution_figure(grades), report.score_distribution_figure(two),
+               report.pass_rate_figure(report.pass_rates(grades, orders)), report.slowest_figure(records, orders)]
+    for figure in figures:
+        boxes = _titles_and_labels(figure)
+        assert boxes, "the figure has labelled axes"
+        for i, (name, box) in enumerate(boxes):
+            for other, other_box in boxes[i + 1:]:
+                assert not box.overlaps(other_box), f"{name!r} overlaps {other!r}"
+        assert figure._suptitle is None, "the report's <h2> is the figure's title"
+        plt.close(figure)
+
+
+def _write_records(root, records):
+    for record in records:
+        (root / "records" / record["lesson"] / f"{record['student']}.json").write_text(json.dumps(record))
+
+
+def test_needs_a_look_lists_refused_cheating_crashed_and_grader_errors_but_not_ok_ones(graded, tmp_path):
+    root = _course_copy(graded, tmp_path)
+    records = graded[2]
+    with pytest.raises(AssertionError) as refusal:
+        check_avoids(_uses_eval, [], "output_size")
+    caught = str(refusal.value)  # the real message of the grader's integrity check
+    failed = [dict(t, passed=False, points=0.0, message=f"{t['grade_id']}: expected 4 but got 3")
+              for t in records[0]["tests"]]
+    cases = {
+        "refused": dict(records[0], status="invalid submission", reason="the file is not UTF-8 text"),
+        "cheating": dict(records[1], status="ok", reason="1 of 20 tests failed: output_size_basic", tests=[
+            dict(t, passed=False, message=caught) if t["grade_id"] == "output_size_basic" else t
+            for t in records[1]["tests"]]),
+        "crashed": dict(records[2], status="crash", reason="solution cell output_size: crash: the child died"),
+        "timeout": dict(records[3], status="timeout", reason="output_size_basic ran past its 10 s limit <b>"),
+        "grader": dict(records[4], status="grader-error", reason="the sandbox would not start"),
+        "honest": dict(records[5], status="ok", reason="20 of 20 tests failed", tests=failed),
+    }
+    _write_records(root, cases.values())
+    text = report.build(root)
+    section = _section(text, "Needs a look")
+    assert "Needs a look (5)" in section
+    for name in ("refused", "cheating", "crashed", "timeout", "grader"):
+        assert f"<td>{cases[name]['student']}</td>" in section, name
+    assert f"<td>{cases['honest']['student']}</td>" not in section, "an honest failure is not a case to look at"
+    for kind in ("refused", "suspicious", "crashed", "timed out", "grader error"):
+        assert f"<td>{kind}</td>" in section, kind
+    assert "ran past its 10 s limit &lt;b&gt;" in section and "<b>" not in section, "reasons are escaped"
+    assert "the sandbox would not start" in section
+    assert html.escape("code that hides what it calls") in section
+    assert f"--student {cases['grader']['student']} --lesson {LESSON}" in section, "what to do"
+    rows = _tables(section)[0]["rows"][1:]
+    assert len(rows) == 5 and all(len(row) == 5 and all(c["text"] for c in row) for row in rows)
+    grades = next(t for t in _tables(text) if "sortable" in t["class"])
+    links = {href for row in grades["rows"] for c in row for href in c["href"]}
+    assert len(links) == 5 and all(f"id='{href[1:]}'" in section for href in links), "marks link to the rows"
+
+
+def test_needs_a_look_says_so_when_empty(graded):
+    root, _, records = graded
+    assert all(r["status"] == "ok" for r in recs.load(root))
+    section = _section(report.build(root), "Needs a look")
+    assert "Needs a look (0)" in section and "Nothing" in section and "<table" not in section
+
+
+def test_integrity_phrases_match_the_graders_real_messages():
+    from autograder.trusted.verdicts import StudentObject
+
+    messages = []
+    for function, forbidden in ((_uses_eval, []), (_uses_torch, ["torch"])):
+        with pytest.raises(AssertionError) as caught:
+            check_avoids(function, forbidden, "forward")
+        messages.append(str(caught.value))
+    refused = StudentObject.__new__(StudentObject)
+    object.__setattr__(refused, "_label", "result")
+    with pytest.raises(AssertionError) as caught:
+        bool(refused)
+    messages.append(str(caught.value))
+    for message in messages:
+        record = {"student": "s", "lesson": LESSON, "status": "ok", "reason": "",
+                  "tests": [{"grade_id": "forward_avoids", "passed": False, "message": message}]}
+        assert [l["kind"] for l in report.needs_a_look([record])] == ["suspicious"], message
+        passed = dict(record, tests=[dict(record["tests"][0], passed=True)])
+        assert report.needs_a_look([passed]) == []
+
+
+def test_grade_table_is_an_html_table_with_one_row_per_student(graded):
+    root, _, _ = graded
+    grades = export.read_grades(root)
+    text = report.build(root)
+    table = next(t for t in _tables(text) if "sortable" in t["class"])
+    head, rows = table["rows"][0], table["rows"][1:]
+    assert [c["text"] for c in head] == ["student", "lesson1 / 25", "total / 25"]
+    assert [row[0]["text"] for row in rows] == sorted(grades.students), "one row per student, by name"
+    for row in rows:
+        student = row[0]["text"]
+        score = grades.score.get((student, LESSON))
+        assert row[1]["text"].startswith(export.fmt(score) if score is not None else "-")
+        assert float(row[1]["sort"]) == (score if score is not None else -1)
+        assert float(row[2]["sort"]) == grades.total(student)
+        assert ("late" in row[1]["text"]) == bool(grades.late.get((student, LESSON))), student
+    assert any(grades.late.values()), "the sample class has late submissions to mark"
+    assert "<script>" in text and "table.sortable th" in text and "data-sort" in text
+
+
+def _uses_eval(x):
+    return eval("x")
+
+
+def _uses_torch(x):
+    import torch
+
+    return torch.nn.functional.avg_pool2d(x, 2)
 
 
 def test_records_accept_dataclasses_and_dicts():

@@ -71,7 +71,20 @@ def test_config_without_the_trusted_grader_refuses_autograde(monkeypatch):
         assert "autograder.trusted.nbgrader_plugin" in message and "pip install ." in message and ".venv" in message
     assert "Validate" not in c  # other commands are left as they are
     # feedback never shows hidden tests' source, grader or not
-    assert any(s.endswith("ClearHiddenTests") for s in c.GenerateFeedback.preprocessors)
+    assert any(isinstance(s, str) and s.endswith("ClearHiddenTests") for s in c.GenerateFeedback.preprocessors)
+
+
+def test_feedback_math_is_mathml_or_feedback_refuses(monkeypatch):
+    """With the course's tools feedback writes TeX as MathML (renders offline); without them
+    generate_feedback refuses rather than hand students raw TeX."""
+    from autograder.mathml import MathToMathML
+
+    assert MathToMathML in load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
+    monkeypatch.setitem(sys.modules, "autograder.mathml", None)
+    steps = [s for s in load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
+             if not isinstance(s, str)]
+    with pytest.raises(RuntimeError, match="generate_feedback needs the course's tools"):
+        steps[0](nbformat.v4.new_notebook(), {})
 
 
 def test_generate_assignment_uses_the_optional_stubs_or_refuses_without_them(monkeypatch):
@@ -94,7 +107,51 @@ def test_generate_assignment_uses_the_optional_stubs_or_refuses_without_them(mon
 def test_config_with_the_trusted_grader_wires_it(monkeypatch):
     c = load_config(monkeypatch, importable=True)
     assert c.Autograde.autograde_preprocessors[0].endswith("TrustedExecute")
-    assert "sanitize_preprocessors" not in c.Autograde
+    from nbgrader.converters.autograde import Autograde
+
+    # sanitizing is nbgrader's own list, with OverwriteCells swapped for the subclass that knows the release
+    default = [step.__name__ for step in Autograde.class_traits()["sanitize_preprocessors"].default()]
+    assert [step.rsplit(".", 1)[-1] for step in c.Autograde.sanitize_preprocessors] == \
+        ["RestoreReleasedCells" if name == "OverwriteCells" else name for name in default]
+
+
+class _SourceCells:
+    """The part of nbgrader's gradebook that OverwriteCells reads: one locked test cell of source/."""
+
+    def __init__(self, source):
+        self.cell = type("SourceCell", (), {"cell_type": "code", "source": source, "locked": True,
+                                            "checksum": None, "name": "tests"})()
+
+    def find_source_cell(self, grade_id, notebook_id, assignment_id):
+        return self.cell
+
+    def find_graded_cell(self, grade_id, notebook_id, assignment_id):
+        return type("GradedCell", (), {"max_score": 2.0})()
+
+
+@pytest.mark.parametrize("student_source, warned", [
+    ("check(x)\nprint('ok')", False),                          # the released cell: hidden tests removed
+    ("check(x)\n### BEGIN HIDDEN TESTS\ncheck(y)\n### END HIDDEN TESTS\nprint('ok')", False),  # source/ itself
+    ("pass  # the student emptied the test\nprint('ok')", True),  # a real change of a locked cell
+])
+def test_a_test_cell_is_restored_silently_only_when_it_is_the_released_one(student_source, warned, caplog):
+    """nbgrader's OverwriteCells warns "checksum has changed" for every test cell whose hidden tests the
+    release removed; the subclass restores those silently and still warns for (and undoes) any other edit."""
+    from nbgrader import utils
+
+    from autograder.trusted.nbgrader_plugin import RestoreReleasedCells
+
+    source = "check(x)\n### BEGIN HIDDEN TESTS\ncheck(y)\n### END HIDDEN TESTS\nprint('ok')"
+    cell = nbformat.v4.new_code_cell(student_source, metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": True, "grade_id": "tests", "points": 2, "schema_version": 3}})
+    gradebook = _SourceCells(source)
+    gradebook.cell.checksum = utils.compute_checksum(nbformat.v4.new_code_cell(source, metadata=cell.metadata))
+    step = RestoreReleasedCells()
+    step.gradebook, step.notebook_id, step.assignment_id = gradebook, "nb", "lesson"
+    with caplog.at_level("WARNING"):
+        restored, _ = step.preprocess_cell(cell, {}, 0)
+    assert restored.source == source, "the locked cell is always put back as source/ has it"
+    assert ("has changed" in caplog.text) is warned, caplog.text
 
 
 # --- the wheel, installed ------------------------------------------------------------------------------
@@ -202,6 +259,8 @@ def test_installed_wheel_grades_through_the_trusted_grader_and_refuses_without_i
     log = graded.stdout + graded.stderr
     assert graded.returncode == 0, log[-3000:]
     assert "Trusted grader: computing verdicts for ada" in log
+    for noise in ("has changed", "is not absolute", "SAWarning", "Warning:"):  # nbgrader's own, on the screen
+        assert noise not in log, f"plain nbgrader autograde printed {noise!r}:\n{log[-3000:]}"
     record = json.loads((course / "records" / LESSON / "ada.json").read_text())
     assert record["status"] == "ok" and record["score"] == record["max_score"] == lesson.max_score
     scores, max_score = grades_of(course, "ada")

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import coursedir, sample_class
+from types import SimpleNamespace
+
+from autograder import coursedir, leaks, sample_class
+from autograder.trusted.nbgrader_plugin import TrustedExecute
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "lesson1_by_hand"
@@ -67,6 +70,8 @@ def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True):
             gb.update_or_create_notebook(lesson, lesson)
             for grade_id, value in points.items():
                 gb.update_or_create_grade_cell(grade_id, lesson, lesson, max_score=value, cell_type="code")
+            for grade_id in {f for f in follows.values() if f}:  # feedback reads their comments
+                gb.update_or_create_solution_cell(grade_id, lesson, lesson)
             status, reason, answers = "ok", "", {}
             try:
                 nb = nbformat.read(notebook, as_version=4)
@@ -98,6 +103,14 @@ def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True):
                 grade.auto_score = test["points"]
                 grade.needs_manual_grade = False
             gb.db.commit()
+            if status == "ok":  # what nbgrader autograde leaves for generate_feedback
+                autograded = root / "autograded" / student / lesson / f"{lesson}.ipynb"
+                autograded.parent.mkdir(parents=True, exist_ok=True)
+                writer = TrustedExecute()
+                writer.output_chars = 20000
+                writer._write(nb, SimpleNamespace(tests=tests, cells=[], status=status),
+                              leaks.hidden_test_lines(root, lesson))
+                nbformat.write(nb, str(autograded))
             record = {"student": student, "lesson": lesson, "status": status,
                       "score": sum(t["points"] for t in tests), "max_score": sum(points.values()),
                       "tests": tests, "reason": reason, "containment": {}}

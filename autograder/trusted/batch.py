@@ -245,21 +245,29 @@ def stage(root: Path, records: list[Record]) -> Path:
     return staging
 
 
-def write_gradebook(root: Path, records: list[Record]) -> list[str]:
-    """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, one process.
-    Returns nbgrader's problems (empty when all went in)."""
+def write_gradebook(root: Path, records: list[Record], progress: bool = False) -> list[str]:
+    """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, one process
+    (with ``progress``, a line per lesson on stderr). Returns nbgrader's problems (empty when all went in)."""
     root = Path(root).resolve()
     records = [r for r in records if r.status != STATUS_GRADER_ERROR]  # no score for the grader's failures
     if not records:
         return []
     stage(root, records)
     problems = []
-    for lesson in sorted({r.lesson for r in records}):
+    lessons = sorted({r.lesson for r in records})
+    for number, lesson in enumerate(lessons, 1):
+        began = time.monotonic()
+        if progress:
+            count = sum(r.lesson == lesson for r in records)
+            print(f"writing the gradebook (nbgrader autograde): lesson {number} of {len(lessons)}, {lesson}, "
+                  f"{count} submission(s) ...", end=" ", file=sys.stderr, flush=True)
         ensure_assignment(root, lesson)
         result = nbgrader(root, "autograde", lesson, "--force",
                           f"--CourseDirectory.submitted_directory={RECORDS}/{STAGING}")
         if result.returncode != 0:
             problems.append(f"nbgrader autograde {lesson} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        if progress:
+            print("failed" if result.returncode else f"{time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
     return problems
 
 
@@ -299,11 +307,16 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
     work = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
     started = time.monotonic()
     if check_reference:
+        if progress:
+            print("checking each lesson's reference solution first (it must get full marks here) ...",
+                  end=" ", file=sys.stderr, flush=True)
         for lesson in sorted({lesson for _, lesson in work}):
             canary(root, lesson, limits)
+        if progress:
+            print(f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache)
     if gradebook and records:
-        problems = write_gradebook(root, records)
+        problems = write_gradebook(root, records, progress=progress)
         if problems:
             raise GradingError("\n".join(problems))
     if progress:

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 #: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
-GRADER_VERSION = "trusted-2"
+GRADER_VERSION = "trusted-3"
 
 #: The tag of a solution cell that re-uses an earlier lesson's exercise (``output_size`` in lessons 2-4):
 #: the student writes it again to work with, and the grader runs the reference in its place.
@@ -227,15 +227,17 @@ class Lesson:
         return {**sources, **{grade_id: reference[grade_id] for grade_id in self.given}}
 
     def content_key(self, sources: dict[str, str]) -> str:
-        """A hash of everything a verdict depends on besides the limits: the student's solution sources,
-        the trusted test, set-up and context sources, and the grader version."""
+        """A hash of everything a verdict depends on besides the limits: the student's solution sources
+        (not those of given cells), the trusted test, set-up and context sources, and the grader version."""
         payload = {
             "grader": GRADER_VERSION,
             "lesson": self.name,
             "prelude": [c.source for c in self.prelude],
             "context": [c.source for c in self.context],
             "tests": [[c.id, c.points, c.source] for c in self.tests],
-            "solutions": [[i, sources.get(i, "")] for i in self.code_solution_ids],
+            # a given cell runs as the reference whatever the student wrote: not part of the key, so the
+            # key is the same before and after graded_sources (batch, nbgrader's TrustedExecute)
+            "solutions": [[i, sources.get(i, "")] for i in self.code_solution_ids if i not in self.given],
             "given": [[i, self.reference_sources()[i]] for i in self.given],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

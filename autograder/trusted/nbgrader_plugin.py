@@ -17,8 +17,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader import utils
+from nbgrader.api import MissingEntry
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 from traitlets import Unicode
+
+from autograder import leaks
+
 
 class TrustedExecute(NbGraderPreprocessor):
     """Write trusted verdicts into test cells instead of executing the notebook."""
@@ -52,10 +57,12 @@ class TrustedExecute(NbGraderPreprocessor):
                 taken = Intake("no solution cells", "none of the lesson's solution cells is in this notebook", {})
                 record = make_record(student, lesson, taken, None, containment().describe())
             save_record(root, record)
-        self._write(nb, record)
+        self._write(nb, record, leaks.hidden_test_lines(root, lesson.name))
         return nb, resources
 
-    def _write(self, nb: NotebookNode, record) -> None:
+    def _write(self, nb: NotebookNode, record, hidden: set[str] = frozenset()) -> None:
+        """Each test cell's verdict as its output (any quoted hidden-test line redacted: feedback shows
+        these outputs), each solution cell's captured output."""
         tests = {t["grade_id"]: t for t in record.tests}
         cells = {c["id"]: c for c in record.cells}
         header = "" if record.status == "ok" else f"[{record.status}] "
@@ -71,11 +78,11 @@ class TrustedExecute(NbGraderPreprocessor):
                 if verdict is None:
                     verdict = {"passed": False, "message": "this test cell is not part of the lesson's trusted tests"}
                 if verdict["passed"]:
-                    text = verdict.get("output") or "passed\n"
+                    text = leaks.redact(verdict.get("output") or "passed\n", hidden)
                     cell.outputs.append(NotebookNode(output_type="stream", name="stdout",
                                                      text=text[: self.output_chars]))
                 else:
-                    message = str(verdict.get("message") or "failed")[: self.output_chars]
+                    message = leaks.redact(str(verdict.get("message") or "failed"), hidden)[: self.output_chars]
                     name, _, value = message.partition(": ")
                     if not (name.isidentifier() and value):
                         name, value = "AssertionError", message
@@ -98,6 +105,27 @@ class TrustedExecute(NbGraderPreprocessor):
                                                      traceback=[f"{name}: {value}"]))
 
 
+class RestoreReleasedCells(OverwriteCells):
+    """nbgrader's ``OverwriteCells``, without its "checksum has changed" warning for every locked test cell
+    that differs from ``source/`` only by the hidden tests the release removed (every test cell of every
+    honest submission): such a cell is put back silently. Any other change of a locked cell is still
+    reported and overwritten, as nbgrader does."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None and utils.is_locked(cell):
+            try:
+                source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source_cell = None
+            if source_cell is not None and source_cell.cell_type == cell.cell_type:
+                released = NotebookNode(cell_type=cell.cell_type, source=source_cell.source, metadata={})
+                ClearHiddenTests(parent=self)._remove_hidden_test_region(released)
+                if cell.source == released.source:
+                    cell.source = source_cell.source
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
 def configure(c) -> None:
     """Wire the trusted grader into nbgrader's configuration object ``c`` (from ``nbgrader_config.py``).
 
@@ -105,7 +133,15 @@ def configure(c) -> None:
     (``IgnorePattern``, ``ClearMetadataPreprocessor``, ``LimitOutput``, ``SaveAutoGrades``,
     ``AssignLatePenalties``, ``CheckCellMetadata``). (Feedback's ``ClearHiddenTests`` is set in
     ``nbgrader_config.py`` itself, so it holds even where this module cannot be imported.)
+    Sanitizing: nbgrader's own list, with :class:`RestoreReleasedCells` for ``OverwriteCells``.
     """
+    c.Autograde.sanitize_preprocessors = [
+        "nbgrader.preprocessors.ClearOutput",
+        "nbgrader.preprocessors.DeduplicateIds",
+        "nbgrader.preprocessors.OverwriteKernelspec",
+        "autograder.trusted.nbgrader_plugin.RestoreReleasedCells",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
     c.Autograde.autograde_preprocessors = [
         "autograder.trusted.nbgrader_plugin.TrustedExecute",
         "nbgrader.preprocessors.IgnorePattern",

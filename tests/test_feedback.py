@@ -1,0 +1,88 @@
+"""Feedback is nbgrader's own page of the gradebook (manual grades and comments included), with the
+trusted grader's messages, no hidden test, math as MathML and nothing loaded from the network."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from autograder import collect, coursedir, feedback, leaks, sample_class
+from autograder.mathml import to_mathml
+from workflow_fakes import LESSON, fake_grade, make_course
+
+
+# --- math that renders offline ------------------------------------------------------------------------
+
+def test_tex_becomes_mathml_and_code_keeps_its_dollars():
+    text = to_mathml("The rule $H_{out} = \\lfloor (H + 2p - k)/s \\rfloor + 1$, and\n\n$$\\frac{1}{k^2}$$\n\n"
+                     "`cost = $5` in code, and prices $5 and $6 in prose.")
+    assert text.count("<math") == 2 and 'display="block"' in text and 'display="inline"' in text
+    assert "<msub><mi>H</mi>" in text and "<mfrac>" in text
+    assert "`cost = $5`" in text and "prices $5 and $6" in text  # not math: code, and money
+    assert "$H_" not in text and "$$" not in text
+
+
+def test_tex_that_cannot_be_read_stays_as_tex():
+    assert to_mathml("broken $\\frac{1}{$ here") == "broken $\\frac{1}{$ here"
+
+
+# --- the page ------------------------------------------------------------------------------------------
+
+def test_a_page_that_quotes_a_hidden_test_or_loads_from_the_network_is_refused():
+    clean = "<html><head><script src=\"https://cdnjs.example/mathjax/2.7.7/latest.js\"> </script>" \
+            "<script type=\"text/x-mathjax-config\">init()</script></head><body><math></math></body></html>"
+    assert "mathjax" not in feedback.checked_page(clean, {"check_hidden(x, 3)"}, "alice").lower()
+    with pytest.raises(coursedir.CourseError, match="would quote hidden tests"):
+        feedback.checked_page(clean.replace("<math>", "check_hidden(x, 3)<math>"), {"check_hidden(x, 3)"}, "alice")
+    with pytest.raises(coursedir.CourseError, match="from the network"):
+        feedback.checked_page(clean.replace("<body>", "<body><img src=\"https://tracker.example/p.png\">"), set(), "a")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A scratch course whose sample class (12 students, lesson 1) is collected and graded (stand-in)."""
+    tmp = tmp_path_factory.mktemp("feedback")
+    root = make_course(tmp)
+    archive, manifest = sample_class.generate(tmp / "lms", root, students=12, seed=5)
+    collect.collect(archive, root, [LESSON])
+    records = fake_grade(None, None, root=root)
+    return root, manifest, records
+
+
+def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline(graded):
+    root, manifest, records = graded
+    pages = feedback.write_feedback(root)
+    assert len(pages) == len([r for r in records if r["status"] == "ok"])
+    hidden = leaks.hidden_test_lines(root, LESSON)
+    assert hidden, "lesson 1 has hidden tests"
+    wrong = next(m.student for m in manifest if m.variant.startswith(("wrong", "partial")))
+    page = (root / "feedback" / wrong / LESSON / f"{LESSON}.html").read_text()
+    assert "[hidden test line]" in page, "a message quoting a hidden test line is redacted"
+    assert re.search(r"Score: [\d.]+ / 25", page), "the gradebook's score heads the page"
+    assert "<math" in page and "$$" not in page
+    for path in pages:
+        text = path.read_text()
+        assert not [line for line in hidden if line in text or html.escape(line) in text]
+        assert not re.search(r"(?:src|href)=\"(?:https?:)?//", text), "nothing is loaded from the network"
+    assert (root / "feedback" / wrong / "index.html").is_file()
+
+
+def test_feedback_shows_manual_grades_and_comments_from_the_gradebook(graded):
+    """Given through nbgrader's API (as formgrader does), kept by feedback: the page says what the
+    gradebook says, not what the automatic grading said."""
+    root, _, records = graded
+    student = next(r["student"] for r in records if r["status"] == "ok")
+    with coursedir.open_gradebook(root) as gb:
+        grade = gb.find_grade("kc_q1", LESSON, LESSON, student)
+        grade.manual_score = 0.25
+        comment = gb.find_comment("knowledge_check", LESSON, LESSON, student)
+        comment.manual_comment = "Good reasoning, but see section 3 on floor mode."
+        gb.db.commit()
+        total = gb.find_submission(LESSON, student).score
+    feedback.write_feedback(root, students=[student])
+    page = (root / "feedback" / student / LESSON / f"{LESSON}.html").read_text()
+    assert "Good reasoning, but see section 3 on floor mode." in page
+    assert f"Score: {round(total, 2)} / 25" in page
+    assert re.search(r'name="kc_q1".*?Score: 0\.25 / ', page, flags=re.S), "the manual grade of kc_q1"
