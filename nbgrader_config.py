@@ -67,18 +67,22 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # c.SandboxPolicy.reply_mb = 256
 
 # Feedback shows the gradebook's scores and comments and each test's verdict and message, never the hidden
-# tests' source; its math is MathML, which renders offline (no MathJax from the network). Without the
-# course's tools (autograder.mathml) generate_feedback refuses instead of writing pages of raw TeX.
+# tests' source (nbgrader's ClearHiddenTests); its math is MathML, which renders offline (no MathJax from
+# the network). Without the course's tools (autograder.feedback_steps) generate_feedback refuses instead
+# of writing pages of raw TeX.
 try:
-    from autograder.mathml import MathToMathML
-except ImportError as _mathml_missing:
-    def MathToMathML(nb, resources, _why=str(_mathml_missing)):  # noqa: N802
-        raise RuntimeError(f"generate_feedback needs the course's tools (autograder.mathml): {_why}; install "
-                           "the grader with pip install '.[grader]' in the course repository, or use its .venv")
+    from autograder.feedback_steps import HiddenTestsCleared, MathToMathML
+except ImportError as _steps_missing:
+    def _refuse_feedback(nb, resources, _why=str(_steps_missing)):
+        raise RuntimeError(f"generate_feedback needs the course's tools (autograder.feedback_steps): {_why}; "
+                           "install the grader with pip install '.[grader]' in the course repository, or use "
+                           "its .venv")
+
+    HiddenTestsCleared = MathToMathML = _refuse_feedback
 
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "nbgrader.preprocessors.ClearHiddenTests",
+    HiddenTestsCleared,
     MathToMathML,
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from autograder import collect, coursedir, feedback, leaks, sample_class
-from autograder.mathml import to_mathml
+from autograder.feedback_steps import to_mathml
 from workflow_fakes import LESSON, fake_grade, make_course
 
 

@@ -71,20 +71,25 @@ def test_config_without_the_trusted_grader_refuses_autograde(monkeypatch):
         assert "autograder.trusted.nbgrader_plugin" in message and "pip install ." in message and ".venv" in message
     assert "Validate" not in c  # other commands are left as they are
     # feedback never shows hidden tests' source, grader or not
-    assert any(isinstance(s, str) and s.endswith("ClearHiddenTests") for s in c.GenerateFeedback.preprocessors)
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    assert any(isinstance(s, type) and issubclass(s, ClearHiddenTests) for s in c.GenerateFeedback.preprocessors)
 
 
-def test_feedback_math_is_mathml_or_feedback_refuses(monkeypatch):
-    """With the course's tools feedback writes TeX as MathML (renders offline); without them
-    generate_feedback refuses rather than hand students raw TeX."""
-    from autograder.mathml import MathToMathML
+def test_feedback_clears_hidden_tests_and_writes_math_as_mathml_or_refuses(monkeypatch):
+    """With the course's tools feedback clears hidden tests and writes TeX as MathML (renders offline);
+    without them generate_feedback refuses rather than hand students raw TeX (or hidden tests)."""
+    from autograder.feedback_steps import HiddenTestsCleared, MathToMathML
 
-    assert MathToMathML in load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
-    monkeypatch.setitem(sys.modules, "autograder.mathml", None)
+    steps = load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
+    assert HiddenTestsCleared in steps and MathToMathML in steps
+    monkeypatch.setitem(sys.modules, "autograder.feedback_steps", None)
     steps = [s for s in load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
              if not isinstance(s, str)]
-    with pytest.raises(RuntimeError, match="generate_feedback needs the course's tools"):
-        steps[0](nbformat.v4.new_notebook(), {})
+    assert len(steps) == 2
+    for step in steps:
+        with pytest.raises(RuntimeError, match="generate_feedback needs the course's tools"):
+            step(nbformat.v4.new_notebook(), {})
 
 
 def test_generate_assignment_uses_the_optional_stubs_or_refuses_without_them(monkeypatch):

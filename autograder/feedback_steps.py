@@ -1,9 +1,11 @@
-"""Math in feedback that renders offline: TeX in markdown cells becomes MathML, which browsers draw
-themselves (no MathJax, nothing loaded from the network).
+"""The course's steps of ``nbgrader generate_feedback`` (listed in ``nbgrader_config.py``).
 
-:class:`MathToMathML` is a preprocessor of ``nbgrader generate_feedback`` (``nbgrader_config.py``):
-``$...$`` becomes inline MathML, ``$$...$$`` a display block; code spans and fenced code are left
-alone, and a formula that latex2mathml cannot read stays as its TeX text.
+* :class:`HiddenTestsCleared`: nbgrader's ``ClearHiddenTests``, without the warning nbgrader prints when
+  it runs under the HTML exporter ("Config option `display_data_priority` not recognized").
+* :class:`MathToMathML`: math that renders offline: TeX in markdown cells becomes MathML, which
+  browsers draw themselves (no MathJax, nothing loaded from the network). ``$...$`` becomes inline
+  MathML, ``$$...$$`` a display block; code spans and fenced code are left alone, and a formula that
+  latex2mathml cannot read stays as its TeX text.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import re
 
 from latex2mathml.converter import convert
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool
+from nbgrader.preprocessors import ClearHiddenTests
+from traitlets import Bool, List
 
 #: ``$$display$$`` or ``$inline$`` (no space just inside the dollars, so "$5 and $6" is not math).
 MATH = re.compile(r"\$\$(?P<display>.+?)\$\$|\$(?!\s)(?P<inline>[^$\n]+?)(?<!\s)\$", re.S)
@@ -32,6 +35,13 @@ def _formula(match: re.Match) -> str:
 def to_mathml(markdown: str) -> str:
     """``markdown`` with every formula outside code written as MathML."""
     return "".join(part if CODE.fullmatch(part) else MATH.sub(_formula, part) for part in CODE.split(markdown))
+
+
+class HiddenTestsCleared(ClearHiddenTests):
+    """nbgrader's ``ClearHiddenTests``; its ``display_data_priority`` (set by the HTML exporter for every
+    step) made configurable, as nbgrader's own ``GetGrades`` has it, so the setting applies silently."""
+
+    display_data_priority = List(ClearHiddenTests.display_data_priority.default_value).tag(config=True)
 
 
 class MathToMathML(Preprocessor):
