@@ -7,7 +7,6 @@ what to do next.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from autograder import release as rel
@@ -31,13 +30,17 @@ def find_root(root: str | Path | None = None) -> Path:
     return here if (here / "nbgrader_config.py").is_file() else REPO
 
 
-def course_id(root: Path) -> str:
-    """``CourseDirectory.course_id`` of ``root/nbgrader_config.py`` (nbgrader's ``default_course`` if unset)."""
+def _course_setting(root: Path, name: str) -> str:
+    """``CourseDirectory.<name>`` of ``root/nbgrader_config.py`` ("" if unset)."""
     from traitlets.config.loader import PyFileConfigLoader
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    value = config.get("CourseDirectory", {}).get("course_id", "")
-    return str(value) if value else "default_course"
+    return str(config.get("CourseDirectory", {}).get(name, "") or "")
+
+
+def course_id(root: Path) -> str:
+    """``CourseDirectory.course_id`` of ``root/nbgrader_config.py`` (nbgrader's ``default_course`` if unset)."""
+    return _course_setting(root, "course_id") or "default_course"
 
 
 def lessons(root: Path) -> list[str]:
@@ -102,31 +105,81 @@ def check_submissions(root: Path, lessons_: list[str] | None = None,
 
 
 def gradebook_path(root: Path) -> Path:
+    """Where the default SQLite gradebook lives (see :func:`db_url` for the one in use)."""
     return Path(root) / "gradebook.db"
 
 
 def db_url(root: Path) -> str:
-    return f"sqlite:///{gradebook_path(root)}"
+    """The gradebook's SQLAlchemy URL: ``CourseDirectory.db_url`` of the course's configuration (e.g.
+    ``postgresql+psycopg://grader@db.example/course``), else ``sqlite:///<root>/gradebook.db``."""
+    return _course_setting(root, "db_url") or f"sqlite:///{gradebook_path(root)}"
+
+
+def gradebook_name(root: Path) -> str:
+    """The gradebook as an instructor would name it: the SQLite file, or the URL without its password."""
+    url = db_url(root)
+    if url.startswith("sqlite:///"):
+        return url[len("sqlite:///"):]
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _assignments(url: str) -> dict[str, str] | None:
+    """``{assignment: course id}`` of the gradebook at ``url``, read without creating or changing
+    anything; ``None`` when there is no gradebook there yet."""
+    import sqlalchemy
+
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///"):])
+        if not path.exists():
+            return None
+        url = f"sqlite:///file:{path}?mode=ro&uri=true"
+    engine = sqlalchemy.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            if not sqlalchemy.inspect(connection).has_table("assignment"):
+                return None
+            return {row[0]: row[1] for row in connection.execute(sqlalchemy.text(
+                "SELECT name, course_id FROM assignment"))}
+    finally:
+        engine.dispose()
+
+
+def gradebook_exists(root: Path) -> bool:
+    """Whether the course's gradebook holds nbgrader's tables (a graded course)."""
+    return _assignments(db_url(root)) is not None
 
 
 def check_gradebook(root: Path, must_exist: bool = False) -> None:
-    """Refuse a ``gradebook.db`` that belongs to another course.
+    """Refuse a gradebook that belongs to another course (SQLite file or database server alike).
 
-    Its assignments' names and course ids are read without writing (SQLite read-only) and compared with
-    this course's ``course_id`` (``nbgrader_config.py``) and lessons. ``must_exist``: a missing
-    gradebook is an error too (nothing has been graded yet).
+    Its assignments' names and course ids are read without writing and compared with this course's
+    ``course_id`` (``nbgrader_config.py``) and lessons. ``must_exist``: a missing gradebook is an error
+    too (nothing has been graded yet).
     """
-    path = gradebook_path(root)
-    if not path.exists():
-        if must_exist:
-            raise CourseError(f"no gradebook at {path}: grade the submissions first with `avgpool-course grade`")
-        return
+    import sqlalchemy.exc
+
+    name = gradebook_name(root)
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            assignments = {row[0]: row[1] for row in db.execute("SELECT name, course_id FROM assignment")}
-    except sqlite3.DatabaseError as exc:
-        raise CourseError(f"{path} is not an nbgrader gradebook ({exc}); move it away "
-                          f"(e.g. `mv {path.name} {path.name}.bak`) and grade again") from exc
+        assignments = _assignments(db_url(root))
+    except sqlalchemy.exc.ArgumentError as exc:
+        raise CourseError(f"CourseDirectory.db_url in {Path(root) / 'nbgrader_config.py'} is not a database URL "
+                          f"({exc}); write it as sqlite:///PATH or postgresql+psycopg://USER@HOST/DATABASE") from exc
+    except sqlalchemy.exc.DBAPIError as exc:
+        first = str(exc.orig or exc).strip().splitlines()[0]
+        if url_is_sqlite(root):
+            raise CourseError(f"{name} is not an nbgrader gradebook ({first}); move it away "
+                              f"(e.g. `mv {name} {name}.bak`) and grade again") from exc
+        raise CourseError(f"the gradebook {name} cannot be read ({first}); check that the database server "
+                          "runs and that CourseDirectory.db_url in nbgrader_config.py is right") from exc
+    except ModuleNotFoundError as exc:
+        raise CourseError(f"the gradebook {name} needs the database driver {exc.name}; install it with "
+                          "pip install '.[postgres]'") from exc
+    if assignments is None:
+        if must_exist:
+            raise CourseError(f"no gradebook at {name}: grade the submissions first with `avgpool-course grade`")
+        return
     ours, known = course_id(root), set(lessons(root))
     # Assignments carry the course id. (The ``course`` table is no guide: nbgrader itself adds a
     # ``default_course`` row whenever one of its tools opens the gradebook without a course id.)
@@ -138,14 +191,19 @@ def check_gradebook(root: Path, must_exist: bool = False) -> None:
             what.append(f"course id {', '.join(map(repr, foreign_courses))}")
         if foreign_lessons:
             what.append(f"assignment {', '.join(map(repr, foreign_lessons))}")
+        hint = (f"Move it away (e.g. `mv {name} {Path(name).stem}-other.db`)" if url_is_sqlite(root)
+                else "Point CourseDirectory.db_url at this course's own database")
         raise CourseError(
-            f"{path} belongs to another course ({' and '.join(what)}), but this course is {ours!r} with "
-            f"lessons {', '.join(sorted(known))}. Move it away (e.g. `mv {path} {path.stem}-other.db`) "
-            "or run the command in that course's folder (--root).")
+            f"{name} belongs to another course ({' and '.join(what)}), but this course is {ours!r} with "
+            f"lessons {', '.join(sorted(known))}. {hint} or run the command in that course's folder (--root).")
+
+
+def url_is_sqlite(root: Path) -> bool:
+    return db_url(root).startswith("sqlite:")
 
 
 def open_gradebook(root: Path):
-    """``nbgrader.api.Gradebook`` on ``root/gradebook.db`` for this course (call :func:`check_gradebook` first).
+    """``nbgrader.api.Gradebook`` on the course's gradebook (:func:`db_url`; call :func:`check_gradebook` first).
 
     nbgrader runs the ``alembic`` command by name, so this interpreter's ``bin`` goes first on ``PATH``.
     """

@@ -205,18 +205,17 @@ def nbgrader(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 def ensure_assignment(root: Path, lesson: str) -> None:
     """Make sure the gradebook knows ``lesson`` (nbgrader needs its cells); ``release/`` is left alone."""
-    import sqlite3
+    from nbgrader.api import MissingEntry
 
-    database = Path(root).resolve() / "gradebook.db"
-    if database.exists():
-        try:
-            with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
-                count = db.execute("SELECT COUNT(*) FROM notebook JOIN assignment ON notebook.assignment_id ="
-                                   " assignment.id WHERE assignment.name = ?", (lesson,)).fetchone()[0]
-            if count:
-                return
-        except sqlite3.Error:
-            pass
+    from autograder import coursedir
+
+    if coursedir.gradebook_exists(root):
+        with coursedir.open_gradebook(root) as gb:
+            try:
+                if gb.find_assignment(lesson).notebooks:
+                    return
+            except MissingEntry:
+                pass
     with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
         result = nbgrader(root, "generate_assignment", lesson, "--force",
                           f"--CourseDirectory.release_directory={scratch}")
