@@ -274,3 +274,10 @@ def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
     assert printed == from_db
     assert len(rows) >= 15 and "report:" in out and (demo / "reports" / "report.html").is_file()
     assert not (course / "gradebook.db").exists(), "the instructor's own gradebook is never touched"
+
+
+@pytest.mark.parametrize("command", ["export", "report", "feedback"])
+def test_a_gradebook_file_that_is_not_a_database_is_one_sentence(course, command, capsys):
+    (course / "gradebook.db").write_text("these are my notes, not a database\n" * 50)
+    status, _, err = run(capsys, command, "--root", course)
+    assert status == 2 and "is not an nbgrader gradebook" in err and "mv " in err and "Traceback" not in err
