@@ -36,6 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 STAGING = "staging"
 
 _SLOT = 0
+#: How long the client waits for a Dask scheduler to answer before it gives up.
+CLUSTER_CONNECT_SECONDS = 30
 
 
 class GradingError(RuntimeError):
@@ -51,30 +53,53 @@ def _verdicts_from(data: dict) -> Verdicts | None:
         return None
 
 
+def _opened(root: Path, student: str, lesson_name: str, limits: Limits, use_cache: bool):
+    """``(lesson, taken, key, record)`` of one submission: ``record`` is already final (and saved) when
+    no student code has to run (not a readable notebook, or its verdicts are cached), else ``None``."""
+    lesson = load_lesson(lesson_name, root)
+    taken = intake_mod.read_submission(root / "submitted" / student / lesson_name, lesson)
+    if taken.status != "ok":
+        record = make_record(student, lesson, taken, None, containment().describe())
+        save_record(root, record)
+        return lesson, taken, None, record
+    key = cache_key(lesson.content_key(taken.sources), limits)
+    cached = _verdicts_from(read_json(cache_path(root, key)) or {}) if use_cache else None
+    record = _finished(root, student, lesson, taken, key, cached, store=False) if cached is not None else None
+    return lesson, taken, key, record
+
+
+def _finished(root: Path, student: str, lesson, taken, key: str, verdicts: Verdicts, store: bool = True) -> Record:
+    """The record of computed ``verdicts`` (cached under ``key`` when ``store``), saved."""
+    if store:
+        write_json(cache_path(root, key), verdicts.as_dict())
+    record = make_record(student, lesson, taken, verdicts, verdicts.containment or containment().describe())
+    save_record(root, record)
+    return record
+
+
 def grade_submission(root: Path, student: str, lesson_name: str, limits: Limits | None = None, *,
                      slot: int = 0, use_cache: bool = True) -> Record:
     """Phase 1 for one submission ``submitted/<student>/<lesson>/``: its record (also saved under
     ``records/``). Never raises for anything a submission contains."""
     root = Path(root).resolve()
     limits = limits or load_policy(root).limits()
-    lesson = load_lesson(lesson_name, root)
-    folder = root / "submitted" / student / lesson_name
-    taken = intake_mod.read_submission(folder, lesson)
-    mode = containment().describe()
-    if taken.status != "ok":
-        record = make_record(student, lesson, taken, None, mode)
-    else:
-        key = cache_key(lesson.content_key(taken.sources), limits)
-        verdicts = _verdicts_from(read_json(cache_path(root, key)) or {}) if use_cache else None
-        if verdicts is None:
-            try:
-                verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root)
-            except GraderFault as fault:
-                return _grader_error_record(root, student, lesson_name, fault.message)
-            write_json(cache_path(root, key), verdicts.as_dict())
-        record = make_record(student, lesson, taken, verdicts, verdicts.containment or mode)
-    save_record(root, record)
-    return record
+    lesson, taken, key, record = _opened(root, student, lesson_name, limits, use_cache)
+    if record is not None:
+        return record
+    try:
+        verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root)
+    except GraderFault as fault:
+        return _grader_error_record(root, student, lesson_name, fault.message)
+    return _finished(root, student, lesson, taken, key, verdicts)
+
+
+def cluster_verdicts(lesson, sources: dict[str, str], limits: Limits, root: str) -> Verdicts:
+    """On a Dask worker: the verdicts of one submission (its solution sources), in the same sandbox as
+    local grading, with a sandbox uid of this worker process's own. Needs nothing of the course folder
+    but the course's packages (the lesson and the sources come with the task); a
+    :class:`GraderFault` travels back to the client, which records a grader error."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    return run_tests(lesson, sources, limits, uid=sandbox_uid(100 + os.getpid() % 800), root=Path(root))
 
 
 def _init_worker(slots) -> None:
@@ -131,15 +156,18 @@ def submissions(root: Path, lessons: list[str] | None = None, students: list[str
 
 
 def compute(root: Path, work: list[tuple[str, str]], limits: Limits, jobs: int = 1, progress: bool = True,
-            use_cache: bool = True) -> list[Record]:
-    """Phase 1: the record of every ``(student, lesson)`` in ``work``, ``jobs`` at a time."""
+            use_cache: bool = True, cluster: str | None = None) -> list[Record]:
+    """Phase 1: the record of every ``(student, lesson)`` in ``work``, ``jobs`` at a time here, or on the
+    workers of the Dask cluster whose scheduler is at ``cluster``."""
     from tqdm import tqdm
 
     root = Path(root).resolve()
     records: dict[tuple[str, str], Record] = {}
     bar = tqdm(total=len(work), desc="grading", unit="submission", disable=not progress, leave=True)
     try:
-        if jobs <= 1:
+        if cluster:
+            _cluster_round(root, work, limits, use_cache, records, bar, cluster)
+        elif jobs <= 1:
             for student, lesson in work:
                 try:
                     records[(student, lesson)] = grade_submission(root, student, lesson, limits, use_cache=use_cache)
@@ -187,6 +215,53 @@ def _pool_round(root, pending, limits, jobs, use_cache, records, bar) -> list:
     for item in left:  # one at a time, so that only the culprit is lost
         _pool_round(root, [item], limits, 1, use_cache, records, bar)
     return []
+
+
+def _cluster_round(root, work, limits, use_cache, records, bar, address) -> None:
+    """Phase 1 on a Dask cluster: the client (this process) reads each submission and its cache, sends
+    what has to run to the workers (:func:`cluster_verdicts`) and writes every record itself. Tasks of
+    a worker that dies are run again on another one by the scheduler; a submission that keeps killing
+    workers ends as a ``crash`` record."""
+    import uuid
+
+    try:
+        from distributed import Client, as_completed as completed
+        from distributed.client import FutureCancelledError
+        from distributed.scheduler import KilledWorker
+    except ImportError as exc:
+        raise GradingError(f"--cluster needs Dask's distributed package ({exc}); install it with "
+                           "pip install '.[cluster]' here and on every worker") from None
+    try:
+        client = Client(address, timeout=f"{CLUSTER_CONNECT_SECONDS}s")
+    except (OSError, TimeoutError) as exc:
+        raise GradingError(f"no Dask scheduler answers at {address} ({exc}); start one (dask scheduler) and its "
+                           "workers (dask worker ADDRESS), or check the address") from None
+    with client:
+        futures = {}
+        for student, lesson_name in work:
+            try:
+                lesson, taken, key, record = _opened(root, student, lesson_name, limits, use_cache)
+            except Exception as exc:  # a grader bug must not lose the batch: record it
+                record, lesson, taken, key = _grader_error_record(root, student, lesson_name, repr(exc)), None, None, None
+            if record is not None:
+                records[(student, lesson_name)] = record
+                bar.update(1)
+                continue
+            future = client.submit(cluster_verdicts, lesson, taken.sources, limits, str(root), pure=False,
+                                   key=f"grade-{lesson_name}-{student}-{uuid.uuid4().hex[:8]}")
+            futures[future] = (student, lesson, taken, key)
+        for future in completed(futures):
+            student, lesson, taken, key = futures[future]
+            try:
+                records[(student, lesson.name)] = _finished(root, student, lesson, taken, key, future.result())
+            except GraderFault as fault:
+                records[(student, lesson.name)] = _grader_error_record(root, student, lesson.name, fault.message)
+            except (KilledWorker, FutureCancelledError):
+                records[(student, lesson.name)] = _crash_record(root, student, lesson.name, "grading this submission "
+                                                                "killed Dask workers again and again")
+            except Exception as exc:  # a grader bug must not lose the batch: record it
+                records[(student, lesson.name)] = _grader_error_record(root, student, lesson.name, repr(exc))
+            bar.update(1)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -291,11 +366,13 @@ def canary(root: Path, lesson_name: str, limits: Limits) -> None:
 
 def grade(lessons: list[str] | None = None, students: list[str] | None = None, jobs: int = 1,
           root: Path = REPO, progress: bool = True, *, limits: Limits | None = None, use_cache: bool = True,
-          gradebook: bool = True, check_reference: bool = True) -> list[Record]:
+          gradebook: bool = True, check_reference: bool = True, cluster: str | None = None) -> list[Record]:
     """Grade ``submitted/<student>/<lesson>/`` of course ``root`` with the trusted grader.
 
     ``lessons``/``students``: which ones (default: every submission of every lesson). ``jobs``: worker
-    processes for phase 1. ``gradebook``: also run phase 2 (nbgrader autograde into ``gradebook.db``).
+    processes for phase 1, or ``cluster``: the address of a Dask scheduler whose workers run phase 1
+    (the gradebook still has one writer, this process). ``gradebook``: also run phase 2 (nbgrader
+    autograde into the gradebook).
     ``check_reference``: grade each lesson's reference solution first and stop (:class:`CanaryFailed`)
     unless it gets full marks. A submission the grader fails on gets status ``grader-error`` and no
     score in the gradebook.
@@ -313,7 +390,7 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
             canary(root, lesson, limits)
         if progress:
             print(f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache)
+    records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache, cluster=cluster)
     if gradebook and records:
         problems = write_gradebook(root, records, progress=progress)
         if problems:

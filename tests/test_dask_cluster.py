@@ -1,0 +1,125 @@
+"""Grading on a Dask cluster: a real ``dask scheduler`` and two ``dask worker`` processes on loopback,
+started here. The grades equal local grading's; killing one worker mid-batch loses nothing (its
+submissions run again on the other) and the gradebook equals a clean local run's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import cli, corpus, export
+from autograder.trusted import batch
+from autograder.trusted.sandbox import Limits
+from workflow_fakes import LESSON, make_course
+
+pytestmark = pytest.mark.slow
+DASK = Path(sys.executable).parent / "dask"
+CASES = ("reference", "partial", "bug_ceil_mode", "fault_os_exit")
+LIMITS = Limits(test_seconds=20, cell_seconds=20, start_seconds=90)
+
+
+def _start(argv, log: Path, env: dict) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen([str(DASK), *argv], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=20)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """``(address, [worker processes])``: a scheduler and two single-threaded workers on 127.0.0.1."""
+    env = dict(os.environ, PATH=f"{DASK.parent}{os.pathsep}{os.environ['PATH']}", MPLBACKEND="Agg",
+               DASK_DISTRIBUTED__WORKER__DAEMON="False")
+    info = tmp_path / "scheduler.json"
+    scheduler = _start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+                        str(info)], tmp_path / "scheduler.log", env)
+    workers = []
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists():
+            assert scheduler.poll() is None and time.monotonic() < deadline, (tmp_path / "scheduler.log").read_text()
+            time.sleep(0.2)
+        address = json.loads(info.read_text())["address"]
+        for n in (1, 2):
+            workers.append(_start(["worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+                                   "--name", f"w{n}", "--local-directory", str(tmp_path / f"w{n}")],
+                                  tmp_path / f"w{n}.log", env))
+        from distributed import Client
+
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address, workers
+    finally:
+        for proc in workers + [scheduler]:
+            _stop(proc)
+
+
+def _course(tmp_path: Path, name: str) -> Path:
+    root = make_course(tmp_path / name)
+    cases = {c.name: c for c in corpus.cases(LESSON)}
+    for case in CASES:
+        corpus.build(cases[case], root, case)
+    return root
+
+
+def test_a_cluster_grades_as_local_grading_does_even_when_a_worker_dies(cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{DASK.parent}{os.pathsep}{os.environ['PATH']}")
+    address, workers = cluster
+    local = _course(tmp_path, "local")
+    batch.grade(root=local, jobs=2, progress=False, limits=LIMITS, check_reference=False)  # canary: tested elsewhere
+    expected = export.read_grades(local).score
+
+    remote = _course(tmp_path, "remote")
+    killed = threading.Event()
+
+    def kill_a_worker_after_the_first_record():
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not list((remote / "records" / LESSON).glob("*.json")):
+            time.sleep(0.1)
+        _stop(workers[0])
+        killed.set()
+
+    killer = threading.Thread(target=kill_a_worker_after_the_first_record, daemon=True)
+    killer.start()
+    records = batch.grade(root=remote, progress=False, limits=LIMITS, cluster=address, check_reference=False)
+    assert killed.is_set(), "the worker was killed while the batch ran"
+    assert workers[0].poll() is not None
+    assert sorted((r.student, r.status) for r in records) == \
+        sorted((r["student"], r["status"]) for r in map(json.loads, (
+            p.read_text() for p in (local / "records" / LESSON).glob("*.json"))))
+    assert export.read_grades(remote).score == expected, "the same gradebook as a clean local run"
+    assert len(expected) == len(CASES)
+
+
+def test_the_cli_sends_grading_to_the_cluster_and_says_where_it_ran(cluster, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", f"{DASK.parent}{os.pathsep}{os.environ['PATH']}")
+    address, _ = cluster
+    root = make_course(tmp_path / "cli")
+    corpus.build(next(c for c in corpus.cases(LESSON) if c.name == "reference"), root, "ada")
+    status = cli.main(["grade", "--root", str(root), "--cluster", address, "-q"])
+    out = capsys.readouterr().out
+    assert status == 0 and f"on the Dask cluster at {address}" in out
+    assert export.read_grades(root).score == {("ada", LESSON): 25.0}
+
+
+def test_no_scheduler_at_the_address_is_one_sentence(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(batch, "CLUSTER_CONNECT_SECONDS", 2)
+    root = make_course(tmp_path / "none")
+    corpus.build(next(c for c in corpus.cases(LESSON) if c.name == "reference"), root, "ada")
+    status = cli.main(["grade", "--root", str(root), "--cluster", "tcp://127.0.0.1:9", "-q"])
+    err = capsys.readouterr().err
+    assert status == 2 and "no Dask scheduler answers at tcp://127.0.0.1:9" in err and "Traceback" not in err
