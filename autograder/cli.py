@@ -74,14 +74,18 @@ def cmd_collect(args: argparse.Namespace) -> int:
     root = root_of(args)
     lessons = coursedir.lessons(root)
     coursedir.check_gradebook(root)
-    due = collect.parse_due(args.due, lessons)
-    report = collect.collect(args.source, root, lessons, due=due, dry_run=args.dry_run)
+    due = collect.parse_due(args.due, lessons, timezone=args.timezone)
+    report = collect.collect(args.source, root, lessons, due=due, dry_run=args.dry_run, lesson=args.lesson,
+                             timezone=args.timezone, roster=args.roster)
     if not args.dry_run:
-        collect.record_due_dates(root, due)
+        collect.record_in_gradebook(root, due, report)
     print(report.summary())
     if args.verbose:
         for placed in report.placed:
-            print(f"  {placed.file} -> submitted/{placed.student}/{placed.lesson}/"
+            when = f" {placed.timestamp} (from the {placed.time_from})" if placed.timestamp else ""
+            who = f" [{placed.first_name} {placed.last_name}".rstrip() + (f", LMS id {placed.lms_id}]"
+                                                                          if placed.lms_id else "]")
+            print(f"  {placed.file} -> submitted/{placed.student}/{placed.lesson}/{who}{when}"
                   f"{' (late)' if placed.late else ''}")
     if not args.dry_run:
         print(f"placed in {root / 'submitted'}; the log is {root / 'reports' / 'collect.json'}")
@@ -100,10 +104,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise CourseError(f"--jobs must be >= 1, got {args.jobs}")
     started = time.monotonic()
+    where = {"cluster": args.cluster} if args.cluster else {}  # local worker processes unless --cluster
     results = [recs.as_dict(r) for r in load_grader()(lessons, args.student or None, jobs=args.jobs, root=root,
-                                                      progress=not args.quiet)]
-    print(f"graded {len(results)} submissions in {time.monotonic() - started:.0f} s with --jobs {args.jobs}; "
-          f"gradebook: {coursedir.gradebook_path(root)}")
+                                                      progress=not args.quiet, **where)]
+    how = f"on the Dask cluster at {args.cluster}" if args.cluster else f"with --jobs {args.jobs}"
+    print(f"graded {len(results)} submissions in {time.monotonic() - started:.0f} s {how}; "
+          f"gradebook: {coursedir.gradebook_name(root)}")
     by_status: dict[str, int] = {}
     for record in results:
         by_status[record["status"]] = by_status.get(record["status"], 0) + 1
@@ -214,12 +220,13 @@ def cmd_course(args: argparse.Namespace) -> int:
     due = collect.parse_due([f"{l}={d}" for l, d in sample_class.due_dates(demo / "lms").items()], lessons)
     print("\n== collect")
     collected = collect.collect(archive, demo, lessons, due=due)
-    collect.record_due_dates(demo, due)
+    collect.record_in_gradebook(demo, due, collected)
     print(collected.summary())
     mark = step("collect", mark)
     print(f"\n== grade (--jobs {args.jobs})")
-    results = [recs.as_dict(r) for r in load_grader()(None, None, jobs=args.jobs, root=demo, progress=True)]
+    graded = load_grader()(None, None, jobs=args.jobs, root=demo, progress=True)
     mark = step("grade", mark)
+    results = [recs.as_dict(r) for r in graded]
     print("\n== feedback, export, report")
     pages = feedback.write_feedback(demo)
     grades = export.read_grades(demo)
@@ -236,7 +243,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
           f"{len(collected.skipped)} files not placed")
     print(f"report:   {page}\ngrades:   {per_student}\n          {per_cell}\n"
-          f"feedback: {demo / 'feedback'} ({len(pages)} pages)\ngradebook: {coursedir.gradebook_path(demo)}")
+          f"feedback: {demo / 'feedback'} ({len(pages)} pages)\ngradebook: {coursedir.gradebook_name(demo)}")
     print("time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
           + f"; main job finished in {time.monotonic() - started:.0f} s")
     return 0
@@ -269,15 +276,28 @@ def build_parser() -> argparse.ArgumentParser:
               "Take a .zip or folder of student notebooks, named however the LMS names them (e.g.\n"
               "alice_12345_lesson2_loops.ipynb, 'Bob Smith - lesson1_by_hand (2).ipynb',\n"
               "lesson3_numpy/carol/anything.ipynb), and place each one in\n"
-              "submitted/<student>/<lesson>/<lesson>.ipynb with a timestamp.txt when the LMS gave a time.\n"
+              "submitted/<student>/<lesson>/<lesson>.ipynb with a timestamp.txt when the LMS gave a time\n"
+              "(a date in the name, nbgrader's timestamp.txt, else the zip entry's time). The LMS's user id\n"
+              "in a name keeps two students of the same name apart (the second is <name>_<id>); names keep\n"
+              "their letters (José Núñez -> jose_nunez, 李明 -> 李明) and go into the gradebook with the LMS id.\n"
               "Files that cannot be placed are listed with the reason; the others are placed anyway.\n"
               "Exit status 1 when some file was not placed.",
               "  avgpool-course collect export.zip\n"
               "  avgpool-course collect downloads/ --due '2025-03-10 23:59' --verbose\n"
-              "  avgpool-course collect export.zip --due lesson1_by_hand=2025-03-03 --due lesson2_loops=2025-03-10")
+              "  avgpool-course collect export.zip --due lesson1_by_hand=2025-03-03 --due lesson2_loops=2025-03-10\n"
+              "  avgpool-course collect moodle.zip --lesson lesson2_loops --timezone Europe/Berlin --roster roster.csv\n"
+              "  avgpool-course collect export.zip --due lesson1_by_hand=2026-12-03T17:00+01:00")
     sub.add_argument("source", metavar="SOURCE", help="the LMS export: a .zip archive or a folder")
     sub.add_argument("--due", action="append", default=[], metavar="[LESSON=]DATE",
-                     help="due date (UTC, 'YYYY-MM-DD HH:MM'); later submissions are reported late")
+                     help="due date: 'YYYY-MM-DD' (the end of that day), 'YYYY-MM-DD HH:MM' (in --timezone) or "
+                     "with its zone ('2026-12-03T17:00+01:00'); stored in the gradebook, so nbgrader computes "
+                     "how late each submission is and its late penalty")
+    sub.add_argument("--timezone", metavar="ZONE", help="the LMS's time zone (IANA name, e.g. Europe/Berlin) for "
+                     "due dates and submission times written without one (default: UTC)")
+    sub.add_argument("--lesson", metavar="LESSON", help="the lesson of every file whose path names none "
+                     "(e.g. a renamed 'my homework (final).ipynb')")
+    sub.add_argument("--roster", metavar="CSV", help="the class roster (Canvas gradebook or Moodle participants "
+                     "CSV): maps LMS user ids to names and nbgrader student ids")
     sub.add_argument("--dry-run", action="store_true", help="say where each file would go; place nothing")
     sub.add_argument("-v", "--verbose", action="store_true", help="list every placed file")
 
@@ -287,16 +307,20 @@ def build_parser() -> argparse.ArgumentParser:
               "Scores go into gradebook.db (formgrader keeps working; manual grades are kept), one record\n"
               "per submission into records/. Safe to stop and rerun.",
               "  avgpool-course grade --jobs 2\n"
-              "  avgpool-course grade --lesson lesson2_loops --student alice")
+              "  avgpool-course grade --lesson lesson2_loops --student alice\n"
+              "  avgpool-course grade --cluster tcp://scheduler.example:8786")
     sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
     sub.add_argument("--student", action="append", metavar="STUDENT", help="only this student (repeatable)")
     sub.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once (default 1)")
+    sub.add_argument("--cluster", metavar="ADDRESS", help="grade on the workers of the Dask cluster whose "
+                     "scheduler is at ADDRESS (tcp://HOST:8786); the gradebook is written here")
     sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     sub = add("feedback", cmd_feedback, "write one HTML feedback page per student and lesson",
-              "Write feedback/<student>/<lesson>/<lesson>.html from the grading records: score, status,\n"
-              "each graded cell's verdict and message, the visible tests and the student's answers.\n"
-              "Hidden tests are never shown.",
+              "Write feedback/<student>/<lesson>/<lesson>.html with nbgrader's generate_feedback: the\n"
+              "gradebook's scores (manual grades and comments included), each test's verdict and message,\n"
+              "the student's answers, math that renders offline. Every page is checked before it is kept:\n"
+              "no hidden test, nothing loaded from the network.",
               "  avgpool-course feedback\n  avgpool-course feedback --lesson lesson1_by_hand --student alice")
     sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
     sub.add_argument("--student", action="append", metavar="STUDENT", help="only this student (repeatable)")

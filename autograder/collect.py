@@ -2,30 +2,44 @@
 
 Learning platforms name files in many ways; all of these land in ``submitted/<student>/<lesson>/``::
 
-    alice_12345_lesson2_loops.ipynb                 Canvas-style: login, ids, then the file name
+    alice_12345_lesson2_loops.ipynb                 Canvas: login, user id, file id, then the file name
     alice_LATE_12345_67890_lesson2_loops-1.ipynb    Canvas marks late work in the name
-    Bob Smith - lesson1_by_hand (2).ipynb           Moodle-style: full name, re-uploads numbered
+    Wei Zhang_6666_assignsubmission_file_/my homework (final).ipynb   Moodle: full name, participant id
+    Bob Smith - lesson1_by_hand (2).ipynb           full name, re-uploads numbered
     lesson3_numpy/carol/anything.ipynb              one folder per lesson, then per student
     carol/lesson3_numpy/lesson3_numpy.ipynb         nbgrader's own layout (with timestamp.txt)
     submissions/dave_lesson4_torch_LATE.ipynb       generic folders are ignored
-    lesson1_by_hand_erin_attempt_2025-03-02-14-05-00.ipynb   Blackboard-style, with the upload time
+    lesson1_by_hand_erin_attempt_2025-03-02-14-05-00.ipynb   Blackboard, with the upload time
 
-The lesson is the lesson name (or its ``lessonN`` prefix) found in the path; the student is what is
-left of the deepest folder (or else the file name) once lesson names, numeric ids, copy numbers, dates
-and LMS words are removed, lower-cased with ``_`` between words. The submission time comes from a date
-in the name or a ``timestamp.txt`` beside the notebook, and is written to ``timestamp.txt`` in
-nbgrader's format. When one student handed in a lesson twice, the latest copy wins (by time, then copy
-number). Every file that cannot be placed is reported with the reason and what to do; one bad file
-never stops the others.
+The placing rules, in one place (``avgpool-course collect`` and ``nbgrader zip_collect``, through
+:class:`LMSCollector`, use the same ones):
+
+* lesson: the lesson name (or its ``lessonN`` prefix) found in the path, else ``--lesson``;
+* student: the deepest folder (or else the file name) once lesson names, copy numbers, dates and LMS
+  words are removed: the words before the first number are the name, that number is the LMS's user
+  id. Names keep their letters in any script (``José Núñez`` -> ``jose_nunez``, ``李明`` -> ``李明``).
+  The student id is the name, or ``<name>_<LMS id>`` when two LMS ids share a name (in this export or
+  in the gradebook), or what ``--roster`` (a Canvas gradebook or Moodle participants CSV) says; the
+  gradebook keeps each student's LMS id, so an id once given stays that student's;
+* time: a date in the name, else nbgrader's ``timestamp.txt`` beside the notebook, else the zip entry's
+  time; times without a zone are the LMS's local time (``--timezone``, default UTC). Written to
+  ``timestamp.txt`` in nbgrader's format, so that ``nbgrader autograde`` knows how late it is;
+* late: marked LATE by the LMS, or after ``--due``; when one student handed in a lesson twice, the
+  latest copy wins (by time, then copy number).
+
+Every file that cannot be placed is reported with the reason and what to do; one bad file never stops
+the others.
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import json
 import re
 import shutil
 import tempfile
+import unicodedata
 import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
@@ -42,54 +56,104 @@ GENERIC_FOLDERS = {"submissions", "submission", "submitted", "export", "exports"
 NOISE_WORDS = {"late", "attempt", "assignsubmission", "file", "onlinetext", "submission", "submitted",
                "ipynb", "copy", "final", "version", "v", "resubmission", "resubmit", "checkpoint"}
 SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
+ZIP_TIMES = ".zip_times.json"  # beside unpacked files: each zip entry's time (hidden: never a submission)
 
-DATE = re.compile(r"(?P<y>20\d\d)[-_.]?(?P<mo>[01]\d)[-_.]?(?P<d>[0-3]\d)(?:[-_T ]?(?P<h>[0-2]\d)[-_:.]?"
-                  r"(?P<mi>[0-5]\d)(?:[-_:.]?(?P<s>[0-5]\d))?)?")
+DATE = re.compile(r"(?<!\d)(?P<y>20\d\d)[-_.]?(?P<mo>[01]\d)[-_.]?(?P<d>[0-3]\d)(?:[-_T ]?(?P<h>[0-2]\d)[-_:.]?"
+                  r"(?P<mi>[0-5]\d)(?:[-_:.]?(?P<s>[0-5]\d))?)?(?!\d)")
 COPY_NUMBER = re.compile(r"(?:\((\d+)\)|-(\d{1,2}))$")
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"  # what nbgrader writes and reads in timestamp.txt
+#: Latin letters that Unicode does not decompose into a base letter and marks.
+_LATIN = str.maketrans({"ß": "ss", "ẞ": "ss", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe", "ø": "o", "Ø": "o",
+                        "ł": "l", "Ł": "l", "đ": "d", "Đ": "d", "ð": "d", "Ð": "d", "þ": "th", "Þ": "th",
+                        "ı": "i", "ŋ": "ng", "Ŋ": "ng"})
+MAX_ID = 100  # nbgrader keeps student ids in 128 characters; room is left for ``_<LMS id>``
 
 
-@dataclass
-class Placed:
-    """One notebook placed in ``submitted/``."""
+# --- names -----------------------------------------------------------------------------------------
 
-    file: str
-    student: str
-    lesson: str
-    timestamp: str | None = None
-    late: bool = False
+def _word_char(char: str) -> bool:
+    return unicodedata.category(char)[0] in "LMN"  # letters, marks (Devanagari vowels...), digits
 
 
-@dataclass
-class Skipped:
-    """One file that was not placed, with the reason and what to do about it."""
+def _slug_word(word: str) -> str:
+    """One word, lower case: Latin letters without accents (``é`` -> ``e``), other scripts kept."""
+    out = []
+    for char in unicodedata.normalize("NFC", word).translate(_LATIN):
+        parts = unicodedata.normalize("NFKD", char)
+        out.append("".join(c for c in parts if c.isascii()) if parts[0].isascii() else char)
+    return "".join(out).lower()
 
-    file: str
-    reason: str
 
-
-@dataclass
-class CollectReport:
-    source: str
-    placed: list[Placed] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=1)
-
-    def summary(self) -> str:
-        students = {p.student for p in self.placed}
-        lines = [f"collected {len(self.placed)} notebooks from {len(students)} students "
-                 f"({sum(p.late for p in self.placed)} late) from {self.source}"]
-        if self.skipped:
-            lines.append(f"could not place {len(self.skipped)} files:")
-            lines += [f"  ! {s.file}: {s.reason}" for s in self.skipped]
-        return "\n".join(lines)
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """``(slug, start, end)`` of every word of ``text`` (NFC): runs of letters, marks and digits."""
+    found, start = [], None
+    for index, char in enumerate(text + " "):
+        if _word_char(char) and char != "_":
+            start = index if start is None else start
+        elif start is not None:
+            slug = _slug_word(text[start:index])
+            if slug:
+                found.append((slug, start, index))
+            start = None
+    return found
 
 
 def normalize(text: str) -> str:
-    """Lower case, every run of non-alphanumerics one ``_``, no ``_`` at the ends."""
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    """Lower-case words joined by ``_`` (accents off Latin letters, other scripts kept), e.g.
+    ``José Núñez`` -> ``jose_nunez``, ``Дмитрий Иванов`` -> ``дмитрий_иванов``."""
+    return "_".join(slug for slug, _, _ in _words(unicodedata.normalize("NFC", text)))
+
+
+@dataclass(frozen=True)
+class Name:
+    """A student as one path part names them: ``slug`` (the student id unless two share it), the LMS's
+    user id when the name carries one, and the name as written (for the gradebook)."""
+
+    slug: str
+    lms_id: str | None
+    display: str
+
+    def first_last(self) -> tuple[str, str]:
+        return split_name(self.display)
+
+
+def split_name(display: str) -> tuple[str, str]:
+    """(first name, last name) of a full name: the last word is the last name; one word is a first name."""
+    first, _, last = " ".join(display.split()).rpartition(" ")
+    return (first, last) if first else (last, "")
+
+
+def name_in(text: str, lessons: list[str]) -> Name | None:
+    """The student named by one path part (``None`` when no name is left once lessons, copy numbers,
+    dates and LMS words are removed). The words before the first number are the name and that number
+    is the LMS's user id (Canvas ``login_userid_...``, Moodle ``Full Name_id_assignsubmission_...``)."""
+    stem = DATE.sub(" ", COPY_NUMBER.sub("", unicodedata.normalize("NFC", text).strip()))
+    words = _words(stem)
+    slugs = [w[0] for w in words]
+    keep = [True] * len(words)
+    for lesson in sorted(lessons, key=len, reverse=True):
+        parts = lesson.split("_")
+        for i in range(len(slugs) - len(parts) + 1):
+            if all(keep[i:i + len(parts)]) and slugs[i:i + len(parts)] == parts:
+                keep[i:i + len(parts)] = [False] * len(parts)
+    prefixes = {lesson.split("_")[0] for lesson in lessons}
+    name, lms_id = [], None
+    for (slug, start, end), kept in zip(words, keep):
+        if not kept or slug in prefixes or slug in NOISE_WORDS:
+            continue
+        if slug.isdigit():
+            if name and slug.isascii():
+                lms_id = slug
+                break
+            continue
+        name.append((slug, start, end))
+    if not name:
+        return None
+    display = stem[name[0][1]:name[0][2]]
+    for (_, _, end), (_, start, stop) in zip(name, name[1:]):
+        between = stem[end:start].strip()
+        display += (between if between in ("'", "’", "-") else " ") + stem[start:stop]
+    return Name("_".join(slug for slug, _, _ in name)[:MAX_ID].strip("_"), lms_id, display)
 
 
 def find_lessons(text: str, lessons: list[str]) -> set[str]:
@@ -109,8 +173,44 @@ def find_lessons(text: str, lessons: list[str]) -> set[str]:
     return found
 
 
+def describe(relative: PurePosixPath, lessons: list[str],
+             default_lesson: str | None = None) -> tuple[Name | None, str | None, str]:
+    """(student's name, lesson, problem) for one file path relative to the export's root.
+
+    ``default_lesson`` (``--lesson``) is the lesson of a file whose path names none."""
+    folders, stem = list(relative.parts[:-1]), relative.stem
+    per_part = [find_lessons(part, lessons) for part in folders + [stem]]
+    named = set().union(*per_part) if per_part else set()
+    if not named and default_lesson:
+        named = {default_lesson}
+    if not named:
+        return None, None, (f"no lesson name in the path (lessons: {', '.join(lessons)}); rename the file "
+                            "to contain its lesson, e.g. <student>_<lesson>.ipynb, or pass --lesson LESSON "
+                            "for every file of this export that names none")
+    if len(named) > 1:
+        deepest = next((found for found in reversed(per_part) if found), set())
+        if len(deepest) != 1:
+            return None, None, (f"names several lessons ({', '.join(sorted(named))}); rename it to "
+                                "name exactly one")
+        named = deepest
+    lesson = next(iter(named))
+    name = None
+    for part in reversed(folders):
+        if normalize(part) not in GENERIC_FOLDERS:
+            name = name_in(part, lessons)
+            if name:
+                break
+    name = name or name_in(stem, lessons)
+    if name is None:
+        return None, lesson, ("no student name in the path; put the file in a folder named after the "
+                              "student, or name it <student>_<lesson>.ipynb")
+    return name, lesson, ""
+
+
+# --- times -----------------------------------------------------------------------------------------
+
 def parse_time(text: str) -> dt.datetime | None:
-    """The first date-time written in ``text`` (``2025-03-02 14:05:00``, ``20250302T140500``...), UTC."""
+    """The first date-time written in ``text`` (``2025-03-02 14:05:00``, ``20250302T140500``...), naive."""
     match = DATE.search(text)
     if not match:
         return None
@@ -132,58 +232,342 @@ def read_timestamp_file(path: Path) -> dt.datetime | None:
         return None
 
 
-def student_from(text: str, lessons: list[str]) -> str:
-    """What is left of one path part once lessons, ids, copy numbers, dates and LMS words are removed."""
-    stem = COPY_NUMBER.sub("", text.strip())
-    stem = DATE.sub(" ", stem)
-    flat = f"_{normalize(stem)}_"
-    for lesson in sorted(lessons, key=len, reverse=True):
-        flat = flat.replace(f"_{lesson}_", "_")
-    for prefix in {lesson.split("_")[0] for lesson in lessons}:
-        flat = re.sub(rf"_{re.escape(prefix)}(?=_)", "", flat)
-    words = [w for w in flat.split("_") if w and not w.isdigit() and w not in NOISE_WORDS]
-    return "_".join(words)
+def time_zone(name: str | None) -> dt.tzinfo:
+    """``--timezone``: an IANA zone (``Europe/Berlin``); UTC when not given."""
+    if not name:
+        return dt.timezone.utc
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise CourseError(f"--timezone {name!r}: unknown time zone; give an IANA name such as Europe/Berlin, "
+                          "America/New_York or UTC") from None
+
+
+def to_utc(when: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """Naive UTC (what the gradebook and timestamp.txt hold) of ``when``; a naive ``when`` is in ``zone``."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=zone)
+    return when.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
+def parse_when(text: str, zone: dt.tzinfo) -> dt.datetime | None:
+    """A due date as naive UTC: ISO 8601 with or without a zone (``2026-12-03T17:00+01:00``, ``... UTC``),
+    naive ones in ``zone``; a date alone means the end of that day (23:59:59.999999)."""
+    text = re.sub(r"\s*(?:UTC|Z)$", "+00:00", text.strip(), flags=re.IGNORECASE)
+    date_only = re.fullmatch(r"20\d\d-?[01]\d-?[0-3]\d", text) is not None
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        when = parse_time(text) if DATE.fullmatch(text) else None
+    if when is None:
+        return None
+    if date_only:
+        when = dt.datetime.combine(when.date(), dt.time.max)
+    return to_utc(when, zone)
+
+
+def parse_due(values: list[str], lessons: list[str], timezone: str | None = None) -> dict[str, dt.datetime]:
+    """``--due`` values: ``DATE`` (every lesson) or ``LESSON=DATE``; ``{lesson: due date, naive UTC}``."""
+    zone = time_zone(timezone)
+    due: dict[str, dt.datetime] = {}
+    for value in values or []:
+        lesson, _, text = value.rpartition("=") if "=" in value else ("", "", value)
+        when = parse_when(text, zone)
+        if when is None:
+            raise CourseError(f"--due {value!r}: write the date as YYYY-MM-DD (the end of that day), "
+                              "YYYY-MM-DD HH:MM (in --timezone, default UTC) or with its zone "
+                              "(2026-12-03T17:00+01:00), optionally prefixed by LESSON=")
+        if lesson and lesson not in lessons:
+            raise CourseError(f"--due {value!r}: unknown lesson {lesson!r}; the lessons are: {', '.join(lessons)}")
+        for name in [lesson] if lesson else lessons:
+            due[name] = when
+    return due
+
+
+# --- who is who: the roster and the gradebook ------------------------------------------------------
+
+@dataclass
+class Person:
+    """A student as the roster or the gradebook knows them (``student``: nbgrader's id, '' if none)."""
+
+    student: str
+    first_name: str = ""
+    last_name: str = ""
+    lms_id: str | None = None
+    from_roster: bool = False
+
+
+@dataclass
+class Roster:
+    """``--roster``: people by LMS user id and by the slug of their full name."""
+
+    source: str
+    by_lms_id: dict[str, Person] = field(default_factory=dict)
+    by_name: dict[str, list[Person]] = field(default_factory=dict)
+
+
+def check_student_id(value: str, where: str) -> str:
+    """``value`` if nbgrader can use it as a student id (a folder name it globs), else CourseError."""
+    bad = (not value or value != value.strip() or value.startswith(".") or len(value) > 128
+           or any(c in value for c in "/\\*?[]") or any(c.isspace() for c in value))
+    if bad:
+        raise CourseError(f"{where}: {value!r} cannot be an nbgrader student id (it becomes a folder name: no "
+                          "spaces, '/', '\\', '*', '?', '[', ']', no leading '.', at most 128 characters); fix "
+                          "that cell, or empty it to derive the id from the name")
+    return value
+
+
+def _column(header: dict[str, str], *names: str) -> str | None:
+    """The roster column named one of ``names`` (any case), or None."""
+    return next((header[n.lower()] for n in names if n.lower() in header), None)
+
+
+def read_roster(path: str | Path) -> Roster:
+    """``--roster``: a Canvas gradebook CSV (Student, ID, SIS User ID, SIS Login ID...) or a Moodle
+    participants / grading worksheet CSV (First name, Last name or Surname, or Full name; ID, Identifier,
+    ID number, Username...), told apart by the header."""
+    path = Path(path)
+    try:
+        rows = list(csv.reader(path.read_text(encoding="utf-8-sig").splitlines()))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"--roster {path}: cannot be read ({exc}); export the roster from the LMS as a "
+                          "UTF-8 CSV file and pass its path") from None
+    header = {h.strip().lower(): h.strip() for h in rows[0]} if rows else {}
+    index = {h.strip(): i for i, h in enumerate(rows[0])} if rows else {}
+    canvas = _column(header, "Student") and _column(header, "SIS Login ID", "SIS User ID") and _column(header, "ID")
+    moodle = _column(header, "First name", "Full name")
+    if not (canvas or moodle):
+        raise CourseError(f"--roster {path}: the header ({', '.join(list(header.values())[:6])}) is neither a "
+                          "Canvas gradebook export (Student, ID, SIS User ID, SIS Login ID) nor a Moodle "
+                          "participants export (First name, Last name, ID number...); export it again from the LMS")
+    if canvas:
+        id_col, student_cols = _column(header, "ID"), ("SIS Login ID", "SIS User ID")
+    else:
+        id_col, student_cols = _column(header, "Identifier", "ID", "User ID", "Participant"), ("ID number", "Username")
+    roster = Roster(str(path))
+    for line, row in enumerate(rows[1:], start=2):
+        cell = {name: row[i].strip() for name, i in index.items() if i < len(row)}
+        lms_id = re.sub(r"\D", "", cell.get(id_col, "")) if id_col else ""
+        if canvas:
+            full = cell.get(_column(header, "Student"), "")
+            last, _, first = full.partition(",")  # Canvas writes "Last, First"
+            first, last = (first.strip(), last.strip()) if "," in full else split_name(full)
+            if not lms_id or not (first or last):  # "Points Possible" and other non-student rows
+                continue
+        else:
+            first = cell.get(_column(header, "First name") or "", "")
+            last = cell.get(_column(header, "Last name", "Surname") or "", "")
+            if not (first or last):
+                first, last = split_name(cell.get(_column(header, "Full name") or "", ""))
+            if not (first or last):
+                continue
+        column = next((c for c in (_column(header, n) for n in student_cols) if c and cell.get(c)), None)
+        student = check_student_id(cell[column], f"--roster {path}, line {line}, {column}") if column else ""
+        person = Person(student, first, last, lms_id or None, from_roster=True)
+        if lms_id:
+            roster.by_lms_id[lms_id] = person
+        roster.by_name.setdefault(normalize(f"{first} {last}"), []).append(person)
+    if not roster.by_lms_id and not roster.by_name:
+        raise CourseError(f"--roster {path}: no student in it; export the class's roster (with the students' "
+                          "names and ids) from the LMS")
+    return roster
+
+
+def known_students(root: Path) -> list[Person]:
+    """The students already in the course's gradebook (none when there is no gradebook yet)."""
+    from autograder import coursedir
+
+    if not coursedir.gradebook_exists(root):
+        return []
+    coursedir.check_gradebook(root)
+    with coursedir.open_gradebook(root) as gb:
+        return [Person(s.id, s.first_name or "", s.last_name or "", s.lms_user_id) for s in gb.students]
+
+
+def _identify(cands: list[_Candidate], roster: Roster | None, known: list[Person]) -> dict[int, str]:
+    """Give each candidate its student id and person; ``{index: problem}`` for those who cannot have one.
+
+    The LMS id is the identity: two ids never share a student id (the second gets ``<name>_<id>``); the
+    roster, then the gradebook (an LMS id it has seen), pin an id; a file without an id joins the one
+    student of that name who has one."""
+    ids: dict[str, set[str]] = {}
+    for cand in cands:
+        if cand.name.lms_id:
+            ids.setdefault(cand.name.slug, set()).add(cand.name.lms_id)
+    problems: dict[int, str] = {}
+    keys: dict[int, tuple[str, str]] = {}
+    for i, cand in enumerate(cands):
+        owners = ids.get(cand.name.slug, set())
+        if cand.name.lms_id:
+            keys[i] = ("lms", cand.name.lms_id)
+        elif len(owners) > 1:
+            problems[i] = (f"names {cand.name.display!r}, but {len(owners)} students of that name have LMS ids "
+                           f"({', '.join(sorted(owners))}); rename the file as the LMS does, with the id "
+                           "(<name>_<id>_...), or pass --roster")
+        else:
+            keys[i] = ("lms", next(iter(owners))) if owners else ("name", cand.name.slug)
+    by_lms = {p.lms_id: p for p in known if p.lms_id}
+    by_id = {p.student: p for p in known}
+    people: dict[tuple[str, str], Person] = {}
+    pinned: set[tuple[str, str]] = set()
+    for i in sorted(keys):
+        key, name = keys[i], cands[i].name
+        if key in people:
+            continue
+        lms_id = key[1] if key[0] == "lms" else None
+        person = roster.by_lms_id.get(lms_id) if roster and lms_id else None
+        if roster and person is None:  # by name: one person of that name, without another LMS id
+            matches = [p for p in roster.by_name.get(name.slug, []) if p.lms_id in (None, lms_id)]
+            person = matches[0] if len(matches) == 1 else None
+        if person is None:
+            first, last = name.first_last()
+            person = Person("", first, last, lms_id)
+        person = Person(**asdict(person))
+        person.lms_id = person.lms_id or lms_id
+        if not person.student and lms_id in by_lms:
+            person.student = by_lms[lms_id].student
+        if person.student:
+            pinned.add(key)
+        else:
+            person.student = name.slug
+        people[key] = person
+    claims: dict[str, set[tuple[str, str]]] = {}
+    for key, person in people.items():
+        claims.setdefault(person.student, set()).add(key)
+    for key, person in people.items():
+        if key in pinned or key[0] != "lms":
+            continue
+        holder = by_id.get(person.student)
+        if len(claims[person.student]) > 1 or (holder and holder.lms_id and holder.lms_id != key[1]):
+            person.student = f"{person.student}_{key[1]}"
+    for i, key in keys.items():
+        cands[i].person = people[key]
+    return problems
+
+
+# --- unpacking ---------------------------------------------------------------------------------------
+
+def unpack_zip(archive: Path, into: Path) -> None:
+    """Extract ``archive`` into ``into``: names as the LMS wrote them (UTF-8 when flagged, else the cp437
+    bytes re-read as UTF-8 when they are), each entry's time in ``into/.zip_times.json``."""
+    times = {}
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            if not info.flag_bits & 0x800:
+                try:
+                    info.filename = info.filename.encode("cp437").decode("utf-8")
+                except UnicodeError:
+                    pass  # really cp437 (or another code page): kept as read
+            info.filename = unicodedata.normalize("NFC", info.filename)
+            target = Path(zf.extract(info, into))
+            if not info.is_dir() and info.date_time > (1980, 1, 1, 0, 0, 0):  # 1980-01-01: no time given
+                times[target.relative_to(into).as_posix()] = dt.datetime(*info.date_time).isoformat()
+    if times:
+        into.mkdir(parents=True, exist_ok=True)
+        (into / ZIP_TIMES).write_text(json.dumps(times, indent=0, ensure_ascii=False))
+
+
+def _unpack(source: Path, scratch: Path) -> Path:
+    """The folder to scan: ``source`` itself, or a zip (possibly holding zips) unpacked into ``scratch``."""
+    if source.is_dir():
+        return source
+    if not zipfile.is_zipfile(source):
+        raise CourseError(f"{source} is neither a folder nor a .zip archive; pass the LMS export "
+                          "(a .zip or the folder it unpacks to)")
+    unpack_zip(source, scratch)
+    for inner in sorted(scratch.rglob("*.zip")):  # some LMS zip each student's files separately
+        if zipfile.is_zipfile(inner):
+            unpack_zip(inner, inner.with_suffix(""))
+            inner.unlink()
+    return scratch
+
+
+def zip_times(base: Path) -> dict[Path, dt.datetime]:
+    """Every unpacked file's zip entry time (naive, the LMS's local time), from the ``.zip_times.json``s."""
+    found = {}
+    for sidecar in Path(base).rglob(ZIP_TIMES):
+        try:
+            entries = json.loads(sidecar.read_text())
+            found.update({sidecar.parent / rel: dt.datetime.fromisoformat(when) for rel, when in entries.items()})
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue  # a damaged sidecar loses the zip times only
+    return found
+
+
+def _strip_common_top(relatives: list[PurePosixPath], lessons: list[str]) -> list[PurePosixPath]:
+    """Drop one top folder shared by every file (the archive's own name), unless it names a lesson."""
+    tops = {rel.parts[0] for rel in relatives if len(rel.parts) > 1}
+    if len(tops) == 1 and all(len(rel.parts) > 1 for rel in relatives):
+        top = next(iter(tops))
+        if not find_lessons(top, lessons):
+            return [PurePosixPath(*rel.parts[1:]) for rel in relatives]
+    return relatives
+
+
+# --- placing ---------------------------------------------------------------------------------------
+
+@dataclass
+class Placed:
+    """One notebook placed in ``submitted/``."""
+
+    file: str
+    student: str
+    lesson: str
+    timestamp: str | None = None
+    late: bool = False
+    lms_id: str | None = None
+    first_name: str = ""
+    last_name: str = ""
+    name_from: str = "file"           # "roster" or "file": where the display name comes from
+    time_from: str | None = None      # "name", "timestamp.txt" or "zip"
+    marked_late: bool = False         # the LMS wrote LATE in the name
+    seconds_late: float | None = None  # after the due date (None: no due date or no time known)
+
+
+@dataclass
+class Skipped:
+    """One file that was not placed, with the reason and what to do about it."""
+
+    file: str
+    reason: str
+
+
+@dataclass
+class CollectReport:
+    source: str
+    placed: list[Placed] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1, ensure_ascii=False)
+
+    def summary(self) -> str:
+        students = {p.student for p in self.placed}
+        lines = [f"collected {len(self.placed)} notebooks from {len(students)} students "
+                 f"({sum(p.late for p in self.placed)} late) from {self.source}"]
+        unknown = [p for p in self.placed if p.marked_late and p.seconds_late is None]
+        if unknown:
+            lines.append(f"note: {len(unknown)} notebooks are marked LATE by the LMS, but without a due date "
+                         "(--due) or a submission time nbgrader cannot compute how late they are, nor a penalty")
+        if self.skipped:
+            lines.append(f"could not place {len(self.skipped)} files:")
+            lines += [f"  ! {s.file}: {s.reason}" for s in self.skipped]
+        return "\n".join(lines)
 
 
 @dataclass
 class _Candidate:
     file: str
     path: Path
-    student: str
+    name: Name
     lesson: str
     timestamp: dt.datetime | None
+    time_from: str | None
     late_marker: bool
     copy: int
-
-
-def _describe(relative: PurePosixPath, lessons: list[str]) -> tuple[str | None, str | None, str]:
-    """(student, lesson, problem) for one file path relative to the export's root."""
-    folders, stem = list(relative.parts[:-1]), relative.stem
-    per_part = [find_lessons(part, lessons) for part in folders + [stem]]
-    named = set().union(*per_part) if per_part else set()
-    if not named:
-        return None, None, (f"no lesson name in the path (lessons: {', '.join(lessons)}); rename the file "
-                            "to contain its lesson, e.g. <student>_<lesson>.ipynb")
-    if len(named) > 1:
-        deepest = next((found for found in reversed(per_part) if found), set())
-        if len(deepest) != 1:
-            return None, None, (f"names several lessons ({', '.join(sorted(named))}); rename it to "
-                                "name exactly one")
-        named = deepest
-    lesson = next(iter(named))
-    student = ""
-    for part in reversed(folders):
-        if normalize(part) in GENERIC_FOLDERS:
-            continue
-        student = student_from(part, lessons)
-        if student:
-            break
-    if not student:
-        student = student_from(stem, lessons)
-    if not student:
-        return None, lesson, ("no student name in the path; put the file in a folder named after the "
-                              "student, or name it <student>_<lesson>.ipynb")
-    return student, lesson, ""
+    person: Person | None = None
 
 
 def _check_notebook(path: Path) -> str:
@@ -198,104 +582,114 @@ def _check_notebook(path: Path) -> str:
     return ""
 
 
-def _unpack(source: Path, scratch: Path) -> Path:
-    """The folder to scan: ``source`` itself, or a zip (possibly holding zips) unpacked into ``scratch``."""
-    if source.is_dir():
-        return source
-    if not zipfile.is_zipfile(source):
-        raise CourseError(f"{source} is neither a folder nor a .zip archive; pass the LMS export "
-                          "(a .zip or the folder it unpacks to)")
-    with zipfile.ZipFile(source) as archive:
-        archive.extractall(scratch)
-    for inner in sorted(scratch.rglob("*.zip")):  # some LMS zip each student's files separately
-        if zipfile.is_zipfile(inner):
-            with zipfile.ZipFile(inner) as archive:
-                archive.extractall(inner.with_suffix(""))
-            inner.unlink()
-    return scratch
+def _submission_time(relative: PurePosixPath, path: Path, zipped: dict[Path, dt.datetime],
+                     zone: dt.tzinfo) -> tuple[dt.datetime | None, str | None]:
+    """(naive UTC time, where it came from): a date in the name, else timestamp.txt, else the zip entry."""
+    named = parse_time(relative.as_posix())
+    if named:
+        return to_utc(named, zone), "name"
+    stamp_file = path.parent / "timestamp.txt"
+    stamp = read_timestamp_file(stamp_file) if stamp_file.exists() else None
+    if stamp:
+        return stamp, "timestamp.txt"
+    if path in zipped:
+        return to_utc(zipped[path], zone), "zip"
+    return None, None
 
 
-def _strip_common_top(relatives: list[PurePosixPath], lessons: list[str]) -> list[PurePosixPath]:
-    """Drop one top folder shared by every file (the archive's own name), unless it names a lesson."""
-    tops = {rel.parts[0] for rel in relatives if len(rel.parts) > 1}
-    if len(tops) == 1 and all(len(rel.parts) > 1 for rel in relatives):
-        top = next(iter(tops))
-        if not find_lessons(top, lessons):
-            return [PurePosixPath(*rel.parts[1:]) for rel in relatives]
-    return relatives
+def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str | None = None,
+          due: dict[str, dt.datetime] | None = None, zone: dt.tzinfo = dt.timezone.utc,
+          roster: Roster | None = None, known: list[Person] = ()) -> dict[tuple[str, str], _Candidate]:
+    """Decide where every file under ``base`` goes: ``{(student, lesson): chosen file}``; every file
+    left out is added to ``report.skipped`` and every chosen one to ``report.placed``. Writes nothing."""
+    files = sorted(p for p in base.rglob("*") if p.is_file()
+                   and not SKIP_PARTS & set(p.relative_to(base).parts)
+                   and not any(part.startswith(".") for part in p.relative_to(base).parts))
+    relatives = _strip_common_top([PurePosixPath(p.relative_to(base).as_posix()) for p in files], lessons)
+    shown = dict(zip(files, relatives))
+    zipped = zip_times(base)
+    candidates: list[_Candidate] = []
+    for path in files:
+        relative = shown[path]
+        if path.name == "timestamp.txt":
+            continue
+        if path.suffix.lower() != ".ipynb":
+            report.skipped.append(Skipped(str(relative), "not a notebook file (.ipynb expected); ask the "
+                                          "student to submit the .ipynb file itself"))
+            continue
+        name, lesson_name, problem = describe(relative, lessons, lesson)
+        problem = problem or _check_notebook(path)
+        if problem:
+            report.skipped.append(Skipped(str(relative), problem))
+            continue
+        stamp, source = _submission_time(relative, path, zipped, zone)
+        copy = COPY_NUMBER.search(relative.stem)
+        candidates.append(_Candidate(str(relative), path, name, lesson_name, stamp, source,
+                                     "late" in normalize(relative.as_posix()).split("_"),
+                                     int(next(g for g in copy.groups() if g)) if copy else 0))
+    problems = _identify(candidates, roster, list(known))
+    chosen: dict[tuple[str, str], _Candidate] = {}
+    for i, cand in enumerate(candidates):
+        if i in problems:
+            report.skipped.append(Skipped(cand.file, problems[i]))
+            continue
+        key = (cand.person.student, cand.lesson)
+        old = chosen.get(key)
+        rank = (cand.timestamp or dt.datetime.min, cand.copy)
+        if old is None or rank > (old.timestamp or dt.datetime.min, old.copy):
+            if old is not None:
+                report.skipped.append(Skipped(old.file, f"older copy of {key[0]}/{key[1]}; kept {cand.file}"))
+            chosen[key] = cand
+        else:
+            report.skipped.append(Skipped(cand.file, f"older copy of {key[0]}/{key[1]}; kept {old.file}"))
+    for (student, lesson_name), cand in sorted(chosen.items()):
+        deadline = (due or {}).get(lesson_name)
+        seconds = max(0.0, (cand.timestamp - deadline).total_seconds()) if deadline and cand.timestamp else None
+        person = cand.person
+        report.placed.append(Placed(
+            cand.file, student, lesson_name, cand.timestamp.strftime(TIMESTAMP_FORMAT) if cand.timestamp else None,
+            cand.late_marker or bool(seconds), person.lms_id, person.first_name, person.last_name,
+            "roster" if person.from_roster else "file", cand.time_from, cand.late_marker, seconds))
+    return chosen
 
 
 def collect(source: str | Path, root: Path, lessons: list[str], due: dict[str, dt.datetime] | None = None,
-            dry_run: bool = False) -> CollectReport:
+            dry_run: bool = False, *, lesson: str | None = None, timezone: str | None = None,
+            roster: str | Path | Roster | None = None) -> CollectReport:
     """Place every notebook of ``source`` (folder or .zip) into ``root/submitted/<student>/<lesson>/``.
 
-    ``due``: ``{lesson: due date (naive UTC)}``; a submission after it (or marked LATE by the LMS) is
-    reported late. Raises :class:`CourseError` only when there is nothing to collect at all.
+    ``due``: ``{lesson: due date (naive UTC)}`` (see :func:`parse_due`); a submission after it (or marked
+    LATE by the LMS) is reported late. ``lesson``: the lesson of files whose path names none.
+    ``timezone``: the LMS's zone, for times in names and zip entries. ``roster``: a CSV path (see
+    :func:`read_roster`). Writes ``root/reports/collect.json``; the gradebook is written by
+    :func:`record_in_gradebook`. Raises :class:`CourseError` only when there is nothing to collect.
     """
     source = Path(source)
     if not source.exists():
         raise CourseError(f"{source} does not exist; pass the LMS export (a .zip or a folder of notebooks)")
+    if lesson is not None and lesson not in lessons:
+        raise CourseError(f"--lesson {lesson!r}: unknown lesson; the lessons are: {', '.join(lessons)}")
+    zone = time_zone(timezone)
+    people = read_roster(roster) if isinstance(roster, (str, Path)) else roster
     report = CollectReport(source=str(source))
     with tempfile.TemporaryDirectory(prefix="collect-") as scratch:
         base = _unpack(source, Path(scratch))
-        files = sorted(p for p in base.rglob("*") if p.is_file()
-                       and not SKIP_PARTS & set(p.relative_to(base).parts)
-                       and not any(part.startswith(".") for part in p.relative_to(base).parts))
-        notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
-        others = [p for p in files if p.suffix.lower() != ".ipynb" and p.name != "timestamp.txt"]
-        if not notebooks and not others:
+        if not any(p.is_file() and not p.name.startswith(".") for p in base.rglob("*")):
             raise CourseError(f"{source} holds no files: is it the right export? Download the class's "
                               "submissions from the LMS as a .zip and pass that")
-        relatives = _strip_common_top([PurePosixPath(p.relative_to(base).as_posix()) for p in files], lessons)
-        shown = dict(zip(files, relatives))
-        for path in others:
-            report.skipped.append(Skipped(str(shown[path]), "not a notebook file (.ipynb expected); ask the "
-                                          "student to submit the .ipynb file itself"))
-        candidates: list[_Candidate] = []
-        for path in notebooks:
-            relative = shown[path]
-            student, lesson, problem = _describe(relative, lessons)
-            if not problem:
-                problem = _check_notebook(path)
-            if problem:
-                report.skipped.append(Skipped(str(relative), problem))
-                continue
-            stamp = parse_time(relative.as_posix()) or (read_timestamp_file(path.parent / "timestamp.txt")
-                                                         if (path.parent / "timestamp.txt").exists() else None)
-            copy = COPY_NUMBER.search(relative.stem)
-            candidates.append(_Candidate(str(relative), path, student, lesson, stamp,
-                                         "late" in normalize(relative.as_posix()).split("_"),
-                                         int(next(g for g in copy.groups() if g)) if copy else 0))
-        if not candidates:
+        chosen = place(base, lessons, report, lesson=lesson, due=due, zone=zone, roster=people,
+                       known=known_students(root))
+        if not chosen:
             raise CourseError(f"no student notebook could be placed from {source}:\n" +
                               "\n".join(f"  ! {s.file}: {s.reason}" for s in report.skipped))
-        chosen: dict[tuple[str, str], _Candidate] = {}
-        for cand in candidates:
-            key = (cand.student, cand.lesson)
-            old = chosen.get(key)
-            rank = (cand.timestamp or dt.datetime.min, cand.copy)
-            if old is None or rank > (old.timestamp or dt.datetime.min, old.copy):
-                if old is not None:
-                    report.skipped.append(Skipped(old.file, f"older copy of {cand.student}/{cand.lesson}; "
-                                                  f"kept {cand.file}"))
-                chosen[key] = cand
-            else:
-                report.skipped.append(Skipped(cand.file, f"older copy of {cand.student}/{cand.lesson}; "
-                                              f"kept {old.file}"))
-        for (student, lesson), cand in sorted(chosen.items()):
-            deadline = (due or {}).get(lesson)
-            late = cand.late_marker or bool(deadline and cand.timestamp and cand.timestamp > deadline)
-            stamp = cand.timestamp.strftime(TIMESTAMP_FORMAT) if cand.timestamp else None
-            report.placed.append(Placed(cand.file, student, lesson, stamp, late))
-            if dry_run:
-                continue
-            target = Path(root) / "submitted" / student / lesson
+        for placed in report.placed if not dry_run else []:
+            target = Path(root) / "submitted" / placed.student / placed.lesson
             if target.exists():
                 shutil.rmtree(target)
             target.mkdir(parents=True)
-            shutil.copyfile(cand.path, target / f"{lesson}.ipynb")
-            if stamp:
-                (target / "timestamp.txt").write_text(stamp)
+            shutil.copyfile(chosen[(placed.student, placed.lesson)].path, target / f"{placed.lesson}.ipynb")
+            if placed.timestamp:
+                (target / "timestamp.txt").write_text(placed.timestamp)
     if not dry_run:
         log = Path(root) / "reports" / "collect.json"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -303,29 +697,102 @@ def collect(source: str | Path, root: Path, lessons: list[str], due: dict[str, d
     return report
 
 
-def parse_due(values: list[str], lessons: list[str]) -> dict[str, dt.datetime]:
-    """``--due`` values: ``DATE`` (every lesson) or ``LESSON=DATE``; dates as ``2025-03-02 23:59``, UTC."""
-    due: dict[str, dt.datetime] = {}
-    for value in values or []:
-        lesson, _, text = value.rpartition("=") if "=" in value else ("", "", value)
-        when = parse_time(text)
-        if when is None:
-            raise CourseError(f"--due {value!r}: write the date as YYYY-MM-DD HH:MM (UTC), optionally "
-                              "prefixed by LESSON=")
-        if lesson and lesson not in lessons:
-            raise CourseError(f"--due {value!r}: unknown lesson {lesson!r}; the lessons are: {', '.join(lessons)}")
-        for name in [lesson] if lesson else lessons:
-            due[name] = when
-    return due
+def record_in_gradebook(root: Path, due: dict[str, dt.datetime] | None = None,
+                        report: CollectReport | None = None) -> None:
+    """Store what collect learned in the gradebook, as ``nbgrader db assignment add --duedate`` and
+    ``nbgrader db student add --first-name --last-name --lms-user-id`` would: due dates (so that
+    ``nbgrader autograde`` computes lateness and the late penalty) and each placed student's name and
+    LMS id (``report``; default: the last collect's ``reports/collect.json``). Names from a roster
+    replace the gradebook's; names from file names only fill empty ones. Every lesson placed is
+    registered with its cells, so nbgrader's own ``autograde`` works next. Done before grading."""
+    from nbgrader.api import MissingEntry
 
-
-def record_due_dates(root: Path, due: dict[str, dt.datetime]) -> None:
-    """Store due dates in the gradebook, as ``nbgrader db assignment add LESSON --duedate`` would, so
-    that nbgrader (formgrader, the gradebook's lateness) knows them. Done before grading."""
-    if not due:
-        return
     from autograder import coursedir
+    from autograder.trusted.batch import ensure_assignment
+
+    if report is None:
+        log = Path(root) / "reports" / "collect.json"
+        placed = [Placed(**p) for p in json.loads(log.read_text()).get("placed", [])] if log.exists() else []
+    else:
+        placed = report.placed
+    if not due and not placed:
+        return
     coursedir.check_gradebook(root)
     with coursedir.open_gradebook(root) as gb:
-        for lesson, when in sorted(due.items()):
+        for lesson, when in sorted((due or {}).items()):
             gb.update_or_create_assignment(lesson, duedate=when)
+        for entry in placed:
+            try:
+                student = gb.find_student(entry.student)
+            except MissingEntry:
+                student = None
+            fields = {}
+            if entry.name_from == "roster" or student is None or not (student.first_name or student.last_name):
+                fields.update(first_name=entry.first_name or None, last_name=entry.last_name or None)
+            if entry.lms_id and (entry.name_from == "roster" or student is None or not student.lms_user_id):
+                fields["lms_user_id"] = entry.lms_id
+            gb.update_or_create_student(entry.student, **fields)
+    for lesson in sorted({entry.lesson for entry in placed}):
+        ensure_assignment(root, lesson)
+
+
+# --- nbgrader zip_collect with the same rules --------------------------------------------------------
+
+try:
+    from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
+    from traitlets import Unicode
+except ImportError:  # pragma: no cover - nbgrader is a dependency of the grading side only
+    ExtractorPlugin = FileNameCollectorPlugin = None
+
+if FileNameCollectorPlugin is not None:
+    class LMSExtractor(ExtractorPlugin):
+        """``nbgrader zip_collect``'s extractor, unpacking as collect does: names decoded as the LMS
+        wrote them, zip entry times kept (``.zip_times.json``) for :class:`LMSCollector`."""
+
+        def extract(self, archive_path: str, extracted_path: str) -> None:
+            for path in sorted(p for p in Path(archive_path).rglob("*") if p.is_file()):
+                relative = path.relative_to(archive_path)
+                if zipfile.is_zipfile(path):
+                    _unpack(path, Path(extracted_path) / relative.parent / relative.stem)
+                else:
+                    (Path(extracted_path) / relative).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, Path(extracted_path) / relative)
+
+    class LMSCollector(FileNameCollectorPlugin):
+        """``nbgrader zip_collect``'s collector with ``avgpool-course collect``'s placing rules
+        (:func:`place`): files that name no lesson belong to the assignment being collected, files
+        of another lesson are skipped, and of two copies the latest is the one returned."""
+
+        timezone = Unicode("", help="The LMS's time zone (IANA name) for times in names and zip entries"
+                           ).tag(config=True)
+        roster = Unicode("", help="A Canvas gradebook or Moodle participants CSV (see collect.read_roster)"
+                         ).tag(config=True)
+
+        _plan: dict | None = None
+
+        def _placed(self) -> dict[str, dict]:
+            app = self.parent
+            from autograder import coursedir
+
+            lesson = app.coursedir.assignment_id
+            root = Path(app.coursedir.root)
+            base = Path(app._format_collect_path(app.extracted_directory))
+            report = CollectReport(str(base))
+            chosen = place(base, coursedir.lessons(root), report, lesson=lesson, zone=time_zone(self.timezone),
+                           roster=read_roster(self.roster) if self.roster else None, known=known_students(root))
+            for skipped in report.skipped:
+                self.log.warning("Not collected: %s: %s", skipped.file, skipped.reason)
+            plan = {}
+            for entry in report.placed:
+                if entry.lesson == lesson:
+                    info = {"student_id": entry.student, "file_id": f"{lesson}.ipynb",
+                            "first_name": entry.first_name, "last_name": entry.last_name}
+                    if entry.timestamp:
+                        info["timestamp"] = entry.timestamp
+                    plan[str(chosen[(entry.student, entry.lesson)].path)] = info
+            return plan
+
+        def collect(self, submitted_file: str) -> dict | None:
+            if self._plan is None:
+                self._plan = self._placed()
+            return self._plan.get(str(Path(submitted_file)))

@@ -31,8 +31,11 @@ def find_root(root: str | Path | None = None) -> Path:
 
 
 def _course_setting(root: Path, name: str) -> str:
-    """``CourseDirectory.<name>`` of ``root/nbgrader_config.py`` ("" if unset)."""
+    """``CourseDirectory.<name>`` of ``root/nbgrader_config.py`` ("" if unset, or if there is no such file)."""
     from traitlets.config.loader import PyFileConfigLoader
+
+    if not (Path(root) / "nbgrader_config.py").is_file():
+        return ""
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     return str(config.get("CourseDirectory", {}).get(name, "") or "")

@@ -1,10 +1,13 @@
 """Grades out of nbgrader's gradebook: a table per student and lesson, and CSV files.
 
-Read through ``nbgrader.api.Gradebook`` (final scores: manual grades, where an instructor gave one in
-formgrader, win over automatic ones), after checking that the gradebook belongs to this course.
+Read through ``nbgrader.api.Gradebook`` (final scores, as ``nbgrader export`` gives them: manual grades,
+where an instructor gave one in formgrader, win over automatic ones, and nbgrader's late penalty, from
+``c.LateSubmissionPlugin.penalty_method`` when ``nbgrader autograde`` ran, is taken off), after checking
+that the gradebook belongs to this course.
 
 * ``grades.csv``: one row per student: the score of each lesson (empty when not handed in), the total
-  and the maximum;
+  and the maximum, then for each lesson the hours it was late (``<lesson>_hours_late``: after the due
+  date in the gradebook, by ``timestamp.txt``) and nbgrader's late penalty (``<lesson>_penalty``);
 * ``grades_by_cell.csv``: one row per student, lesson and graded cell: score, maximum, and whether the
   submission was late.
 """
@@ -27,6 +30,8 @@ class Grades:
     students: list[str]
     score: dict[tuple[str, str], float] = field(default_factory=dict)   # (student, lesson) -> score
     late: dict[tuple[str, str], bool] = field(default_factory=dict)
+    seconds_late: dict[tuple[str, str], float] = field(default_factory=dict)  # nbgrader's total_seconds_late
+    penalty: dict[tuple[str, str], float] = field(default_factory=dict)       # taken off the score
     cells: list[tuple[str, str, str, float, float]] = field(default_factory=list)  # student, lesson, cell, score, max
 
     def total(self, student: str) -> float:
@@ -54,7 +59,10 @@ def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
                     sub = gb.find_submission(lesson, student)
                 except MissingEntry:
                     continue
-                grades.score[(student, lesson)] = float(sub.score)
+                penalty = float(sub.late_submission_penalty or 0.0)
+                grades.score[(student, lesson)] = max(0.0, float(sub.score) - penalty)  # as nbgrader export
+                grades.penalty[(student, lesson)] = penalty
+                grades.seconds_late[(student, lesson)] = float(sub.total_seconds_late)
                 grades.late[(student, lesson)] = bool(sub.total_seconds_late > 0)
                 order = cell_order(root, lesson)
                 for notebook in sub.notebooks:
@@ -103,11 +111,16 @@ def write_csv(grades: Grades, folder: Path) -> tuple[Path, Path]:
     per_student = folder / "grades.csv"
     with per_student.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *grades.lessons, "total", "max_total"])
+        late_heads = [f"{lesson}_{what}" for lesson in grades.lessons for what in ("hours_late", "penalty")]
+        writer.writerow(["student", *grades.lessons, "total", "max_total", *late_heads])
         for student in grades.students:
             row = [fmt(grades.score[(student, lesson)]) if (student, lesson) in grades.score else ""
                    for lesson in grades.lessons]
-            writer.writerow([student, *row, fmt(grades.total(student)), fmt(grades.max_total())])
+            late = [value for lesson in grades.lessons for value in
+                    ((fmt(round(grades.seconds_late.get((student, lesson), 0.0) / 3600, 2)),
+                      fmt(grades.penalty.get((student, lesson), 0.0)))
+                     if (student, lesson) in grades.score else ("", ""))]
+            writer.writerow([student, *row, fmt(grades.total(student)), fmt(grades.max_total()), *late])
     per_cell = folder / "grades_by_cell.csv"
     with per_cell.open("w", newline="") as handle:
         writer = csv.writer(handle)

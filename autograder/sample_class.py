@@ -9,9 +9,13 @@ cells filled from the source notebook's solutions (matched by ``grade_id``), the
   off-by-one window, stride 0 not read as kernel_size, count_include_pad inverted, ...); a mistake is
   used for a lesson only when the replacement changes its code and the result still parses;
 * ``blank``: the release handed back untouched;
-* late: any of the above uploaded after the lesson's due date (a time in the name or a LATE mark);
+* late: any of the above uploaded after the lesson's due date (the zip entry's time, a time in the
+  name or timestamp.txt; Canvas-style names also carry the LMS's LATE mark);
 * ``corpus:<name>``: a few faulty or cheating submissions of the grading corpus, when it exposes them;
 * LMS debris: a re-uploaded copy, a PDF instead of a notebook, a notebook cut short (not valid JSON).
+
+The students after the first are :data:`SPECIAL`: same-name pairs told apart by their LMS ids, names
+outside ASCII, a renamed file placed by its lesson folder, and LMS-marked late work.
 
 Not every student hands in every lesson. ``manifest.json`` beside the archive says what each file is
 (the LMS would not give it: it is for tests and for reading the report).
@@ -26,7 +30,8 @@ import json
 import random
 import re
 import zipfile
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import nbformat
@@ -86,6 +91,8 @@ class Submission:
     late: bool = False
     timestamp: str | None = None
     note: str = ""
+    lms_id: str | None = None  # the LMS's user id collect must keep (in the gradebook too)
+    name: str = ""             # the display name collect must store in the gradebook
 
 
 def strip_markers(source: str) -> str:
@@ -163,22 +170,57 @@ def corpus_submissions(root: Path, lessons: list[str]) -> list[tuple[str, str, s
     return found
 
 
-def file_name(style: str, first: str, last: str, lesson: str, when: dt.datetime, late: bool,
-              uid: int) -> tuple[str, str]:
-    """(path inside the archive, student id collect will derive) for one student's style."""
+@dataclass(frozen=True)
+class Student:
+    """One student of the class: how their LMS names their files, and what collect must make of it."""
+
+    full: str                 # the name as the LMS writes it
+    style: str                # one of STYLES
+    uid: int                  # the LMS's user id (in Canvas and Moodle names)
+    student: str = ""         # the nbgrader student id collect must give (default: as the style implies)
+    renamed: bool = False     # hands in a file renamed beyond recognition, in a folder naming the lesson
+    marked_late: bool = False  # always late, and the LMS says so in the name
+
+
+#: Students who try collect's identity rules (they replace the first names of the class, after the
+#: first student): two Moodle students of one name and two Canvas ones of one login (the LMS id keeps
+#: each pair apart), names outside ASCII (kept, and stored in the gradebook as written), a file renamed
+#: beyond recognition (placed by its lesson folder), and LMS-marked late work.
+SPECIAL = (
+    Student("Wei Zhang", "moodle", 6666, "wei_zhang", renamed=True),
+    Student("Wei Zhang", "moodle", 7777, "wei_zhang"),
+    Student("José Núñez", "moodle", 4242, "jose_nunez"),
+    Student("李明", "moodle", 8888, "李明"),
+    Student("Дмитрий Иванов", "moodle", 9999, "дмитрий_иванов"),
+    Student("Zoë Ångström", "per_lesson_folder", 5151, "zoe_angstrom"),
+    Student("Wei Zhang", "canvas", 12345, "zhangwei", marked_late=True),
+    Student("Wei Zhang", "canvas", 54321, "zhangwei"),
+)
+
+
+def file_name(person: Student, lesson: str, when: dt.datetime, late: bool) -> tuple[str, str, str]:
+    """(path inside the archive, student id collect will derive, name it will store) for one file."""
+    words = person.full.split()
+    first, last = words[0], words[-1]
     login = f"{last}{first}".lower()
-    if style == "canvas":
-        return f"{login}{'_LATE' if late else ''}_{uid}_{uid * 7 % 100000}_{lesson}.ipynb", login
-    if style == "moodle":
-        return f"{first} {last} - {lesson}.ipynb", f"{first}_{last}".lower()
-    if style == "per_lesson_folder":
-        return f"{lesson}/{first.lower()}.{last.lower()}/notebook.ipynb", f"{first}_{last}".lower()
-    if style == "nbgrader":
-        return f"{login}/{lesson}/{lesson}.ipynb", login
-    if style == "blackboard":
-        return f"{lesson}_{login}_attempt_{when:%Y-%m-%d-%H-%M-%S}_{lesson}.ipynb", login
-    return f"submissions/{first.lower()}{last[0].lower()}_{lesson}{'_LATE' if late else ''}.ipynb", \
-        f"{first}{last[0]}".lower()
+    style, uid = person.style, person.uid
+    if person.renamed:
+        path, student = f"{lesson}/{person.full}_{uid}_assignsubmission_file_/my homework (final).ipynb", ""
+    elif style == "canvas":
+        path, student = f"{login}{'_LATE' if late else ''}_{uid}_{uid * 7 % 100000}_{lesson}.ipynb", login
+    elif style == "moodle":  # Moodle: one folder per participant, the file as uploaded
+        path, student = f"{person.full}_{uid}_assignsubmission_file_/{lesson}.ipynb", "_".join(words).lower()
+    elif style == "per_lesson_folder":
+        path, student = f"{lesson}/{person.full}/notebook.ipynb", "_".join(words).lower()
+    elif style == "nbgrader":
+        path, student = f"{login}/{lesson}/{lesson}.ipynb", login
+    elif style == "blackboard":
+        path, student = f"{lesson}_{login}_attempt_{when:%Y-%m-%d-%H-%M-%S}_{lesson}.ipynb", login
+    else:
+        student = f"{first}{last[0]}".lower()
+        path = f"submissions/{student}_{lesson}{'_LATE' if late else ''}.ipynb"
+    shown = person.full if style in ("moodle", "per_lesson_folder") or person.renamed else student
+    return path, person.student or student, shown
 
 
 #: About this many submissions in a default class: what the main job grades in a few minutes on 2 cores.
@@ -200,25 +242,33 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
                if any((root / "release" / lesson).glob("*.ipynb")) and any((root / "source" / lesson).glob("*.ipynb"))]
     if not lessons:
         raise coursedir.CourseError(f"no released lesson in {root}: run `avgpool-course release` first")
+    people = [Student(f"{FIRST[i % len(FIRST)]} {LAST[(i * 7) % len(LAST)]}", STYLES[i % len(STYLES)], 10000 + i)
+              for i in range(students)]
+    styles = [person.style for person in people]
+    rng.shuffle(styles)
+    people = [Student(person.full, style, person.uid) for person, style in zip(people, styles)]
+    people[1:1 + len(SPECIAL)] = SPECIAL[:max(0, students - 1)]
+    shared = Counter(person.student for person in people if person.student)  # one name, two LMS ids:
+    people = [replace(person, student=f"{person.student}_{person.uid}") if shared[person.student] > 1 else person
+              for person in people]                                         # <name>_<id> each
+    forced = 1 + min(len(SPECIAL), max(0, students - 1))  # the first student and the special ones
     if submit_rate is None:
-        submit_rate = min(0.8, TARGET_SUBMISSIONS / (students * len(lessons)))
+        submit_rate = min(0.8, max(0.05, (TARGET_SUBMISSIONS - forced) / (students * len(lessons))))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, bytes] = {}
     times: dict[str, dt.datetime] = {}
     manifest: list[Submission] = []
-    names = [(FIRST[i % len(FIRST)], LAST[(i * 7) % len(LAST)]) for i in range(students)]
-    styles = [STYLES[i % len(STYLES)] for i in range(students)]
-    rng.shuffle(styles)
     per_lesson = {}
     for index, lesson in enumerate(lessons):
         release_nb = nbformat.read(next((root / "release" / lesson).glob("*.ipynb")), as_version=4)
         reference = solution_cells(next((root / "source" / lesson).glob("*.ipynb")))
         per_lesson[lesson] = (release_nb, reference, mistakes_for(reference),
                               FIRST_DUE + dt.timedelta(days=7 * index))
-    for i, ((first, last), style) in enumerate(zip(names, styles)):
-        for lesson in lessons:
-            if i > 0 and rng.random() > submit_rate:
+    for i, person in enumerate(people):
+        for number, lesson in enumerate(lessons):
+            special = 0 < i <= len(SPECIAL) and number == 0  # the special students hand in the first lesson
+            if rng.random() > submit_rate and i > 0 and not special:
                 continue
             release_nb, reference, mistakes, due = per_lesson[lesson]
             roll = rng.random()
@@ -235,19 +285,22 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
                 variant, answers = "complete", dict(reference)
             else:
                 variant, answers = "blank", {}
-            late = style in ("canvas", "blackboard", "nbgrader", "flat") and rng.random() < 0.12
+            # collect knows a time from the zip entry, from the name (Blackboard) or from timestamp.txt
+            timed = as_zip or person.style in ("blackboard", "nbgrader")
+            marked = person.style in ("canvas", "flat")  # these LMS write LATE in the name
+            late = (rng.random() < 0.12 and (timed or marked)) or (special and person.marked_late)
             when = due + (dt.timedelta(hours=rng.randint(1, 48)) if late
                           else -dt.timedelta(minutes=rng.randint(10, 72 * 60)))
-            path, student = file_name(style, first, last, lesson, when, late, 10000 + i)
+            path, student, shown = file_name(person, lesson, when, late and marked)
             files[path] = nbformat.writes(fill(release_nb, answers)).encode()
             times[path] = when
-            stamp = None
-            if style == "nbgrader":
-                stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-                files[str(Path(path).parent / "timestamp.txt")] = stamp.encode()
-            elif style == "blackboard":
-                stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-            manifest.append(Submission(path, student, lesson, variant, late, stamp))
+            if person.style == "nbgrader":
+                files[str(Path(path).parent / "timestamp.txt")] = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC").encode()
+            stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC") if timed else None
+            lms_id = str(person.uid) if person.style in ("canvas", "moodle") or person.renamed else None
+            manifest.append(Submission(path, student, lesson, variant, late, stamp,
+                                       "renamed: placed by its lesson folder" if person.renamed else "",
+                                       lms_id, shown))
     first_lesson = lessons[0]
     release_nb, reference, _, due = per_lesson[first_lesson]
     # LMS debris: an earlier partial attempt (kept by the LMS beside the newer one), a PDF, a notebook cut short.
@@ -259,7 +312,7 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
         files[older] = nbformat.writes(fill(release_nb, dict(list(reference.items())[:1]))).encode()
         times[older] = when
         manifest.append(Submission(older, login, first_lesson, "superseded",
-                                   note="an earlier attempt; collect keeps the latest"))
+                                   note="an earlier attempt; collect keeps the latest", name=login))
     files[f"submissions/helenp_{first_lesson}.pdf"] = b"%PDF-1.4 printed notebook\n"
     manifest.append(Submission(f"submissions/helenp_{first_lesson}.pdf", "helenp", first_lesson, "not a notebook",
                                note="a PDF instead of the .ipynb: collect reports it"))
@@ -268,14 +321,14 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
     manifest.append(Submission(f"submissions/ivanq_{first_lesson}.ipynb", "ivanq", first_lesson,
                                "not a notebook", note="upload cut short (invalid JSON): collect reports it"))
     if corpus:
-        from autograder.collect import student_from
-
         for name, lesson, text in corpus_submissions(root, lessons)[:6]:
-
-            student = student_from(f"corpus_{normalize_name(name)}", lessons)
+            student = f"corpus_{normalize_name(name)}"
             path = f"submissions/{student}_{lesson}.ipynb"
             files[path] = text.encode()
-            manifest.append(Submission(path, student, lesson, f"corpus:{name}"))
+            times[path] = per_lesson[lesson][3] - dt.timedelta(hours=1)
+            manifest.append(Submission(path, student, lesson, f"corpus:{name}", False,
+                                       times[path].strftime("%Y-%m-%d %H:%M:%S.%f UTC") if as_zip else None,
+                                       name=student.replace("_", " ")))
     target = out / ("lms_export.zip" if as_zip else "lms_export")
     if as_zip:
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
 import json
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -9,26 +11,34 @@ from pathlib import Path, PurePosixPath
 import nbformat
 import pytest
 
-from autograder import collect
+from autograder import collect, coursedir
 from autograder.coursedir import CourseError
 from workflow_fakes import LESSON, REPO, make_course
 
 LESSONS = ["lesson1_by_hand", "lesson2_loops", "lesson3_numpy", "lesson4_torch", "lesson5_gap"]
 
 
-@pytest.mark.parametrize("path, student, lesson", [
-    ("alice_12345_lesson2_loops.ipynb", "alice", "lesson2_loops"),
-    ("alice_LATE_12345_67890_lesson2_loops-1.ipynb", "alice", "lesson2_loops"),
-    ("Bob Smith - lesson1_by_hand (2).ipynb", "bob_smith", "lesson1_by_hand"),
-    ("lesson3_numpy/carol/anything.ipynb", "carol", "lesson3_numpy"),
-    ("carol/lesson3_numpy/lesson3_numpy.ipynb", "carol", "lesson3_numpy"),
-    ("submissions/dave_lesson4_torch_LATE.ipynb", "dave", "lesson4_torch"),
-    ("lesson1_by_hand_erin_attempt_2025-03-02-14-05-00.ipynb", "erin", "lesson1_by_hand"),
-    ("frank_lesson5.ipynb", "frank", "lesson5_gap"),
-    ("Gina O'Neil_998_assignsubmission_file_/lesson2_loops.ipynb", "gina_o_neil", "lesson2_loops"),
+@pytest.mark.parametrize("path, student, lms_id, lesson", [
+    ("alice_12345_lesson2_loops.ipynb", "alice", "12345", "lesson2_loops"),
+    ("alice_LATE_12345_67890_lesson2_loops-1.ipynb", "alice", "12345", "lesson2_loops"),
+    ("Bob Smith - lesson1_by_hand (2).ipynb", "bob_smith", None, "lesson1_by_hand"),
+    ("lesson3_numpy/carol/anything.ipynb", "carol", None, "lesson3_numpy"),
+    ("carol/lesson3_numpy/lesson3_numpy.ipynb", "carol", None, "lesson3_numpy"),
+    ("submissions/dave_lesson4_torch_LATE.ipynb", "dave", None, "lesson4_torch"),
+    ("lesson1_by_hand_erin_attempt_2025-03-02-14-05-00.ipynb", "erin", None, "lesson1_by_hand"),
+    ("frank_lesson5.ipynb", "frank", None, "lesson5_gap"),
+    ("Gina O'Neil_998_assignsubmission_file_/lesson2_loops.ipynb", "gina_o_neil", "998", "lesson2_loops"),
+    ("Wei Zhang_6666_assignsubmission_file_lesson2_loops.ipynb", "wei_zhang", "6666", "lesson2_loops"),
+    ("lesson2_loops/Wei Zhang_6666_assignsubmission_file_/my homework (final).ipynb", "wei_zhang", "6666",
+     "lesson2_loops"),
+    ("José Núñez_41_assignsubmission_file_/lesson1_by_hand.ipynb", "jose_nunez", "41", "lesson1_by_hand"),
+    ("lesson1_by_hand/Zoë Ångström/notebook.ipynb", "zoe_angstrom", None, "lesson1_by_hand"),
+    ("李明_8888_assignsubmission_file_/lesson1_by_hand.ipynb", "李明", "8888", "lesson1_by_hand"),
+    ("Дмитрий Иванов_9_assignsubmission_file_/lesson1_by_hand.ipynb", "дмитрий_иванов", "9", "lesson1_by_hand"),
 ])
-def test_lms_names_are_understood(path, student, lesson):
-    assert collect._describe(PurePosixPath(path), LESSONS) == (student, lesson, "")
+def test_lms_names_are_understood(path, student, lms_id, lesson):
+    name, found, problem = collect.describe(PurePosixPath(path), LESSONS)
+    assert (name.slug, name.lms_id, found, problem) == (student, lms_id, lesson, "")
 
 
 @pytest.mark.parametrize("path, problem", [
@@ -37,13 +47,38 @@ def test_lms_names_are_understood(path, student, lesson):
     ("submissions/lesson2_loops.ipynb", "no student name"),
 ])
 def test_names_that_cannot_be_placed_say_why(path, problem):
-    student, _, reason = collect._describe(PurePosixPath(path), LESSONS)
-    assert student is None and problem in reason
+    name, _, reason = collect.describe(PurePosixPath(path), LESSONS)
+    assert name is None and problem in reason
+
+
+def test_names_keep_their_letters_and_say_them_as_written():
+    """Latin letters lose their accents only (readable ASCII ids); other scripts are kept, never dropped."""
+    assert collect.normalize("José Núñez") == "jose_nunez" and collect.normalize("Zoë Ångström") == "zoe_angstrom"
+    assert collect.normalize("Łukasz Straße") == "lukasz_strasse"
+    assert collect.normalize("Дмитрий Иванов") == "дмитрий_иванов", "й keeps its breve: it is not Latin"
+    assert collect.normalize("李明") == "李明" and collect.normalize("नमस्ते") == "नमस्ते", "marks stay in the word"
+    name = collect.name_in("José Núñez_41_assignsubmission_file_", LESSONS)
+    assert name.display == "José Núñez" and name.first_last() == ("José", "Núñez")
+    assert collect.name_in("李明_8888_assignsubmission_file_", LESSONS).first_last() == ("李明", "")
+    for slug in ("jose_nunez", "李明", "дмитрий_иванов"):  # what nbgrader needs of a student id (a folder it globs)
+        assert collect.check_student_id(slug, "test") == slug
+    with pytest.raises(CourseError, match="cannot be an nbgrader student id"):
+        collect.check_student_id("wei zhang*", "--roster r.csv, line 2, SIS Login ID")
+
+
+def test_lesson_flag_places_a_file_that_names_no_lesson_and_only_those():
+    renamed = PurePosixPath("Wei Zhang_6666_assignsubmission_file_/my homework (final).ipynb")
+    assert "pass --lesson" in collect.describe(renamed, LESSONS)[2]
+    name, lesson, problem = collect.describe(renamed, LESSONS, "lesson2_loops")
+    assert (name.slug, name.lms_id, lesson, problem) == ("wei_zhang", "6666", "lesson2_loops", "")
+    named = PurePosixPath("alice_12345_lesson1_by_hand.ipynb")
+    assert collect.describe(named, LESSONS, "lesson2_loops")[1] == "lesson1_by_hand", "the name wins over --lesson"
 
 
 def test_time_in_a_name():
     assert str(collect.parse_time("x_attempt_2025-03-02-14-05-00_y")) == "2025-03-02 14:05:00"
     assert collect.parse_time("alice_12345_lesson2_loops") is None
+    assert collect.parse_time("wei_120250302_lesson1") is None, "a date is never read inside a longer number"
 
 
 def _notebook(text: str = "x = 1") -> str:
@@ -52,9 +87,24 @@ def _notebook(text: str = "x = 1") -> str:
     return nbformat.writes(nb)
 
 
+def _write(folder: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def _zip(path: Path, entries: dict[str, tuple[str, tuple]]) -> Path:
+    """A zip whose entries carry the times an LMS gave them: ``{name: (text, date_time)}``."""
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, (text, when) in entries.items():
+            zf.writestr(zipfile.ZipInfo(name, when), text)
+    return path
+
+
 def _export(folder: Path) -> Path:
     """A messy LMS export: styles mixed, a re-upload, a PDF, a cut-short notebook, a nbgrader folder."""
-    files = {
+    return _write(folder, {
         "alice_12345_lesson1_by_hand.ipynb": _notebook("a = 1"),
         "Bob Smith - lesson1_by_hand.ipynb": _notebook("old"),
         "Bob Smith - lesson1_by_hand (2).ipynb": _notebook("new"),
@@ -66,11 +116,7 @@ def _export(folder: Path) -> Path:
         "submissions/gina_lesson1_by_hand.ipynb": _notebook()[:40],
         "notes.ipynb": _notebook(),
         ".ipynb_checkpoints/alice_lesson1_by_hand-checkpoint.ipynb": _notebook(),
-    }
-    for name, text in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(text)
-    return folder
+    })
 
 
 def test_collect_places_what_it_can_and_reports_the_rest(tmp_path):
@@ -85,6 +131,7 @@ def test_collect_places_what_it_can_and_reports_the_rest(tmp_path):
     bob = nbformat.read(root / "submitted" / "bob_smith" / LESSON / f"{LESSON}.ipynb", as_version=4)
     assert bob.cells[0].source == "new", "the re-upload (2) must win over the first upload"
     assert placed[("dave", LESSON)].late and placed[("erin", LESSON)].late and not placed[("alice", LESSON)].late
+    assert placed[("alice", LESSON)].lms_id == "12345" and placed[("dave", LESSON)].time_from == "timestamp.txt"
     stamp = (root / "submitted" / "dave" / LESSON / "timestamp.txt").read_text()
     from nbgrader.utils import parse_utc
     assert str(parse_utc(stamp)).startswith("2025-03-05 10:00:00")
@@ -111,6 +158,190 @@ def test_collect_reads_a_zip_with_a_top_folder(tmp_path):
     assert {p.student for p in report.placed} == {"alice", "bob_smith", "carol", "dave", "erin"}
 
 
+# --- identities ------------------------------------------------------------------------------------
+
+def test_same_name_students_stay_two(tmp_path):
+    """Both sides: two LMS ids under one name are two students, each with their own notebook; two files
+    of one name without ids are one student's re-uploads (the later wins)."""
+    root = make_course(tmp_path)
+    export = _write(tmp_path / "lms", {
+        f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": _notebook("mine = 6666"),
+        f"Wei Zhang_7777_assignsubmission_file_/{LESSON}.ipynb": _notebook("mine = 7777"),
+        f"zhangwei_12345_111_{LESSON}.ipynb": _notebook("mine = 12345"),
+        f"zhangwei_LATE_54321_222_{LESSON}.ipynb": _notebook("mine = 54321"),
+        f"Ana Lima - {LESSON}.ipynb": _notebook("first"),
+        f"Ana Lima - {LESSON} (2).ipynb": _notebook("second"),
+    })
+    report = collect.collect(export, root, [LESSON])
+    placed = {p.student: p for p in report.placed}
+    assert set(placed) == {"wei_zhang_6666", "wei_zhang_7777", "zhangwei_12345", "zhangwei_54321", "ana_lima"}
+    for student, p in placed.items():
+        if p.lms_id:
+            nb = nbformat.read(root / "submitted" / student / LESSON / f"{LESSON}.ipynb", as_version=4)
+            assert nb.cells[0].source == f"mine = {p.lms_id}" and student.endswith(p.lms_id)
+    assert placed["zhangwei_54321"].late and not placed["zhangwei_12345"].late
+    assert [s.reason for s in report.skipped] == [f"older copy of ana_lima/{LESSON}; kept Ana Lima - {LESSON} (2).ipynb"]
+
+
+def test_a_file_without_an_id_joins_the_one_student_of_that_name_or_says_why_not(tmp_path):
+    root = make_course(tmp_path)
+    one = _write(tmp_path / "one", {f"alice_12345_{LESSON}.ipynb": _notebook(),
+                                    f"lesson2_loops/alice/notebook.ipynb": _notebook()})
+    report = collect.collect(one, root, [LESSON, "lesson2_loops"])
+    assert {(p.student, p.lms_id) for p in report.placed} == {("alice", "12345")}
+    two = _write(tmp_path / "two", {f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+                                    f"Wei Zhang_7777_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+                                    f"Wei Zhang - {LESSON}.ipynb": _notebook()})
+    report = collect.collect(two, root, [LESSON])
+    assert {p.student for p in report.placed} == {"wei_zhang_6666", "wei_zhang_7777"}
+    assert "2 students of that name have LMS ids (6666, 7777)" in report.skipped[0].reason
+    assert "--roster" in report.skipped[0].reason
+
+
+@pytest.fixture
+def gradebook_course(tmp_path):
+    """A course whose gradebook exists (made once per test: nbgrader runs alembic to create one)."""
+    root = make_course(tmp_path)
+    coursedir.open_gradebook(root).close()
+    return root
+
+
+def test_ids_and_names_go_into_the_gradebook_and_an_id_once_seen_stays(gradebook_course, tmp_path):
+    """Week 1: one Wei Zhang (wei_zhang); week 2 both: the first keeps wei_zhang, the second is
+    wei_zhang_7777. Unicode names reach the gradebook as written."""
+    root = gradebook_course
+    week1 = _write(tmp_path / "week1", {
+        f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+        f"José Núñez_41_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+        f"李明_8888_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+        f"Дмитрий Иванов_9_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+    })
+    report = collect.collect(week1, root, [LESSON])
+    collect.record_in_gradebook(root, report=report)
+    assert {p.student for p in report.placed} == {"wei_zhang", "jose_nunez", "李明", "дмитрий_иванов"}
+    assert (root / "submitted" / "李明" / LESSON / f"{LESSON}.ipynb").is_file()
+    with coursedir.open_gradebook(root) as gb:
+        people = {s.id: (s.first_name, s.last_name, s.lms_user_id) for s in gb.students}
+    assert people == {"wei_zhang": ("Wei", "Zhang", "6666"), "jose_nunez": ("José", "Núñez", "41"),
+                      "李明": ("李明", None, "8888"), "дмитрий_иванов": ("Дмитрий", "Иванов", "9")}
+    week2 = _write(tmp_path / "week2", {
+        f"Wei Zhang_7777_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+        f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+    })
+    report = collect.collect(week2, root, [LESSON])
+    assert {(p.student, p.lms_id) for p in report.placed} == {("wei_zhang", "6666"), ("wei_zhang_7777", "7777")}
+
+
+def test_a_roster_maps_lms_ids_to_names_and_student_ids(tmp_path):
+    root = make_course(tmp_path)
+    canvas = tmp_path / "canvas.csv"
+    with canvas.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lesson 1 (1)"])
+        writer.writerow(["    Points Possible", "", "", "", "", "25"])
+        writer.writerow(["Zhang, Wei", "12345", "S-1", "wzhang1", "A", ""])
+        writer.writerow(["Zhang, Wei", "54321", "S-2", "", "A", ""])
+    export = _write(tmp_path / "lms", {f"zhangwei_12345_1_{LESSON}.ipynb": _notebook(),
+                                       f"zhangwei_54321_2_{LESSON}.ipynb": _notebook()})
+    report = collect.collect(export, root, [LESSON], roster=canvas)
+    assert {(p.student, p.first_name, p.last_name, p.name_from) for p in report.placed} == {
+        ("wzhang1", "Wei", "Zhang", "roster"), ("S-2", "Wei", "Zhang", "roster")}
+    moodle = tmp_path / "moodle.csv"
+    moodle.write_text("\ufeffIdentifier,Full name,Email address,ID number\n"
+                      "Participant 6666,Wei Zhang,wz1@uni.example,\nParticipant 7777,Wei Zhang,wz2@uni.example,s777\n",
+                      encoding="utf-8")
+    people = collect.read_roster(moodle)
+    assert people.by_lms_id["7777"].student == "s777" and people.by_lms_id["6666"].student == ""
+    assert people.by_lms_id["6666"].first_name == "Wei" and people.by_lms_id["6666"].last_name == "Zhang"
+    export = _write(tmp_path / "moodle", {f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
+                                          f"Wei Zhang_7777_assignsubmission_file_/{LESSON}.ipynb": _notebook()})
+    report = collect.collect(export, root, [LESSON], roster=people)
+    assert {p.student for p in report.placed} == {"wei_zhang", "s777"}, "the roster's s777 leaves the name free"
+    (tmp_path / "grades.csv").write_text("name,score\nwei,3\n")
+    with pytest.raises(CourseError, match=r"--roster .*neither a Canvas gradebook .* nor a Moodle participants"):
+        collect.read_roster(tmp_path / "grades.csv")
+    (tmp_path / "bad.csv").write_text("Student,ID,SIS Login ID\n\"Zhang, Wei\",1,w zhang\n")
+    with pytest.raises(CourseError, match=r"line 2, SIS Login ID: 'w zhang' cannot be an nbgrader student id"):
+        collect.read_roster(tmp_path / "bad.csv")
+
+
+# --- zip names and times -----------------------------------------------------------------------------
+
+class _RawName(zipfile.ZipInfo):
+    """A zip entry whose name bytes are written as given, without the UTF-8 flag (as many LMS do)."""
+
+    __slots__ = ("raw",)
+
+    def _encodeFilenameFlags(self):  # noqa: N802 (zipfile's name)
+        return self.raw, self.flag_bits & ~0x800
+
+
+def test_a_zip_without_the_utf8_flag_decodes(tmp_path):
+    root = make_course(tmp_path)
+    archive = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name in (f"José Núñez_41_assignsubmission_file_/{LESSON}.ipynb", f"Straße_7_{LESSON}.ipynb"):
+            info = _RawName(name, (2025, 3, 1, 12, 0, 0))
+            info.raw = name.encode("utf-8")
+            zf.writestr(info, _notebook())
+        dos = _RawName("x", (2025, 3, 1, 12, 0, 0))
+        dos.raw = f"M\x81ller_9_{LESSON}.ipynb".encode("latin-1")  # a real cp437 name: ü is 0x81
+        zf.writestr(dos, _notebook())
+    with zipfile.ZipFile(archive) as zf:
+        assert any("Jos├⌐" in n for n in zf.namelist()), "the wrong side: read as cp437, the name is garbled"
+    report = collect.collect(archive, root, [LESSON])
+    assert {(p.student, p.first_name, p.last_name) for p in report.placed} == {
+        ("jose_nunez", "José", "Núñez"), ("strasse", "Straße", ""), ("muller", "Müller", "")}
+
+
+def test_submission_times_come_from_the_lms_in_its_time_zone(tmp_path):
+    """A zip entry's time is the LMS's local time: with --timezone Europe/Berlin, 17:30 is 16:30 UTC.
+    A date in the name, then timestamp.txt, come before it; a LATE mark is kept and gets the time."""
+    root = make_course(tmp_path)
+    archive = _zip(tmp_path / "lms.zip", {
+        f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": (_notebook(), (2026, 12, 3, 17, 30, 0)),
+        f"amy_LATE_5_6_{LESSON}.ipynb": (_notebook(), (2026, 12, 4, 9, 0, 0)),
+        f"{LESSON}_ben_attempt_2026-12-03-10-00-00_{LESSON}.ipynb": (_notebook(), (2026, 12, 5, 9, 0, 0)),
+        f"cat/{LESSON}/{LESSON}.ipynb": (_notebook(), (2026, 12, 5, 9, 0, 0)),
+        f"cat/{LESSON}/timestamp.txt": ("2026-12-02 08:00:00.000000 UTC", (2026, 12, 5, 9, 0, 0)),
+        f"dan_{LESSON}.ipynb": (_notebook(), (1980, 1, 1, 0, 0, 0)),  # what a zip holds when no time was given
+    })
+    due = collect.parse_due([f"{LESSON}=2026-12-03T17:00+01:00"], [LESSON])
+    report = collect.collect(archive, root, [LESSON], due=due, timezone="Europe/Berlin")
+    placed = {p.student: p for p in report.placed}
+    assert (placed["wei_zhang"].timestamp, placed["wei_zhang"].time_from) == ("2026-12-03 16:30:00.000000 UTC", "zip")
+    assert placed["wei_zhang"].late and placed["wei_zhang"].seconds_late == 30 * 60
+    assert (root / "submitted" / "wei_zhang" / LESSON / "timestamp.txt").read_text() == "2026-12-03 16:30:00.000000 UTC"
+    amy = placed["amy"]
+    assert amy.marked_late and amy.late and amy.timestamp == "2026-12-04 08:00:00.000000 UTC"
+    assert (placed["ben"].time_from, placed["ben"].timestamp) == ("name", "2026-12-03 09:00:00.000000 UTC")
+    assert not placed["ben"].late
+    assert (placed["cat"].time_from, placed["cat"].timestamp) == ("timestamp.txt", "2026-12-02 08:00:00.000000 UTC")
+    assert placed["dan"].timestamp is None and not (root / "submitted" / "dan" / LESSON / "timestamp.txt").exists()
+    utc = collect.collect(archive, root, [LESSON], due=due, dry_run=True)
+    assert {p.student: p.seconds_late for p in utc.placed}["wei_zhang"] == 90 * 60, "without --timezone: UTC"
+
+
+def test_a_date_alone_is_due_at_the_end_of_that_day():
+    due = collect.parse_due([f"{LESSON}=2026-12-03"], [LESSON])[LESSON]
+    assert due == dt.datetime(2026, 12, 3, 23, 59, 59, 999999)
+    assert not collect.parse_time("2026-12-03 18:00") > due, "an evening hand-in is on time (not 00:00)"
+    assert collect.parse_time("2026-12-04 00:00:01") > due
+    berlin = collect.parse_due(["2026-12-03"], [LESSON], timezone="Europe/Berlin")[LESSON]
+    assert berlin == dt.datetime(2026, 12, 3, 22, 59, 59, 999999), "the end of the day in Berlin, in UTC"
+
+
+def test_a_time_zoned_due_date_compares_right():
+    zoned = collect.parse_due([f"{LESSON}=2026-12-03T17:00+01:00"], [LESSON])[LESSON]
+    assert zoned == dt.datetime(2026, 12, 3, 16, 0)
+    assert collect.parse_due(["2026-12-03 17:00"], [LESSON], timezone="Europe/Berlin")[LESSON] == zoned
+    summer = collect.parse_due(["2026-07-01 17:00"], [LESSON], timezone="Europe/Berlin")[LESSON]
+    assert summer == dt.datetime(2026, 7, 1, 15, 0), "summer time: UTC+2"
+    assert collect.parse_due(["2026-12-03 17:00 UTC"], [LESSON], timezone="Europe/Berlin")[LESSON] == \
+        dt.datetime(2026, 12, 3, 17, 0), "a zone written in the date wins over --timezone"
+    assert collect.parse_due(["2026-12-03 17:00"], [LESSON])[LESSON] == dt.datetime(2026, 12, 3, 17, 0)
+
+
 def test_collect_errors_name_what_to_do(tmp_path):
     root = make_course(tmp_path)
     (tmp_path / "empty").mkdir()
@@ -125,10 +356,14 @@ def test_collect_errors_name_what_to_do(tmp_path):
     (tmp_path / "bad" / "alice_lesson1_by_hand.ipynb").write_text("{ not json")
     with pytest.raises(CourseError, match="(?s)no student notebook could be placed.*not a Jupyter notebook"):
         collect.collect(tmp_path / "bad", root, [LESSON])
+    with pytest.raises(CourseError, match="--lesson 'lesson9': unknown lesson"):
+        collect.collect(tmp_path / "bad", root, [LESSON], lesson="lesson9")
     with pytest.raises(CourseError, match="unknown lesson 'lesson9'"):
         collect.parse_due(["lesson9=2025-01-01"], [LESSON])
     with pytest.raises(CourseError, match="YYYY-MM-DD"):
         collect.parse_due(["tomorrow"], [LESSON])
+    with pytest.raises(CourseError, match="--timezone 'Europe/Berln': unknown time zone.*IANA"):
+        collect.parse_due(["2025-01-01"], [LESSON], timezone="Europe/Berln")
 
 
 def test_real_release_notebook_is_accepted(tmp_path):
@@ -138,3 +373,64 @@ def test_real_release_notebook_is_accepted(tmp_path):
     (folder / f"zoe_{LESSON}.ipynb").write_bytes((REPO / "release" / LESSON / f"{LESSON}.ipynb").read_bytes())
     report = collect.collect(folder, root, [LESSON])
     assert [(p.student, p.lesson) for p in report.placed] == [("zoe", LESSON)] and not report.skipped
+
+
+# --- nbgrader: zip_collect with the same rules, the late penalty -------------------------------------
+
+@pytest.mark.slow
+def test_nbgrader_zip_collect_uses_the_same_rules(tmp_path):
+    from autograder.trusted.batch import nbgrader
+
+    root = make_course(tmp_path)
+    archive = root / "downloaded" / LESSON / "archive"
+    archive.mkdir(parents=True)
+    entries = {
+        "Wei Zhang_6666_assignsubmission_file_/my homework (final).ipynb": (_notebook("a"), (2026, 12, 3, 18, 0, 0)),
+        "Wei Zhang_7777_assignsubmission_file_/notebook.ipynb": (_notebook("b"), (2026, 12, 3, 12, 0, 0)),
+        "José Núñez_41_assignsubmission_file_/x.ipynb": (_notebook("c"), (2026, 12, 3, 12, 0, 0)),
+    }
+    _zip(archive / "moodle.zip", entries)
+    result = nbgrader(root, "zip_collect", LESSON, "--LMSCollector.timezone=Europe/Berlin")
+    assert result.returncode == 0, result.stderr[-3000:]
+    ours = collect.collect(archive / "moodle.zip", tmp_path / "ours", [LESSON], lesson=LESSON,
+                           timezone="Europe/Berlin", dry_run=True)
+    placed = {p.student: p.timestamp for p in ours.placed}
+    assert set(placed) == {"wei_zhang_6666", "wei_zhang_7777", "jose_nunez"}
+    from nbgrader.utils import parse_utc
+    for student, stamp in placed.items():
+        folder = root / "submitted" / student / LESSON
+        assert (folder / f"{LESSON}.ipynb").is_file(), student
+        assert parse_utc((folder / "timestamp.txt").read_text()) == parse_utc(stamp)
+
+
+@pytest.mark.slow
+def test_a_late_submission_gets_nbgraders_penalty_in_the_gradebook_and_the_csv(tmp_path):
+    """The course's grading path (trusted grader, then nbgrader autograde) applies
+    c.LateSubmissionPlugin.penalty_method once collect stored the due date and the timestamps."""
+    from autograder import export, sample_class
+    from autograder.trusted import batch
+
+    root = make_course(tmp_path)
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    release = nbformat.read(REPO / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    solved = nbformat.writes(sample_class.fill(release, sample_class.solution_cells(
+        REPO / "source" / LESSON / f"{LESSON}.ipynb")))
+    archive = _zip(tmp_path / "lms.zip", {f"erin_LATE_1_2_{LESSON}.ipynb": (solved, (2025, 3, 5, 10, 0, 0)),
+                                          f"finn_3_4_{LESSON}.ipynb": (solved, (2025, 3, 3, 22, 0, 0))})
+    due = collect.parse_due([f"{LESSON}=2025-03-03"], [LESSON])
+    report = collect.collect(archive, root, [LESSON], due=due)
+    collect.record_in_gradebook(root, due, report)
+    records = batch.grade(None, None, root=root, progress=False, check_reference=False)
+    assert {r.student: r.score for r in records} == {"erin": 25.0, "finn": 25.0}
+    with coursedir.open_gradebook(root) as gb:
+        late, on_time = gb.find_submission(LESSON, "erin"), gb.find_submission(LESSON, "finn")
+        assert late.total_seconds_late == pytest.approx(34 * 3600, abs=1) and late.late_submission_penalty == 25
+        assert on_time.total_seconds_late == 0 and on_time.late_submission_penalty == 0
+    grades = export.read_grades(root)
+    rows = {r["student"]: r for r in csv.DictReader(export.write_csv(grades, root / "reports")[0].open())}
+    assert (rows["erin"][LESSON], rows["erin"][f"{LESSON}_hours_late"], rows["erin"][f"{LESSON}_penalty"]) == \
+        ("0", "34", "25")
+    assert (rows["finn"][LESSON], rows["finn"][f"{LESSON}_hours_late"], rows["finn"][f"{LESSON}_penalty"]) == \
+        ("25", "0", "0")
+    assert rows["erin"]["total"] == "0" and grades.late[("erin", LESSON)] and not grades.late[("finn", LESSON)]

@@ -25,8 +25,7 @@ def graded(tmp_path_factory):
     root = make_course(tmp)
     archive, manifest = sample_class.generate(tmp / "lms", root, students=16, seed=11)
     due = collect.parse_due([f"{k}={v}" for k, v in sample_class.due_dates(tmp / "lms").items()], [LESSON])
-    collect.collect(archive, root, [LESSON], due=due)
-    collect.record_due_dates(root, due)
+    collect.record_in_gradebook(root, due, collect.collect(archive, root, [LESSON], due=due))
     records = fake_grade(None, None, root=root)
     return root, manifest, records
 
