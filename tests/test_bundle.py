@@ -67,7 +67,7 @@ def test_bundle_holds_what_students_need(unpacked):
     project = (unpacked / "pyproject.toml").read_text()
     assert 'packages = ["course"]' in project and "autograder" not in project
     assert "lab:" in (unpacked / "Makefile").read_text() and "make lab" in (unpacked / "README.md").read_text()
-    dry = subprocess.run(["make", "-n", "lab"], cwd=unpacked, capture_output=True, text=True, timeout=30)
+    dry = subprocess.run(["make", "--no-print-directory", "-n", "lab"], cwd=unpacked, capture_output=True, text=True, timeout=30)
     assert dry.returncode == 0 and "jupyter lab " in dry.stdout and dry.stdout.rstrip().endswith("release/"), dry.stderr
     assert ("--allow-root" in dry.stdout) == (os.geteuid() == 0), "as root (a container), JupyterLab needs --allow-root"
     for extension in bundle.INSTRUCTOR_EXTENSIONS:  # students do not get formgrader's menus

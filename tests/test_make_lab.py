@@ -64,7 +64,7 @@ def start_lab(folder: Path, home: Path, make_options: tuple[str, ...] = ()) -> t
 def test_make_lab_starts_jupyterlab_in_the_repository(tmp_path):
     """As root this is the case the README's ``make lab`` used to fail ("Running as root is not
     recommended. Use --allow-root"); the Makefile adds --allow-root for root only."""
-    dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab"], cwd=REPO, capture_output=True, text=True)
+    dry = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab"], cwd=REPO, capture_output=True, text=True)
     assert ("--allow-root" in dry.stdout) == (os.geteuid() == 0), dry.stdout
     answered, log = start_lab(REPO, tmp_path, ("-o", ".venv/.installed"))  # the venv as `make test` left it
     assert answered, log[-3000:]
