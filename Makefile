@@ -8,7 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test lab release bundle bench clean help
+.PHONY: course test lab release bundle bench scale clean help
 
 help:
 	@echo "make course   build + validate release/, grade the sample class, print the grades"
@@ -17,6 +17,7 @@ help:
 	@echo "make release  rebuild release/ from source/ and validate it"
 	@echo "make bundle   build the student bundle (build/student_bundle.zip)"
 	@echo "make bench    run the benchmarks (benchmarks/results/)"
+	@echo "make scale    grading throughput: nbgrader vs trusted (jobs 1/2, warm/cold, Dask), class cost"
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0] + " (set PYTHON=/path/to/python3.11)"'
@@ -40,6 +41,10 @@ bundle: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run
+
+# SCALE_ARGS: e.g. --students 40 for a generated class of 200 submissions on top of the honest corpus
+scale: $(STAMP)
+	$(PY) -m benchmarks.scale $(SCALE_ARGS)
 
 # LAB_ARGS: more options for JupyterLab (e.g. --no-browser). As root (in many containers) it needs --allow-root.
 lab: $(STAMP)

@@ -229,7 +229,7 @@ def grade_table(grades: export.Grades, looks: list[dict], extra_students: list[s
         cells = [_cell(student, sort=student)]
         for lesson in grades.lessons:
             key = (student, lesson)
-            marks = "<span class='mark late' title='handed in late'>late</span>" if grades.late.get(key) else ""
+            marks = late_mark(grades, key)
             if key in flagged:
                 marks += (f"<a class='mark look' href='#{_anchor(student, lesson)}' title='see Needs a look'>"
                           f"{html.escape(flagged[key])}</a>")
@@ -240,7 +240,20 @@ def grade_table(grades: export.Grades, looks: list[dict], extra_students: list[s
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return ("<table class='sortable grades'><thead><tr>" + "".join(heads) + "</tr></thead><tbody>"
             + "".join(rows) + "</tbody></table><p>- not handed in (or no score written); <span class='mark late'>"
-            "late</span> handed in late; a red mark: see Needs a look. Click a header to sort.</p>")
+            "late</span> handed in late (with the hours and nbgrader's late penalty, already taken off the "
+            "score); a red mark: see Needs a look. Click a header to sort.</p>")
+
+
+def late_mark(grades: export.Grades, key: tuple[str, str]) -> str:
+    """``late``, ``late 34 h`` or ``late 34 h −25`` (the penalty nbgrader took off), as a mark on the score."""
+    if not grades.late.get(key):
+        return ""
+    hours = grades.seconds_late.get(key, 0.0) / 3600
+    penalty = grades.penalty.get(key, 0.0)
+    text = "late" + (f" {hours:.0f} h" if hours else "") + (f" −{export.fmt(penalty)}" if penalty else "")
+    title = "handed in late" + (f", {hours:.1f} hours after the due date" if hours else "") + (
+        f"; nbgrader's late penalty of {export.fmt(penalty)} points is taken off the score" if penalty else "")
+    return f"<span class='mark late' title='{html.escape(title)}'>{html.escape(text)}</span>"
 
 
 def build(root: Path, lessons: list[str] | None = None) -> str:

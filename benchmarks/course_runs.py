@@ -12,6 +12,7 @@ import copy
 import importlib
 import inspect
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,10 +78,26 @@ def nbgrader_cmd(*args: str, root: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
 
 
-def make_course(scratch: Path, lessons: list[str], students: list[str], root: Path = REPO) -> Path:
-    """A scratch course: ``source/``, a fresh release and gradebook, and one reference submission per student."""
+#: The block of ``nbgrader_config.py`` that plugs the trusted grader into ``nbgrader autograde``.
+TRUSTED_BLOCK = re.compile(r"\n# Trusted autograding.*?_configure_trusted_grading\(c\)\n", re.S)
+
+
+def make_course(scratch: Path, lessons: list[str], students: list[str], root: Path = REPO, *,
+                honest_corpus: bool = False, warm: bool = True, plain: bool = False) -> Path:
+    """A scratch course: ``source/``, a fresh release and gradebook, one reference submission per student
+    and lesson, and with ``honest_corpus`` every honest corpus case of the lessons (correct answers and
+    honest bugs, as students write them). ``warm=False`` sets ``c.SandboxPolicy.warm = False``;
+    ``plain=True`` removes the trusted block from the config, so ``nbgrader autograde`` is stock nbgrader
+    (the whole notebook in a Jupyter kernel)."""
     scratch.mkdir(parents=True)
-    shutil.copy2(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
+    config = (root / "nbgrader_config.py").read_text()
+    if plain:
+        config = TRUSTED_BLOCK.sub("\n", config)
+        if "_configure_trusted_grading" in config:
+            raise RuntimeError("could not remove the trusted block from nbgrader_config.py")
+    if not warm:
+        config += "\nc.SandboxPolicy.warm = False  # benchmark: a fresh interpreter per child\n"
+    (scratch / "nbgrader_config.py").write_text(config)
     for lesson in lessons:
         shutil.copytree(root / "source" / lesson, scratch / "source" / lesson,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
@@ -100,13 +117,25 @@ def make_course(scratch: Path, lessons: list[str], students: list[str], root: Pa
             folder.mkdir(parents=True)
             nbformat.write(copy.deepcopy(submission), folder / released.name)
             (folder / "timestamp.txt").write_text("2025-01-01 12:00:00.000000 UTC\n")
+        if honest_corpus:
+            from autograder import corpus
+
+            for case in corpus.cases(lesson):
+                if case.honest:
+                    corpus.build(case, scratch)
     return scratch
 
 
-def call_grade(grade, lessons, students, jobs, root):
+def submission_count(course: Path) -> int:
+    return sum(1 for _ in Path(course).glob("submitted/*/*/"))
+
+
+def call_grade(grade, lessons, students, jobs, root, cluster=None):
     """Call ``grade`` with the documented keywords it accepts: progress off, and no verdict cache (two
     identical reference submissions must both be graded for real)."""
     wanted = dict(lessons=lessons, students=students, jobs=jobs, root=root, progress=False, use_cache=False)
+    if cluster:
+        wanted["cluster"] = cluster
     accepted = inspect.signature(grade).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
         wanted = {k: v for k, v in wanted.items() if k in accepted}
@@ -114,24 +143,27 @@ def call_grade(grade, lessons, students, jobs, root):
 
 
 def grade_child() -> None:
-    """Entry point of the grading child: ``argv[1]`` is JSON ``{lessons, students, jobs, root}``; prints the
-    records as JSON on the last line of stdout."""
+    """Entry point of the grading child: ``argv[1]`` is JSON ``{lessons, students, jobs, root, cluster}``;
+    prints the records as JSON on the last line of stdout."""
     import json
 
     from autograder.records import as_dict
     from autograder.trusted import grade
 
     args = json.loads(sys.argv[1])
-    records = call_grade(grade, args["lessons"], args["students"], args["jobs"], Path(args["root"]))
+    records = call_grade(grade, args["lessons"], args["students"], args["jobs"], Path(args["root"]),
+                         args.get("cluster"))
     print("\n" + json.dumps([as_dict(r) for r in records], default=str))
 
 
-def trusted_in_process(lessons, students, jobs, root) -> list[dict]:
+def trusted_in_process(lessons, students, jobs, root, cluster=None) -> list[dict]:
     """``autograder.trusted.grade`` in a fresh interpreter, as an instructor runs it: the benchmark's own
-    process has run torch with changed thread counts, which must not leak into the grader's workers."""
+    process has run torch with changed thread counts, which must not leak into the grader's workers.
+    ``students=None``: every submission of the course."""
     import json
 
-    args = json.dumps({"lessons": lessons, "students": students, "jobs": jobs, "root": str(root)})
+    args = json.dumps({"lessons": lessons, "students": students, "jobs": jobs, "root": str(root),
+                       "cluster": cluster})
     code = "from benchmarks.course_runs import grade_child; grade_child()"
     bin_dir = str(Path(sys.executable).parent)
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore")
@@ -141,20 +173,23 @@ def trusted_in_process(lessons, students, jobs, root) -> list[dict]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def nbgrader_scores(course: Path, lessons: list[str], students: list[str]) -> dict:
-    """Points given / possible over the submissions, read from the scratch gradebook nbgrader wrote."""
+def nbgrader_scores(course: Path, lessons: list[str], students: list[str] | None) -> dict:
+    """Points given / possible over the submissions (of ``students``, default all), read from the scratch
+    gradebook nbgrader wrote."""
     from nbgrader.api import Gradebook, MissingEntry
 
     score = possible = 0.0
+    scores: dict[str, float] = {}
     with Gradebook(f"sqlite:///{course}/gradebook.db") as gradebook:
         for lesson in lessons:
-            for student in students:
+            for student in students or [s.id for s in gradebook.students]:
                 try:
                     submission = gradebook.find_submission(lesson, student)
                 except MissingEntry:
                     continue
                 score, possible = score + submission.score, possible + submission.max_score
-    return {"score": score, "max_score": possible}
+                scores[f"{student}/{lesson}"] = float(submission.score)
+    return {"score": score, "max_score": possible, "by_submission": scores}
 
 
 def record_scores(records) -> dict:
@@ -166,45 +201,66 @@ def record_scores(records) -> dict:
                 for d in data if d.get("status") != "ok"]
     return {"records": len(data), "record_statuses": sorted({str(d.get("status")) for d in data}),
             "problems": problems,
+            "by_submission": {f"{d.get('student')}/{d.get('lesson')}": float(d.get("score") or 0) for d in data},
+            "sandbox_seconds": sum(float(d.get("seconds") or 0) for d in data),
             "score": sum(float(d.get("score") or 0) for d in data),
             "max_score": sum(float(d.get("max_score") or 0) for d in data)}
 
 
-def grading_throughput(lessons: list[str], students: int = 2, root: Path = REPO, progress=print) -> dict:
-    """Submissions per minute: plain ``nbgrader autograde`` and the trusted grader at ``--jobs 1`` and ``2``.
+#: ``(label, how, jobs, warm)``: ``how`` is "nbgrader" (plain ``nbgrader autograde``), "local" (the
+#: trusted grader's own processes) or "cluster" (a loopback Dask cluster of ``jobs`` workers).
+CONTENDERS = (("nbgrader autograde", "nbgrader", 1, None), ("trusted --jobs 1 warm", "local", 1, True),
+              ("trusted --jobs 2 warm", "local", 2, True), ("trusted --jobs 2 cold", "local", 2, False))
+SCALE_CONTENDERS = (("nbgrader autograde", "nbgrader", 1, None), ("trusted --jobs 1 cold", "local", 1, False),
+                    ("trusted --jobs 1 warm", "local", 1, True), ("trusted --jobs 2 cold", "local", 2, False),
+                    ("trusted --jobs 2 warm", "local", 2, True),
+                    ("trusted on a loopback Dask cluster, 2 workers, warm", "cluster", 2, True))
 
-    Each contender grades the same reference submissions in its own fresh scratch course (so none sees
-    another's gradebook). Runs one after the other (too slow to interleave); the note in the result says so.
+
+def grading_throughput(lessons: list[str], students: int = 2, root: Path = REPO, progress=print, *,
+                       contenders=CONTENDERS, honest_corpus: bool = False) -> dict:
+    """Submissions per minute of each contender (:data:`CONTENDERS`) on the same submissions: ``students``
+    reference submissions per lesson, plus the honest corpus with ``honest_corpus``, gradebook included.
+
+    Each contender grades in its own fresh scratch course (so none sees another's gradebook), one after
+    the other (too slow to interleave); the note in the result says so.
     """
     grade, reason = trusted_grader()
     if grade is None:
         return {"status": "not available", "reason": reason}
     names = [f"bench_student_{i + 1}" for i in range(students)]
-    count = len(names) * len(lessons)
-    result = {"status": "ok", "lessons": lessons, "submissions": count, "runs": {},
+    result = {"status": "ok", "lessons": lessons, "submissions": None, "runs": {}, "honest_corpus": honest_corpus,
               "note": "one run each, in the order listed (too slow to interleave)"}
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
-        contenders = [("nbgrader autograde", None), ("trusted --jobs 1", 1), ("trusted --jobs 2", 2)]
-        for label, jobs in contenders:
-            course = make_course(Path(tmp) / label.replace(" ", "_").replace("-", ""), lessons, names, root)
+        for label, how, jobs, warm in contenders:
+            folder = Path(tmp) / "".join(ch if ch.isalnum() else "_" for ch in label)
+            course = make_course(folder, lessons, names, root, honest_corpus=honest_corpus, warm=warm is not False,
+                                 plain=how == "nbgrader")
+            count = result["submissions"] = submission_count(course)
             progress(f"  grading {count} submissions with {label} ...")
             start = time.perf_counter()
             try:
-                if jobs is None:
+                if how == "nbgrader":
                     for lesson in lessons:
                         done = nbgrader_cmd("autograde", lesson, "--force", root=course)
                         if done.returncode != 0:
                             raise RuntimeError(done.stderr.strip().splitlines()[-1][:300])
                     records = None
+                elif how == "cluster":
+                    from .loopback import loopback_cluster
+
+                    with loopback_cluster(folder / "cluster", workers=jobs) as (address, _):
+                        start = time.perf_counter()  # the cluster's own start-up is not grading
+                        records = trusted_in_process(lessons, None, jobs, course, cluster=address)
                 else:
-                    records = trusted_in_process(lessons, names, jobs, course)
+                    records = trusted_in_process(lessons, None, jobs, course)
                 seconds = time.perf_counter() - start
                 run = {"seconds": seconds, "per_minute": count / seconds * 60.0, "status": "ok"}
-                run.update(nbgrader_scores(course, lessons, names) if records is None else record_scores(records))
+                run.update(nbgrader_scores(course, lessons, None) if records is None else record_scores(records))
             except Exception as error:  # noqa: BLE001 - reported, the rest of the benchmark goes on
                 run = {"seconds": None, "per_minute": None, "status": f"error: {type(error).__name__}: {error}"[:300]}
             result["runs"][label] = run
-    base = result["runs"]["nbgrader autograde"].get("per_minute")
+    base = result["runs"].get("nbgrader autograde", {}).get("per_minute")
     for label, run in result["runs"].items():
         run["vs_nbgrader"] = run["per_minute"] / base if base and run.get("per_minute") else None
     return result

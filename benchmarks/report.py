@@ -125,24 +125,8 @@ def table(result: dict) -> str:
             for lesson, info in notebooks.items():
                 shown = fmt_time(info["seconds"]) if info["seconds"] is not None else "-"
                 lines.append(f"  {lesson:<16} {shown:>10}  {info['status']}")
-    grading = result.get("grading")
-    if grading is not None:
-        lines += ["", "Grading throughput (submissions per minute, same reference submissions):"]
-        if grading.get("status") != "ok":
-            lines.append(f"  not available: {grading.get('reason', grading.get('status'))}")
-        else:
-            lines.append(f"  {grading['submissions']} submissions of {', '.join(grading['lessons'])}; {grading['note']}")
-            for label, run in grading["runs"].items():
-                if run.get("per_minute") is None:
-                    lines.append(f"  {label:<20} {run['status']}")
-                else:
-                    lines.append(f"  {label:<20} {run['per_minute']:7.2f} per minute  ({fmt_time(run['seconds'])}, "
-                                 f"{fmt_ratio(run['vs_nbgrader'])} nbgrader's rate)  points {run.get('score', 0):g}"
-                                 f"/{run.get('max_score', 0):g}"
-                                 + (f", records {run['records']} {run.get('record_statuses')}" if "records" in run else "")
-                                 + ("  WRONG: the reference solutions did not get full marks"
-                                    if run.get("score", 0) < run.get("max_score", 0) else ""))
-                    lines += [f"    {problem}" for problem in run.get("problems", [])]
+    if result.get("grading") is not None:
+        lines += grading_lines(result["grading"])
     if result.get("goals"):
         lines += ["", "Goals (CPU, one thread)" + ("  [quick run: tiny shapes, figures not meaningful]"
                                                     if meta["mode"] == "quick" else "") + ":"]
@@ -150,6 +134,28 @@ def table(result: dict) -> str:
             value = "-" if goal["value"] is None else fmt_ratio(goal["value"])
             lines.append(f"  {goal['status']:<14} {goal['goal']:<62} {goal['case']:<26} {goal['direction']:<17} {value}")
     return "\n".join(lines)
+
+
+def grading_lines(grading: dict) -> list[str]:
+    """The grading-throughput section of :func:`table` (also printed by ``benchmarks.scale``)."""
+    lines = ["", "Grading throughput (submissions per minute, the same submissions for each):"]
+    if grading.get("status") != "ok":
+        lines.append(f"  not available: {grading.get('reason', grading.get('status'))}")
+    else:
+        lines.append(f"  {grading['submissions']} submissions of {', '.join(grading['lessons'])}; {grading['note']}")
+        for label, run in grading["runs"].items():
+            if run.get("per_minute") is None:
+                lines.append(f"  {label:<24} {run['status']}")
+            else:
+                lines.append(f"  {label:<24} {run['per_minute']:7.2f} per minute  ({fmt_time(run['seconds'])}, "
+                             f"{fmt_ratio(run['vs_nbgrader'])} nbgrader's rate)  points {run.get('score', 0):g}"
+                             f"/{run.get('max_score', 0):g}"
+                             + (f", records {run['records']} {run.get('record_statuses')}" if "records" in run else "")
+                             + ("  WRONG: the reference solutions did not get full marks"
+                                if run.get("score", 0) < run.get("max_score", 0) and not grading.get("honest_corpus")
+                                else ""))
+                lines += [f"    {problem}" for problem in run.get("problems", [])]
+    return lines
 
 
 def write_json(result: dict, path: Path) -> Path:

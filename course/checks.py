@@ -32,6 +32,12 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+
+@functools.lru_cache(maxsize=256)
+def _parse(source: str) -> ast.Module:
+    """``ast.parse``, once per source text (the checks read the tree, never change it)."""
+    return ast.parse(source)
+
 __all__ = [
     "check_array",
     "check_value",
@@ -293,7 +299,7 @@ def _with_helpers(function: Any) -> str:
                 raise
             continue
         texts.append(text)
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(_parse(text)):
             helper = namespace.get(node.id) if isinstance(node, ast.Name) else None
             if (inspect.isfunction(helper) or inspect.isclass(helper)) and helper.__module__ == module:
                 wanted.append(helper)
@@ -476,7 +482,7 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
     lesson. Under the grader the source is the student's as submitted, read in the grader's process.
     """
     try:
-        tree = ast.parse(source_of(function))
+        tree = _parse(source_of(function))
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
     namespace = getattr(function, "__trusted_globals__", None)  # the grader's set-up, for its stand-ins
@@ -494,7 +500,7 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
                              f"calls cannot be checked, so it is not accepted here ({ALLOWED_TEXT})")
     whole = getattr(function, "__submission_source__", None)  # every solution cell, under the grader
     try:
-        hidden = dynamic_code(ast.parse(whole)) if whole is not None else []
+        hidden = dynamic_code(_parse(whole)) if whole is not None else []
     except SyntaxError:
         hidden = []  # a cell that does not parse has already failed to run
     if hidden:

@@ -434,3 +434,8 @@ def test_a_late_submission_gets_nbgraders_penalty_in_the_gradebook_and_the_csv(t
     assert (rows["finn"][LESSON], rows["finn"][f"{LESSON}_hours_late"], rows["finn"][f"{LESSON}_penalty"]) == \
         ("25", "0", "0")
     assert rows["erin"]["total"] == "0" and grades.late[("erin", LESSON)] and not grades.late[("finn", LESSON)]
+    from autograder import report as report_module
+
+    assert report_module.late_mark(grades, ("erin", LESSON)).endswith(">late 34 h −25</span>")
+    assert report_module.late_mark(grades, ("finn", LESSON)) == ""
+    assert "late 34 h −25" in report_module.build(root), "the report shows the hours late and the penalty"

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,53 +15,19 @@ import pytest
 from autograder import cli, corpus, export
 from autograder.trusted import batch
 from autograder.trusted.sandbox import Limits
+from benchmarks.loopback import DASK, loopback_cluster, stop
 from workflow_fakes import LESSON, make_course
 
 pytestmark = pytest.mark.slow
-DASK = Path(sys.executable).parent / "dask"
 CASES = ("reference", "partial", "bug_ceil_mode", "fault_os_exit")
 LIMITS = Limits(test_seconds=20, cell_seconds=20, start_seconds=90)
-
-
-def _start(argv, log: Path, env: dict) -> subprocess.Popen:
-    with open(log, "w") as out:
-        return subprocess.Popen([str(DASK), *argv], stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=20)
 
 
 @pytest.fixture
 def cluster(tmp_path):
     """``(address, [worker processes])``: a scheduler and two single-threaded workers on 127.0.0.1."""
-    env = dict(os.environ, PATH=f"{DASK.parent}{os.pathsep}{os.environ['PATH']}", MPLBACKEND="Agg",
-               DASK_DISTRIBUTED__WORKER__DAEMON="False")
-    info = tmp_path / "scheduler.json"
-    scheduler = _start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
-                        str(info)], tmp_path / "scheduler.log", env)
-    workers = []
-    try:
-        deadline = time.monotonic() + 60
-        while not info.exists():
-            assert scheduler.poll() is None and time.monotonic() < deadline, (tmp_path / "scheduler.log").read_text()
-            time.sleep(0.2)
-        address = json.loads(info.read_text())["address"]
-        for n in (1, 2):
-            workers.append(_start(["worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
-                                   "--name", f"w{n}", "--local-directory", str(tmp_path / f"w{n}")],
-                                  tmp_path / f"w{n}.log", env))
-        from distributed import Client
-
-        with Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=120)
-        yield address, workers
-    finally:
-        for proc in workers + [scheduler]:
-            _stop(proc)
+    with loopback_cluster(tmp_path / "cluster", workers=2) as running:
+        yield running
 
 
 def _course(tmp_path: Path, name: str) -> Path:
@@ -90,7 +52,7 @@ def test_a_cluster_grades_as_local_grading_does_even_when_a_worker_dies(cluster,
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not list((remote / "records" / LESSON).glob("*.json")):
             time.sleep(0.1)
-        _stop(workers[0])
+        stop(workers[0])
         killed.set()
 
     killer = threading.Thread(target=kill_a_worker_after_the_first_record, daemon=True)

@@ -734,13 +734,13 @@ class Child:
             self.channel.send(reply, out)
 
 
-def main() -> None:
+def serve_child(read_fd: int, write_fd: int) -> None:
+    """The child's life: read the sandbox configuration, contain itself, run the cells, answer requests."""
     global IN_CHILD
     IN_CHILD = True
     import faulthandler
 
     faulthandler.enable()  # a crash in C code leaves its Python stack in the child's log
-    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
     channel = Channel(read_fd, write_fd)
     config, _ = channel.recv()
     active = setup_sandbox(config)
@@ -749,6 +749,167 @@ def main() -> None:
     channel.send({"op": "hello", "active": active, "pid": os.getpid()})
     child.run_cells()
     child.serve()
+
+
+# ----------------------------------------------------------------------------------------------------
+# The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules
+# once and forks a fresh child per submission. It never runs student code, never holds a student's
+# data, and its children contain themselves exactly as a cold child does (same setup_sandbox), after
+# the fork and before any student code: new mount, PID and network namespaces where the parent asks
+# for them (as ``unshare --mount --net --pid --fork --kill-child --mount-proc`` does), then the limits.
+
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+
+
+def _die_with_parent() -> None:
+    try:
+        _libc().prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except Exception:
+        pass
+
+
+def _close_all_but(keep: set) -> None:
+    import resource
+
+    top = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    top = top if 0 < top < 1 << 20 else 1 << 16
+    previous = -1
+    for fd in sorted(keep) + [top]:
+        if fd > previous + 1:  # never an empty range: CPython turns closerange(3, 3) into close_range(3, ~0)
+            os.closerange(previous + 1, fd)
+        previous = fd
+
+
+def _forked(request: dict, fds: list, sync_w: int) -> None:
+    """In the forked child (never returns): its own session and cgroup, then (when asked) new
+    namespaces with this process's child as their PID 1, then :func:`serve_child`."""
+    import signal
+
+    read_fd, write_fd, log_fd = fds
+    try:
+        os.setsid()  # its own process group: the parent kills the group
+        _die_with_parent()
+        for path in request.get("cgroup_procs", []):
+            with open(path, "w") as handle:
+                handle.write("0")
+        os.chdir(request.get("cwd") or "/")
+    except BaseException as exc:
+        os.write(sync_w, f"the forked child could not join its session or cgroup: {exc}".encode()[:4000])
+        os._exit(5)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.write(sync_w, b"ok")
+    _close_all_but({0, 1, 2, read_fd, write_fd})
+    if request.get("namespaces"):
+        libc = _libc()
+        if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET) != 0:
+            import ctypes
+
+            os.write(2, f"unshare failed: {os.strerror(ctypes.get_errno())}\n".encode())
+            os._exit(1)
+        inner = os.fork()
+        if inner:  # like unshare --fork --kill-child: wait, then end as the child ended
+            os.close(read_fd)
+            os.close(write_fd)
+            _, status = os.waitpid(inner, 0)
+            if os.WIFSIGNALED(status):
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+                os.kill(os.getpid(), os.WTERMSIG(status))
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        _die_with_parent()
+        ms_nosuid, ms_nodev, ms_noexec, ms_rec, ms_private = 2, 4, 8, 16384, 1 << 18
+        try:
+            _mount(libc, "none", "/", None, ms_rec | ms_private, None)
+            _mount(libc, "proc", "/proc", "proc", ms_nosuid | ms_nodev | ms_noexec, None)
+        except OSError as exc:
+            os.write(2, f"mount of the PID namespace's /proc failed: {exc}\n".encode())
+            os._exit(1)
+    sys.argv = ["-c"]
+    serve_child(read_fd, write_fd)
+
+
+def template_main(sock_fd: int) -> None:
+    """Serve ``fork`` and ``wait`` requests over a SOCK_SEQPACKET socket (file descriptors travel with
+    ``fork`` as SCM_RIGHTS) until the grader closes it."""
+    import importlib
+    import socket
+
+    _die_with_parent()
+    sock = socket.socket(fileno=sock_fd)
+    setup = json.loads(sock.recv(1 << 16) or b"{}")
+    for name in setup.get("block", []):  # as Child.block_modules does, before anything is imported
+        sys.modules[name] = None
+    loaded = []
+    for name in setup.get("imports", []):
+        try:
+            importlib.import_module(name)
+            loaded.append(name)
+        except BaseException:  # the child's own set-up meets the same error and reports it
+            pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sock.send(json.dumps({"ready": loaded, "pid": os.getpid()}).encode())
+    statuses: dict = {}
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            statuses[pid] = os.waitstatus_to_exitcode(status)
+
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
+        except OSError:
+            os._exit(0)
+        if not data:
+            os._exit(0)
+        request = json.loads(data)
+        reply: dict = {}
+        if request.get("op") == "fork" and len(fds) == 3:
+            sync_r, sync_w = os.pipe()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    sock.close()
+                    os.close(sync_r)
+                    _forked(request, fds, sync_w)
+                except BaseException:
+                    import traceback
+
+                    traceback.print_exc()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(1)
+            os.close(sync_w)
+            answer = os.read(sync_r, 4096)
+            os.close(sync_r)
+            reply = {"pid": pid} if answer == b"ok" else {"error": answer.decode("utf-8", "replace") or
+                                                          "the forked child ended before it was ready"}
+        elif request.get("op") == "wait":
+            reap()
+            reply = {"status": statuses.pop(int(request.get("pid", 0)), None)}
+        else:
+            reply = {"error": f"unknown template request {request.get('op')!r}"}
+        for fd in fds:
+            os.close(fd)
+        reap()
+        sock.send(json.dumps(reply).encode())
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--template"]:
+        template_main(int(sys.argv[2]))
+    else:
+        serve_child(int(sys.argv[1]), int(sys.argv[2]))
 
 
 if __name__ == "__main__":

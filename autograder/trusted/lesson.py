@@ -216,6 +216,25 @@ class Lesson:
             bound -= names_bound(cell.source, top_level=True)
         return bound
 
+    def preload_modules(self, helpers=()) -> list[str]:
+        """The modules a warm sandbox template imports once for every submission of this lesson: those
+        the set-up imports (``import a.b``, ``from a.b import c``) and the course helpers' modules, never
+        a blocked one (its objects would be in the child's memory even though its import is refused)."""
+        names: list[str] = []
+        for cell in self.prelude:
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names.extend(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names.append(node.module)
+        names.extend(spec.partition(":")[0] for spec in helpers)
+        blocked = set(self.block)
+        return [name for name in dict.fromkeys(names) if name.split(".")[0] not in blocked]
+
     def reference_sources(self) -> dict[str, str]:
         return {c.id: c.source for c in self.solutions}
 

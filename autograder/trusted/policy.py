@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from traitlets import Float, Integer
+from traitlets import Bool, Float, Integer
 from traitlets.config import Config, Configurable
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -34,6 +34,9 @@ class SandboxPolicy(Configurable):
     nproc = Integer(256, help="Processes and threads of the sandbox uid").tag(config=True)
     output_chars = Integer(20_000, help="Stored stdout/stderr per cell, characters").tag(config=True)
     reply_mb = Integer(256, help="Largest reply the parent reads from the child, MiB").tag(config=True)
+    warm = Bool(True, help="Fork each child from a warm template that imported the lesson's set-up modules "
+                "once (Linux; every limit and namespace is applied after the fork). False: a fresh interpreter "
+                "per child").tag(config=True)
 
     def limits(self) -> Limits:
         """The frozen :class:`Limits` this policy gives."""
@@ -44,7 +47,7 @@ class SandboxPolicy(Configurable):
         return Limits(test_seconds=float(self.test_seconds), cell_seconds=float(self.cell_seconds),
                       start_seconds=float(self.start_seconds), memory_bytes=self.memory_mb << 20,
                       file_bytes=self.file_mb << 20, nproc=self.nproc, output_chars=self.output_chars,
-                      reply_bytes=self.reply_mb << 20)
+                      reply_bytes=self.reply_mb << 20, warm=bool(self.warm))
 
 
 def course_config(root: Path) -> Config:

@@ -20,6 +20,7 @@ there is one), ``RLIMIT_AS``/``RLIMIT_FSIZE``/``RLIMIT_NPROC``/``RLIMIT_CORE``, 
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 import os
@@ -27,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -52,9 +54,13 @@ class Limits:
     nproc: int = 256  #: processes and threads of the sandbox uid (RLIMIT_NPROC)
     output_chars: int = 20_000  #: stored stdout/stderr per cell
     reply_bytes: int = 256 << 20  #: largest reply the parent reads
+    warm: bool = True  #: fork children from a warm template (Linux, namespaces or rlimits-only): not a limit
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The limits a verdict depends on (``warm`` changes how fast a child starts, never a verdict)."""
+        limits = asdict(self)
+        limits.pop("warm")
+        return limits
 
 
 #: The wall-clock cap of a CPU budget: ``HANG_FACTOR`` × the budget + ``HANG_SECONDS`` (sleeping or
@@ -298,6 +304,7 @@ def _die_with_parent() -> None:
 
 
 def _uid_processes(uid: int) -> list[int]:
+    """Live processes of ``uid`` (zombies, which run nothing and wait for their reaper, left out)."""
     pids = []
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not entry.isdigit():
@@ -305,6 +312,8 @@ def _uid_processes(uid: int) -> list[int]:
         try:
             with open(f"/proc/{entry}/status") as handle:
                 for line in handle:
+                    if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                        break
                     if line.startswith("Uid:"):
                         if int(line.split()[1]) == uid:
                             pids.append(int(entry))
@@ -331,11 +340,13 @@ class Sandbox:
     """One child process holding one student's objects."""
 
     def __init__(self, cells: list[dict], *, limits: Limits, hide: list[str] = (), uid: int | None = None,
-                 block: list[str] = (), helpers: list[str] = ()):
+                 block: list[str] = (), helpers: list[str] = (), imports: list[str] = ()):
         self.cells, self.limits = cells, limits
         self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
+        self.imports = list(imports)  # what a warm template imports first (Lesson.preload_modules)
         self.mode = containment()
-        self.proc: subprocess.Popen | None = None
+        self.warm = limits.warm and warm_available(self.mode)
+        self.proc: "subprocess.Popen | ForkedChild | None" = None
         self.channel: Channel | None = None
         self.log = None
         self.scratch: str | None = None
@@ -394,11 +405,16 @@ class Sandbox:
         else:
             self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
         try:
-            self.proc = subprocess.Popen(
-                self._command() + [str(child_read), str(child_write)],
-                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
-                env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
-            )
+            if self.warm:
+                procs = [f"{path}/cgroup.procs" for path in cgroup.paths.values()] if cgroup is not None else []
+                self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
+                                       [child_read, child_write, self.log.fileno()], procs, self.mode.namespaces, cwd)
+            else:
+                self.proc = subprocess.Popen(
+                    self._command() + [str(child_read), str(child_write)],
+                    stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
+                    env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
+                )
         finally:
             os.close(child_read)
             os.close(child_write)
@@ -424,11 +440,12 @@ class Sandbox:
         }
         deadline = time.monotonic() + self.limits.start_seconds
         self.outcomes = []
+        current = None
         try:
             self._send(config, [], deadline)
             hello, _ = self._recv(deadline)
             self.active = hello.get("active", {})
-            current = None
+            self.active["warm"] = self.warm
             while True:
                 message, _ = self._recv(deadline)
                 op = message.get("op")
@@ -666,6 +683,177 @@ class Sandbox:
             raise self._fail(MemoryFault("student code ran out of memory (MemoryError: "
                                          f"{str(error.get('message', ''))[:200]})"))
         return reply, out
+
+
+# -- the warm template ---------------------------------------------------------------------------------
+
+def warm_available(mode: Containment) -> bool:
+    """Warm children on Linux in ``namespaces`` and ``rlimits-only`` mode (a user namespace would have to
+    be entered after the fork with its uid maps written from outside: those children stay cold)."""
+    return sys.platform.startswith("linux") and mode.mode in ("namespaces", "rlimits-only")
+
+
+class ForkedChild:
+    """A child forked by a :class:`Template`, with the part of ``subprocess.Popen`` the sandbox uses."""
+
+    def __init__(self, template: "Template", pid: int):
+        self.template, self.pid, self.returncode = template, pid, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.template.status(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(f"forked child {self.pid}", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+
+class Template:
+    """A warm interpreter (``_child.py --template``) that has imported a lesson's set-up modules, with
+    ``block`` blocked first, and forks a fresh child per submission (:func:`_child.template_main`).
+    Start-up and imports are paid once per grading process and lesson instead of once per child."""
+
+    def __init__(self, block: list[str], imports: list[str], start_seconds: float):
+        import json
+        import socket
+
+        self.lock = threading.Lock()
+        self.home = tempfile.mkdtemp(prefix="trusted-template-")
+        self.log = tempfile.TemporaryFile(prefix="trusted-template-")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {**clean_env(), "HOME": self.home, "TMPDIR": self.home,
+               "MPLCONFIGDIR": os.path.join(self.home, ".matplotlib")}
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", RUNNER_SOURCE, "--template", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(theirs.fileno(),), env=env,
+                cwd=self.home, start_new_session=True, preexec_fn=_die_with_parent)
+        except OSError as exc:
+            raise GraderFault(f"the warm sandbox template would not start: {exc}") from None
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.sock.settimeout(start_seconds)
+        try:
+            self.sock.send(json.dumps({"block": list(block), "imports": list(imports)}).encode())
+            ready = json.loads(self.sock.recv(1 << 16) or b"null")
+        except (OSError, ValueError):
+            ready = None
+        if not isinstance(ready, dict):
+            self.close()
+            raise GraderFault(f"the warm sandbox template did not start: {self.log_tail()}")
+        self.loaded = ready.get("ready", [])
+        self.sock.settimeout(30)
+
+    def log_tail(self, size: int = 600) -> str:
+        try:
+            self.log.seek(0, os.SEEK_END)
+            self.log.seek(max(0, self.log.tell() - size))
+            return self.log.read().decode("utf-8", "replace").strip() or "(no output)"
+        except (OSError, ValueError):
+            return "(no output)"
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self.sock is not None
+
+    def _ask(self, request: dict, fds: list[int] = ()) -> dict:
+        import json
+        import socket
+
+        with self.lock:
+            if not self.alive():
+                raise OSError("the template has ended")
+            socket.send_fds(self.sock, [json.dumps(request).encode()], list(fds))
+            data = self.sock.recv(1 << 16)
+        if not data:
+            raise OSError("the template has ended")
+        return json.loads(data)
+
+    def spawn(self, fds: list[int], cgroup_procs: list[str], namespaces: bool, cwd: str) -> ForkedChild:
+        """Fork a child that serves the sandbox protocol on ``fds`` = [read, write, log]; it has joined
+        ``cgroup_procs`` and leads its own process group when this returns."""
+        reply = self._ask({"op": "fork", "cgroup_procs": cgroup_procs, "namespaces": namespaces, "cwd": cwd}, fds)
+        if "pid" not in reply:
+            raise GraderFault(f"the warm sandbox template could not fork a child: {reply.get('error')}")
+        return ForkedChild(self, int(reply["pid"]))
+
+    def status(self, pid: int) -> int | None:
+        """The exit status of forked child ``pid`` (``Popen.returncode`` style), ``None`` while it runs."""
+        try:
+            return self._ask({"op": "wait", "pid": pid}).get("status")
+        except (OSError, ValueError):  # the template is gone, and PR_SET_PDEATHSIG took its children
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return -signal.SIGKILL
+            except PermissionError:
+                pass
+            return None
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, AttributeError):
+            pass
+        if getattr(self, "proc", None) is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self.log.close()
+        import shutil
+
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+#: Warm templates of this process by (pid, blocked modules, imports), least recently used first.
+_TEMPLATES: dict[tuple, Template] = {}
+_TEMPLATES_LOCK = threading.Lock()
+MAX_TEMPLATES = 3
+
+
+def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int], cgroup_procs: list[str],
+               namespaces: bool, cwd: str) -> ForkedChild:
+    """Fork a child from this process's template for ``(block, imports)``, starting (or restarting) the
+    template when needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
+    key = (os.getpid(), tuple(block), tuple(imports))
+    for attempt in range(2):
+        with _TEMPLATES_LOCK:
+            for other in [k for k in _TEMPLATES if k[0] != key[0]]:  # a forked copy of a grading process
+                _TEMPLATES.pop(other)
+            template = _TEMPLATES.pop(key, None)
+            if template is None or not template.alive():
+                if template is not None:
+                    template.close()
+                template = Template(block, imports, start_seconds)
+            _TEMPLATES[key] = template
+            while len(_TEMPLATES) > MAX_TEMPLATES:
+                _TEMPLATES.pop(next(iter(_TEMPLATES))).close()
+        try:
+            return template.spawn(fds, cgroup_procs, namespaces, cwd)
+        except (OSError, ValueError) as exc:  # the template died under us: start it once more
+            template.close()
+            _TEMPLATES.pop(key, None)
+            if attempt:
+                raise GraderFault(f"the warm sandbox template stopped answering: {exc}") from None
+    raise AssertionError("unreachable")
+
+
+def close_templates() -> None:
+    """Stop this process's warm templates (at exit, and in tests)."""
+    for key in [k for k in _TEMPLATES if k[0] == os.getpid()]:
+        _TEMPLATES.pop(key).close()
+
+
+atexit.register(close_templates)
 
 
 def _frame(message: dict, blobs: list[bytes]) -> bytes:

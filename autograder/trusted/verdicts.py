@@ -204,7 +204,7 @@ class Session:
         for _ in range(len(self.lesson.code_solution_ids) + 2):
             self.generation += 1
             box = Sandbox(self.cells(), limits=self.limits, hide=self.hide, uid=self.uid, block=self.lesson.block,
-                          helpers=self.helpers)
+                          helpers=self.helpers, imports=self.lesson.preload_modules(self.helpers))
             outcomes = box.start()
             for outcome in outcomes:
                 if outcome.id not in self.outcomes or outcome.fault:
@@ -466,5 +466,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     description = mode.describe()
     if mode.namespaces and active and active.get("uid", 0) == 0 and mode.drop_uid:
         description += " (uid drop failed)"
+    if active.get("warm"):
+        description += "; forked from a warm template (the set-up's modules imported once), contained after the fork"
     return Verdicts(lesson.name, lesson.content_key(sources), results, cells, faults, description,
                     round(time.monotonic() - started, 3))

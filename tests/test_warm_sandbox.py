@@ -1,0 +1,216 @@
+"""The warm sandbox: children forked from a template that has imported the lesson's set-up modules are
+contained exactly as a fresh interpreter is (namespaces, hidden paths, limits, uid), see nothing of the
+student before them, never hold a blocked module, and give the same verdicts as cold children."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.trusted import _child, load_lesson, sandbox
+from autograder.trusted.policy import load_policy
+from autograder.trusted.records import cache_key
+from autograder.trusted.sandbox import ForkedChild, Limits, Sandbox, containment, hidden_paths, sandbox_uid
+from autograder.trusted.verdicts import run_tests
+
+REPO = Path(__file__).resolve().parent.parent
+FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
+COLD = Limits(**{**FAST.as_dict(), "warm": False})
+warm_only = pytest.mark.skipif(not sandbox.warm_available(containment()),
+                               reason=f"no warm children in {containment().mode} mode on {sys.platform}")
+
+#: What a student cell can find out about its own process (plain data).
+FACTS = r"""
+import gc, os, resource, sys
+facts = {
+    "pid": os.getpid(),
+    "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "uid": os.getuid(),
+    "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[0],
+    "address_space": resource.getrlimit(resource.RLIMIT_AS)[0],
+    "networks": sorted(line.split(":")[0].strip() for line in open("/proc/net/dev").readlines()[2:]),
+    "cwd": os.getcwd(),
+    "scratch": sorted(os.listdir(".")),
+    "tmp": sorted(os.listdir("/tmp")),
+    "repo_visible": os.path.exists(REPO_SOURCE),
+    "torch_in_modules": repr(sys.modules.get("torch", "absent")),
+    "torch_objects": sum(1 for o in gc.get_objects() if type(o).__module__.split(".")[0] == "torch"),
+    "leak": getattr(sys.modules.get("json"), "left_by_the_last_student", None),
+    "numpy_loaded": "numpy" in sys.modules,
+}
+"""
+
+PLANT = """
+import json
+json.left_by_the_last_student = "secret of the student before"
+open("left.txt", "w").write("the student before was here")
+open("/tmp/left.txt", "w").write("the student before was here")
+"""
+
+
+def start(source: str, *, limits: Limits = FAST, block=(), imports=("numpy",), prelude="import numpy as np"):
+    cells = [{"id": "setup", "kind": "prelude", "source": prelude},
+             {"id": "answer", "kind": "solution",
+              "source": f"REPO_SOURCE = {str(REPO / 'source')!r}\n" + source}]
+    box = Sandbox(cells, limits=limits, hide=hidden_paths(REPO), uid=sandbox_uid(903), block=list(block),
+                  imports=list(imports))
+    box.start()
+    return box
+
+
+def fetch(box: Sandbox, name: str):
+    reply, blobs = box.request({"op": "get", "name": name}, [], time.monotonic() + 30)
+    assert "ok" in reply, reply
+    return _child.decode(reply["ok"], blobs, None)
+
+
+def facts_of(limits: Limits, **kwargs) -> dict:
+    box = start(FACTS, limits=limits, **kwargs)
+    try:
+        assert all(o.ok for o in box.outcomes), box.outcomes
+        facts = fetch(box, "facts")
+        facts["warm"] = isinstance(box.proc, ForkedChild)
+        facts["active"] = dict(box.active)
+        return facts
+    finally:
+        box.close()
+
+
+@warm_only
+def test_a_warm_child_is_contained_as_a_cold_one():
+    cold, warm = facts_of(COLD), facts_of(FAST)
+    assert (cold["warm"], warm["warm"]) == (False, True)
+    same = ("uid", "nproc", "address_space", "networks", "cwd", "tmp", "repo_visible", "torch_objects")
+    assert {k: warm[k] for k in same} == {k: cold[k] for k in same}
+    for key in ("namespaces", "hidden", "rlimits", "uid", "kept", "exposed", "read_only"):
+        assert warm["active"].get(key) == cold["active"].get(key), key
+    if containment().namespaces:
+        assert warm["pid"] == cold["pid"] == 1, "PID 1 of a PID namespace of its own"
+        assert len(warm["processes"]) <= 2 and warm["networks"] == ["lo"]
+        assert warm["repo_visible"] is False
+    if containment().drop_uid:
+        assert warm["uid"] != 0
+
+
+@warm_only
+def test_nothing_of_one_student_reaches_the_next():
+    first = start(PLANT)
+    try:
+        assert all(o.ok for o in first.outcomes), first.outcomes
+    finally:
+        first.close()
+    facts = facts_of(FAST)
+    assert facts["warm"] and facts["leak"] is None
+    assert "left.txt" not in facts["scratch"] and "left.txt" not in facts["tmp"]
+    assert facts["tmp"] == facts_of(COLD)["tmp"]
+
+
+@warm_only
+def test_a_blocked_module_is_never_in_the_template():
+    lesson = load_lesson("lesson3_numpy", REPO)
+    assert "torch" in lesson.block
+    preload = lesson.preload_modules()
+    assert "numpy" in preload and not any(m.split(".")[0] in lesson.block for m in preload)
+    facts = facts_of(FAST, block=["torch"], imports=["numpy", "torch"], prelude="import numpy as np\nimport torch")
+    assert facts["warm"] and facts["torch_in_modules"] == "None" and facts["torch_objects"] == 0
+    allowed = facts_of(FAST, imports=["numpy", "torch"], prelude="import numpy as np\nimport torch")
+    assert allowed["torch_objects"] > 0, "the same probe sees torch where the lesson allows it"
+
+
+@warm_only
+def test_children_of_one_lesson_share_one_template_and_a_dead_template_is_replaced():
+    sandbox.close_templates()
+    first = start("x = 1")
+    second = start("x = 2")
+    try:
+        assert first.proc.template is second.proc.template
+        assert fetch(first, "x") == 1 and fetch(second, "x") == 2, "one student's objects each"
+    finally:
+        first.close()
+        second.close()
+    template = next(iter(sandbox._TEMPLATES.values()))
+    os.killpg(template.proc.pid, signal.SIGKILL)
+    template.proc.wait(timeout=10)
+    third = start("x = 3")
+    try:
+        assert third.proc.template is not template and fetch(third, "x") == 3
+    finally:
+        third.close()
+
+
+@warm_only
+@pytest.mark.parametrize("source, kind", [
+    ("import os\nos._exit(7)", "crash"),
+    ("import ctypes\nctypes.string_at(0)", "crash"),
+    ("while True:\n    pass", "timeout"),
+])
+def test_a_fault_is_the_same_fault_warm_and_cold(source, kind):
+    outcomes = {}
+    for limits in (COLD, FAST):
+        box = start(source, limits=Limits(**{**limits.as_dict(), "cell_seconds": 2, "warm": limits.warm}))
+        try:
+            outcomes[limits.warm] = [(o.id, o.fault) for o in box.outcomes]
+        finally:
+            box.kill()
+    assert outcomes[True] == outcomes[False] == [("answer", kind)]
+
+
+def test_warm_is_a_policy_setting_and_no_part_of_a_verdicts_cache_key(tmp_path):
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.SandboxPolicy.warm = False\n")
+    limits = load_policy(tmp_path).limits()
+    assert limits.warm is False and load_policy(REPO).limits().warm is True
+    assert cache_key("content", limits) == cache_key("content", Limits())
+    assert cache_key("content", limits) != cache_key("content", Limits(test_seconds=1))
+
+
+@warm_only
+def test_a_lesson_graded_warm_gets_the_cold_verdicts():
+    lesson = load_lesson("lesson2_loops", REPO)
+    sources = lesson.reference_sources()
+    broken = {**sources, next(i for i in lesson.code_solution_ids if i not in lesson.given):
+              "def avg_pool2d_loops(*args, **kwargs):\n    raise ValueError('not yet')\n"}
+    for submission in (sources, broken):
+        cold = run_tests(lesson, submission, COLD, root=REPO)
+        warm = run_tests(lesson, submission, FAST, root=REPO)
+        assert [(t.grade_id, t.passed) for t in warm.tests] == [(t.grade_id, t.passed) for t in cold.tests]
+        assert "warm template" in warm.containment and "warm template" not in cold.containment
+    assert all(t.passed for t in run_tests(lesson, sources, FAST, root=REPO).tests)
+
+
+@warm_only
+def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(tmp_path):
+    code = ("import sys, time\nfrom autograder.trusted.sandbox import Sandbox, Limits\n"
+            "box = Sandbox([{'id': 'a', 'kind': 'solution', 'source': 'import time\\ntime.sleep(300)'}], "
+            "limits=Limits(cell_seconds=300), imports=['json'])\n"
+            "import threading; threading.Thread(target=box.start, daemon=True).start()\n"
+            "while box.proc is None: time.sleep(0.05)\n"
+            "from autograder.trusted import sandbox\n"
+            "t = next(iter(sandbox._TEMPLATES.values()))\n"
+            "print(t.proc.pid, box.proc.pid, flush=True)\ntime.sleep(300)\n")
+    grader = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        template_pid, child_pid = map(int, grader.stdout.readline().split())
+        grader.kill()
+        grader.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in (template_pid, child_pid)):
+            time.sleep(0.1)
+        assert not _alive(template_pid) and not _alive(child_pid)
+    finally:
+        if grader.poll() is None:
+            os.killpg(grader.pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in handle)
+    except OSError:
+        return False
