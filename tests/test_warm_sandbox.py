@@ -38,7 +38,7 @@ facts = {
     "cwd": os.getcwd(),
     "scratch": sorted(os.listdir(".")),
     "tmp": sorted(os.listdir("/tmp")),
-    "repo_visible": os.path.exists(REPO_SOURCE),
+    "repo_visible": os.path.isdir(REPO_SOURCE) and bool(os.listdir(REPO_SOURCE)),  # absent, or an empty tmpfs
     "torch_in_modules": repr(sys.modules.get("torch", "absent")),
     "torch_objects": sum(1 for o in gc.get_objects() if type(o).__module__.split(".")[0] == "torch"),
     "leak": getattr(sys.modules.get("json"), "left_by_the_last_student", None),
