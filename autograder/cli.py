@@ -95,8 +95,6 @@ def cmd_collect(args: argparse.Namespace) -> int:
 # --- grade -----------------------------------------------------------------------------------------
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from autograder import records as recs
-
     root = root_of(args)
     lessons = coursedir.check_lessons(args.lesson, root) if args.lesson else None
     coursedir.check_gradebook(root)
@@ -105,7 +103,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise CourseError(f"--jobs must be >= 1, got {args.jobs}")
     started = time.monotonic()
     where = {"cluster": args.cluster} if args.cluster else {}  # local worker processes unless --cluster
-    results = [recs.as_dict(r) for r in load_grader()(lessons, args.student or None, jobs=args.jobs, root=root,
+    results = [r.as_dict() for r in load_grader()(lessons, args.student or None, jobs=args.jobs, root=root,
                                                       progress=not args.quiet, **where)]
     how = f"on the Dask cluster at {args.cluster}" if args.cluster else f"with --jobs {args.jobs}"
     print(f"graded {len(results)} submissions in {time.monotonic() - started:.0f} s {how}; "
@@ -185,7 +183,6 @@ def cmd_sample_class(args: argparse.Namespace) -> int:
 def cmd_course(args: argparse.Namespace) -> int:
     """Release and validate, then the whole week on a generated sample class in its own course folder."""
     from autograder import collect, export, feedback, report, sample_class
-    from autograder import records as recs
 
     started = time.monotonic()
     root = root_of(args)
@@ -207,11 +204,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     print(f"\n== sample class: a course folder of its own at {demo} (your gradebook.db is not touched)")
     if demo.exists():
         shutil.rmtree(demo)
-    demo.mkdir(parents=True)
-    for folder in ("source", "release"):
-        shutil.copytree(root / folder, demo / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints",
-                                                                                      "__pycache__"))
-    shutil.copy2(root / "nbgrader_config.py", demo / "nbgrader_config.py")
+    coursedir.copy_course(root, demo)
     archive, manifest = sample_class.generate(demo / "lms", demo, students=args.students, seed=args.seed,
                                               submit_rate=args.submit_rate)
     print(f"generated {archive.relative_to(demo)}: {len(manifest)} files from an LMS")
@@ -226,7 +219,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     print(f"\n== grade (--jobs {args.jobs})")
     graded = load_grader()(None, None, jobs=args.jobs, root=demo, progress=True)
     mark = step("grade", mark)
-    results = [recs.as_dict(r) for r in graded]
+    results = [r.as_dict() for r in graded]
     print("\n== feedback, export, report")
     pages = feedback.write_feedback(demo)
     grades = export.read_grades(demo)
@@ -381,13 +374,6 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (CourseError, rel.ReleaseError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:
-        from autograder.trusted import GradingError
-
-        if not isinstance(exc, GradingError):
-            raise
+    except CourseError as exc:  # release, lesson, grading and bundle errors are all CourseErrors
         print(f"error: {exc}", file=sys.stderr)
         return 2

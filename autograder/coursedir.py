@@ -7,15 +7,35 @@ what to do next.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from autograder import release as rel
-
-REPO = rel.REPO
+REPO = Path(__file__).resolve().parent.parent
 
 
 class CourseError(RuntimeError):
-    """An instructor's mistake (unknown lesson, nothing to grade, wrong gradebook...); says what to do."""
+    """An instructor's mistake (unknown lesson, nothing to grade, wrong gradebook...); says what to do.
+    Every error the instructor commands raise on purpose is one (release, lesson, grading, bundle), and the
+    command line prints its message and exits 2."""
+
+
+def copy_course(root: Path, destination: Path, lessons_: list[str] | None = None,
+                folders: tuple[str, ...] = ("source", "release")) -> Path:
+    """A course folder at ``destination``: ``folders`` of ``lessons_`` (default: every lesson) and the
+    ``nbgrader_config.py`` of course ``root``, without checkpoints or caches. Returns ``destination``."""
+    import shutil
+
+    root, destination = Path(root), Path(destination)
+    for lesson in lessons_ or lessons(root):
+        for folder in folders:
+            if (root / folder / lesson).is_dir():
+                shutil.copytree(root / folder / lesson, destination / folder / lesson,
+                                ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    destination.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(root / "nbgrader_config.py", destination / "nbgrader_config.py")
+    return destination
 
 
 def find_root(root: str | Path | None = None) -> Path:
@@ -46,24 +66,37 @@ def course_id(root: Path) -> str:
     return _course_setting(root, "course_id") or "default_course"
 
 
-def lessons(root: Path) -> list[str]:
-    """The lessons (nbgrader assignments) of the course: the folders of ``source/`` that hold a notebook.
+def lessons(root: Path = REPO, *, released: bool = False) -> list[str]:
+    """The lessons (nbgrader assignments) of the course: the folders of ``source/`` that hold a notebook
+    (with ``released``: only those that also have one in ``release/``), sorted.
 
     A copy of the course without ``source/`` (the instructor's grading machine may hold only
     ``release/``) falls back to the folders of ``release/``.
     """
+    def holds_notebook(folder: Path) -> bool:
+        return folder.is_dir() and any(folder.glob("*.ipynb"))
+
     for folder in ("source", "release"):
         base = Path(root) / folder
         if base.is_dir():
-            found = sorted(p.name for p in base.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+            found = sorted(p.name for p in base.iterdir() if holds_notebook(p)
+                           and (not released or holds_notebook(Path(root) / "release" / p.name)))
             if found:
                 return found
     raise CourseError(f"no lessons in {root}/source or {root}/release: is --root the course directory?")
 
 
-def check_lessons(names: list[str] | None, root: Path) -> list[str]:
+def notebook(root: Path, folder: str, lesson: str) -> Path:
+    """The one notebook of ``lesson`` in ``folder`` (``source``, ``release``...) of course ``root``."""
+    found = sorted((Path(root) / folder / lesson).glob("*.ipynb"))
+    if len(found) != 1:
+        raise CourseError(f"{folder}/{lesson} must hold exactly one notebook, found {len(found)}")
+    return found[0]
+
+
+def check_lessons(names: list[str] | None, root: Path, *, released: bool = False) -> list[str]:
     """``names`` if every one is a lesson of the course (all lessons when empty/None), else CourseError."""
-    known = lessons(root)
+    known = lessons(root, released=released)
     if not names:
         return known
     unknown = [name for name in names if name not in known]
@@ -210,12 +243,35 @@ def open_gradebook(root: Path):
 
     nbgrader runs the ``alembic`` command by name, so this interpreter's ``bin`` goes first on ``PATH``.
     """
-    import os
-    import sys
-
     from nbgrader.api import Gradebook
 
-    bin_dir = str(Path(sys.executable).parent)
-    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    put_bin_on_path()
     return Gradebook(db_url(root), course_id=course_id(root))
+
+
+def put_bin_on_path() -> None:
+    """This interpreter's ``bin`` on this process's ``PATH`` (nbgrader runs ``alembic`` by name)."""
+    if _bin_dir() not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = _with_bin_first(os.environ)
+
+
+def _bin_dir() -> str:
+    return str(Path(sys.executable).parent)
+
+
+def _with_bin_first(env) -> str:
+    return _bin_dir() + os.pathsep + env.get("PATH", "")
+
+
+def tool_env(**more: str) -> dict:
+    """The environment of nbgrader's (and the grader's) child processes: this interpreter's ``bin`` first on
+    ``PATH`` (nbgrader runs ``alembic`` and ``jupyter`` by name), library warnings off, plots off-screen."""
+    return dict(os.environ, PATH=_with_bin_first(os.environ), PYTHONWARNINGS="ignore", MPLBACKEND="Agg", **more)
+
+
+def run_nbgrader(root: Path, *args: str, db_url: str | None = None) -> subprocess.CompletedProcess:
+    """One ``nbgrader`` command in course ``root`` (on the course's gradebook, or on ``db_url``), output captured."""
+    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={Path(root).resolve()}"]
+    if db_url is not None:
+        command.append(f"--CourseDirectory.db_url={db_url}")
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, env=tool_env())

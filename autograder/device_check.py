@@ -56,15 +56,14 @@ def load_reference(lesson_dir: Path | None = None) -> dict:
     from torch import nn
 
     folder = Path(lesson_dir) if lesson_dir is not None else REPO / "source" / LESSON
-    notebooks = sorted(folder.glob("*.ipynb"))
-    if len(notebooks) != 1:
-        raise FileNotFoundError(f"{folder} must hold exactly one notebook, found {len(notebooks)}")
-    cells = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell
-             for cell in nbformat.read(notebooks[0], as_version=4).cells}
+    from autograder.coursedir import notebook
+
+    path = notebook(folder.parent.parent, folder.parent.name, folder.name)
+    cells = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in nbformat.read(path, as_version=4).cells}
     namespace = {"__name__": "lesson4_reference", "np": np, "torch": torch, "F": F, "nn": nn}
     for grade_id in SOLUTION_CELLS:
         if grade_id not in cells:
-            raise KeyError(f"{notebooks[0]} has no cell with grade_id {grade_id!r}")
+            raise KeyError(f"{path} has no cell with grade_id {grade_id!r}")
         exec(compile(cells[grade_id].source, f"<{LESSON}:{grade_id}>", "exec"), namespace)
     return namespace
 

@@ -82,11 +82,9 @@ def cell_order(root: Path, lesson: str) -> dict[str, int]:
     """``{grade_id: position}`` of the graded cells in the lesson's release notebook (the notebook's order)."""
     import nbformat
 
-    for notebook in sorted((Path(root) / "release" / lesson).glob("*.ipynb"))[:1]:
-        cells = nbformat.read(notebook, as_version=4).cells
-        return {c.metadata["nbgrader"]["grade_id"]: i for i, c in enumerate(cells)
-                if c.metadata.get("nbgrader", {}).get("grade_id")}
-    return {}
+    cells = nbformat.read(coursedir.notebook(root, "release", lesson), as_version=4).cells
+    return {c.metadata["nbgrader"]["grade_id"]: i for i, c in enumerate(cells)
+            if c.metadata.get("nbgrader", {}).get("grade_id")}
 
 
 def late_from_collect(root: Path) -> set[tuple[str, str]]:

@@ -19,8 +19,8 @@ import html
 import re
 from pathlib import Path
 
-from autograder import coursedir, leaks
-from autograder import records as recs
+from autograder import coursedir, leaks, templates
+from autograder.trusted.records import record_dicts
 
 #: ``<script>`` elements that load or configure MathJax (nbgrader's template links it from a CDN).
 MATHJAX = re.compile(r"<script[^>]*(?:src=\"https?://[^\"]*mathjax[^\"]*\"|type=\"text/x-mathjax-config\")[^>]*>"
@@ -47,12 +47,10 @@ def checked_page(text: str, hidden: set[str], where: str) -> str:
 def write_feedback(root: Path, lessons: list[str] | None = None, students: list[str] | None = None) -> list[Path]:
     """nbgrader's feedback for every graded submission of ``lessons`` (by ``students``), checked (see the
     module docstring); returns the pages written."""
-    from autograder.trusted.batch import nbgrader
-
     root = Path(root)
     chosen = coursedir.check_lessons(lessons, root)
     coursedir.check_gradebook(root)
-    records = [r for r in recs.load(root) if r["lesson"] in chosen and (not students or r["student"] in students)
+    records = [r for r in record_dicts(root) if r["lesson"] in chosen and (not students or r["student"] in students)
                and (root / "autograded" / r["student"] / r["lesson"]).is_dir()]
     if not records:
         raise coursedir.CourseError(f"no graded submissions in {root / 'autograded'}: grade them first with "
@@ -60,7 +58,8 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
     written, by_student = [], {}
     for lesson in sorted({r["lesson"] for r in records}):
         for who in sorted(students) if students else [None]:
-            result = nbgrader(root, "generate_feedback", lesson, "--force", *([f"--student={who}"] if who else []))
+            result = coursedir.run_nbgrader(root, "generate_feedback", lesson, "--force",
+                                            *([f"--student={who}"] if who else []))
             if result.returncode != 0:
                 raise coursedir.CourseError(f"nbgrader generate_feedback {lesson} failed:\n"
                                             f"{(result.stdout + result.stderr)[-2000:]}")
@@ -77,12 +76,6 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
             written.append(path)
             by_student.setdefault(record["student"], []).append(record)
     for student, items in by_student.items():
-        rows = "".join(f"<tr><td><a href='{html.escape(r['lesson'])}/{html.escape(r['lesson'])}.html'>"
-                       f"{html.escape(r['lesson'])}</a></td><td>{html.escape(r['status'])}</td></tr>"
-                       for r in sorted(items, key=lambda r: r["lesson"]))
-        (root / "feedback" / student / "index.html").write_text(
-            f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>feedback: {html.escape(student)}"
-            f"</title></head><body><h1>Feedback for {html.escape(student)}</h1><p>Each page shows your score as "
-            f"the gradebook has it and every graded cell's result.</p><table><tr><th>lesson</th><th>grading</th>"
-            f"</tr>{rows}</table></body></html>\n")
+        (root / "feedback" / student / "index.html").write_text(templates.render(
+            "feedback_index.html.j2", student=student, records=sorted(items, key=lambda r: r["lesson"])))
     return written

@@ -7,53 +7,25 @@ so building a release never touches the instructor's ``gradebook.db`` and two bu
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-REPO = Path(__file__).resolve().parent.parent
+from autograder import leaks
+from autograder.coursedir import REPO, CourseError, check_lessons, copy_course, notebook, run_nbgrader
 
 
-def tool_env() -> dict:
-    """The environment for nbgrader's child processes: this interpreter's ``bin`` first on ``PATH``
-    (nbgrader calls ``alembic`` and ``jupyter`` by name) and library warnings off."""
-    bin_dir = str(Path(sys.executable).parent)
-    return dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore")
-
-
-class ReleaseError(RuntimeError):
+class ReleaseError(CourseError):
     """A lesson could not be built or did not validate; the message says what to do."""
-
-
-def lessons(root: Path = REPO) -> list[str]:
-    """The lesson (nbgrader assignment) names: folders of ``source/`` that hold a notebook, sorted."""
-    source = Path(root) / "source"
-    return sorted(p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
-
-
-def check_lesson(name: str, root: Path = REPO) -> str:
-    """Return ``name`` if it is a lesson, else raise :class:`ReleaseError` listing the lessons."""
-    known = lessons(root)
-    if name not in known:
-        raise ReleaseError(f"unknown lesson {name!r}; the lessons are: {', '.join(known)}")
-    return name
 
 
 def nbgrader(*args: str, root: Path) -> subprocess.CompletedProcess:
     """Run one ``nbgrader`` command in course root ``root`` with a temporary gradebook."""
     with tempfile.TemporaryDirectory(prefix="nbgrader-db-") as scratch:
-        command = [
-            sys.executable, "-m", "nbgrader", *args,
-            f"--CourseDirectory.root={Path(root).resolve()}",
-            f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db",
-        ]
-        return subprocess.run(command, cwd=root, capture_output=True, text=True, env=tool_env())
+        return run_nbgrader(root, *args, db_url=f"sqlite:///{scratch}/gradebook.db")
 
 
 def check_config(root: Path = REPO) -> None:
@@ -79,11 +51,7 @@ def generate(lesson: str, root: Path = REPO) -> Path:
 
 def generate_copy(lesson: str, destination: Path, root: Path = REPO) -> Path:
     """Build the release of ``lesson`` in a scratch course at ``destination`` (``source/`` is copied)."""
-    destination = Path(destination)
-    shutil.copytree(Path(root) / "source" / lesson, destination / "source" / lesson,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    shutil.copy2(Path(root) / "nbgrader_config.py", destination / "nbgrader_config.py")
-    return generate(lesson, destination)
+    return generate(lesson, copy_course(root, destination, [lesson], folders=("source",)))
 
 
 @dataclass
@@ -128,14 +96,6 @@ def graded_cells(notebook: Path) -> list[dict]:
     return cells
 
 
-def notebook_of(lesson: str, folder: str = "source", root: Path = REPO) -> Path:
-    """The one notebook of ``lesson`` in ``folder`` (``source`` or ``release``)."""
-    found = sorted((Path(root) / folder / lesson).glob("*.ipynb"))
-    if len(found) != 1:
-        raise ReleaseError(f"{folder}/{lesson} must hold exactly one notebook, found {len(found)}")
-    return found[0]
-
-
 @dataclass
 class LessonSummary:
     lesson: str
@@ -148,64 +108,21 @@ class LessonSummary:
 
 def build_and_check(lesson: str, root: Path = REPO) -> LessonSummary:
     """Regenerate ``release/<lesson>`` in place, then validate: the solution passes, the stub fails."""
-    check_lesson(lesson, root)
+    check_lessons([lesson], root)
     generate(lesson, root)
-    source_nb = notebook_of(lesson, "source", root)
-    release_nb = notebook_of(lesson, "release", root)
+    source_nb = notebook(root, "source", lesson)
+    release_nb = notebook(root, "release", lesson)
     cells = graded_cells(source_nb)
     solution = validate(source_nb)
     stub = validate(release_nb, invert=True)
     problems = [f"solution fails: {c}" for c in solution.failed_cells]
     problems += [f"stub passes: {c}" for c in stub.failed_cells]
+    problems += leaks.release_leaks(source_nb, release_nb, leaks.delimiters(root))
     return LessonSummary(lesson, sum(c["points"] for c in cells if c["test"]),
                          sum(1 for c in cells if c["test"]), solution.passed, stub.passed, problems)
 
 
 # --- Rules that every lesson must keep (checked by tests/test_chain.py and by `release`) -------------
-
-SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
-
-
-def _between(text: str, begin: str, end: str) -> list[str]:
-    """Non-trivial lines of ``text`` between ``### BEGIN x`` and ``### END x`` markers."""
-    lines, inside = [], False
-    for line in text.splitlines():
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif inside and len(line.strip()) > 12 and not line.strip().startswith("#"):
-            lines.append(line.strip())
-    return lines
-
-
-def find_leaks(source_nb, release_nb) -> list[str]:
-    """Solution or hidden-test text of ``source_nb`` that appears in ``release_nb`` (both NotebookNodes).
-
-    Looks for the nbgrader markers and for every non-trivial line between them (longer than 12
-    characters, not a comment) that does not also appear in the release outside a solution region.
-    """
-    release_text = "\n".join(cell.source for cell in release_nb.cells)
-    release_lines = {line.strip() for line in release_text.splitlines()}
-    problems = [f"marker {m!r} in release" for m in SECRET_MARKERS if m in release_text]
-    visible = set()
-    for cell in source_nb.cells:  # lines that are legitimately visible (outside secret regions)
-        inside = False
-        for line in cell.source.splitlines():
-            if any(m in line for m in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS")):
-                inside = True
-            elif any(m in line for m in ("END SOLUTION", "END HIDDEN TESTS")):
-                inside = False
-            elif not inside:
-                visible.add(line.strip())
-    for cell in source_nb.cells:
-        secret = _between(cell.source, "BEGIN SOLUTION", "END SOLUTION")
-        secret += _between(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
-        for line in secret:
-            if line in release_lines and line not in visible:
-                problems.append(f"secret line in release: {line[:70]!r}")
-    return problems
-
 
 def find_outputs(nb) -> list[str]:
     """Code cells of ``nb`` that carry outputs or an execution count (committed notebooks must not)."""

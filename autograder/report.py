@@ -9,37 +9,12 @@ sortable grade table. Graded cells are always in the release notebook's order.
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 from pathlib import Path
 
-from autograder import coursedir, export
-from autograder import records as recs
-
-CSS = """body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse} td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left}
-td.num,th.num{text-align:right} img{max-width:100%} h2{margin-top:2rem}
-.mark{font-size:.75em;border-radius:.3em;padding:0 .3em;margin-left:.3em;background:#eee}
-.mark.late{background:#fde9c8} .mark.look{background:#f7d4d4;color:#a11}
-table.sortable th{cursor:pointer} th[aria-sort=ascending]::after{content:" \\25B2"}
-th[aria-sort=descending]::after{content:" \\25BC"} .ok{color:#2a7a2a}"""
-
-#: Sorts a ``table.sortable`` by the clicked column (``data-sort`` of each cell: a number or text).
-SCRIPT = """document.querySelectorAll("table.sortable th").forEach(function (th, column) {
-  th.title = "click to sort";
-  th.addEventListener("click", function () {
-    var table = th.closest("table"), body = table.tBodies[0];
-    var up = th.getAttribute("aria-sort") !== "ascending";
-    table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
-    th.setAttribute("aria-sort", up ? "ascending" : "descending");
-    Array.from(body.rows).sort(function (a, b) {
-      var x = a.cells[column].dataset.sort, y = b.cells[column].dataset.sort;
-      var order = isNaN(x) || isNaN(y) ? x.localeCompare(y) : x - y;
-      return up ? order : -order;
-    }).forEach(function (row) { body.appendChild(row); });
-  });
-});"""
+from autograder import coursedir, export, templates
+from autograder.trusted.records import record_dicts
 
 #: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``
 #: (a forbidden library, or code that hides what it calls) and ``StudentObject`` (a result that is not
@@ -80,27 +55,13 @@ def _cell_key(orders: dict[str, dict[str, int]], lesson: str, cell: str) -> tupl
 
 
 def _png(fig) -> str:
-    """A matplotlib figure as an inline ``<img>`` (base64 PNG), then closed."""
+    """A matplotlib figure as base64 PNG (the template inlines it as an ``<img>``), then closed."""
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)
-    data = base64.b64encode(buffer.getvalue()).decode()
-    return f"<img alt='plot' src='data:image/png;base64,{data}'>"
-
-
-def _cell(value, numeric: bool = False, sort=None, extra: str = "") -> str:
-    """One escaped ``<td>``; ``sort`` becomes its ``data-sort`` (what the table sorts by), ``extra`` is HTML."""
-    attrs = (" class='num'" if numeric else "") + (f" data-sort='{html.escape(str(sort))}'" if sort is not None else "")
-    return f"<td{attrs}>{html.escape(str(value))}{extra}</td>"
-
-
-def _table(head: list[str], rows: list[list], numeric: set[int] = frozenset()) -> str:
-    out = ["<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
-    for row in rows:
-        out.append("<tr>" + "".join(_cell(v, i in numeric) for i, v in enumerate(row)) + "</tr>")
-    return "".join(out) + "</tbody></table>"
+    return base64.b64encode(buffer.getvalue()).decode()
 
 
 def score_distribution_figure(grades: export.Grades):
@@ -202,58 +163,38 @@ def needs_a_look(records: list[dict]) -> list[dict]:
 
 
 def _anchor(student: str, lesson: str) -> str:
-    return html.escape(f"look-{student}-{lesson}".replace(" ", "_"))
+    return f"look-{student}-{lesson}".replace(" ", "_")
 
 
-def needs_a_look_html(looks: list[dict]) -> str:
-    """The "Needs a look" section: one row per submission, with an anchor the grade table links to."""
-    head = f"<h2>Needs a look ({len(looks)})</h2>"
-    if not looks:
-        return head + ("<p class='ok'>Nothing: no submission was refused, caught breaking the rules, crashed, "
-                       "timed out or hit a grader error.</p>")
-    rows = "".join(f"<tr id='{_anchor(l['student'], l['lesson'])}'>" + _cell(l["student"]) + _cell(l["lesson"])
-                   + _cell(l["kind"]) + _cell(l["reason"]) + _cell(l["todo"]) + "</tr>" for l in looks)
-    return (head + "<table><thead><tr><th>student</th><th>lesson</th><th>what</th><th>reason</th>"
-            "<th>what to do</th></tr></thead><tbody>" + rows + "</tbody></table>")
-
-
-def grade_table(grades: export.Grades, looks: list[dict], extra_students: list[str] = ()) -> str:
-    """The grade table: one row per student, a column per lesson and the total; late and needs-a-look
-    marks on the scores; sortable by a click on a header (inline script; without it, sorted by student)."""
+def grade_rows(grades: export.Grades, looks: list[dict], extra_students: list[str] = ()) -> list[dict]:
+    """The grade table's rows, one per student: ``{student, cells, total, total_sort}``, each cell
+    ``{text, sort, late, look}`` (late: :func:`late_mark`; look: the Needs-a-look row it links to)."""
     flagged = {(l["student"], l["lesson"]): l["kind"] for l in looks}
-    heads = ["<th>student</th>"] + [f"<th class='num'>{html.escape(export.short_name(l))} / "
-                                    f"{html.escape(export.fmt(grades.max_score[l]))}</th>" for l in grades.lessons]
-    heads.append(f"<th class='num'>total / {html.escape(export.fmt(grades.max_total()))}</th>")
     rows = []
     for student in sorted(set(grades.students) | set(extra_students)):
-        cells = [_cell(student, sort=student)]
+        cells = []
         for lesson in grades.lessons:
             key = (student, lesson)
-            marks = late_mark(grades, key)
-            if key in flagged:
-                marks += (f"<a class='mark look' href='#{_anchor(student, lesson)}' title='see Needs a look'>"
-                          f"{html.escape(flagged[key])}</a>")
             score = grades.score.get(key)
-            cells.append(_cell("-" if score is None else export.fmt(score), True, -1 if score is None else score,
-                               marks))
-        cells.append(_cell(export.fmt(grades.total(student)), True, grades.total(student)))
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<table class='sortable grades'><thead><tr>" + "".join(heads) + "</tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table><p>- not handed in (or no score written); <span class='mark late'>"
-            "late</span> handed in late (with the hours and nbgrader's late penalty, already taken off the "
-            "score); a red mark: see Needs a look. Click a header to sort.</p>")
+            look = {"kind": flagged[key], "anchor": _anchor(student, lesson)} if key in flagged else None
+            cells.append({"text": "-" if score is None else export.fmt(score), "sort": -1 if score is None else score,
+                          "late": late_mark(grades, key), "look": look})
+        rows.append({"student": student, "cells": cells, "total": export.fmt(grades.total(student)),
+                     "total_sort": grades.total(student)})
+    return rows
 
 
-def late_mark(grades: export.Grades, key: tuple[str, str]) -> str:
-    """``late``, ``late 34 h`` or ``late 34 h −25`` (the penalty nbgrader took off), as a mark on the score."""
+def late_mark(grades: export.Grades, key: tuple[str, str]) -> dict | None:
+    """``{text, title}`` of the late mark on a score (``late``, ``late 34 h`` or ``late 34 h −25``: the
+    hours and the penalty nbgrader took off), None when it was on time."""
     if not grades.late.get(key):
-        return ""
+        return None
     hours = grades.seconds_late.get(key, 0.0) / 3600
     penalty = grades.penalty.get(key, 0.0)
     text = "late" + (f" {hours:.0f} h" if hours else "") + (f" −{export.fmt(penalty)}" if penalty else "")
     title = "handed in late" + (f", {hours:.1f} hours after the due date" if hours else "") + (
         f"; nbgrader's late penalty of {export.fmt(penalty)} points is taken off the score" if penalty else "")
-    return f"<span class='mark late' title='{html.escape(title)}'>{html.escape(text)}</span>"
+    return {"text": text, "title": title}
 
 
 def build(root: Path, lessons: list[str] | None = None) -> str:
@@ -263,7 +204,7 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
     matplotlib.use("Agg")
     root = Path(root)
     grades = export.read_grades(root, lessons)
-    records = [r for r in recs.load(root) if r["lesson"] in grades.lessons]
+    records = [r for r in record_dicts(root) if r["lesson"] in grades.lessons]
     if not grades.score:
         raise coursedir.CourseError("the gradebook holds no graded submission: grade first with "
                                     "`avgpool-course grade`")
@@ -271,40 +212,25 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
     collect_log = root / "reports" / "collect.json"
     skipped = json.loads(collect_log.read_text()).get("skipped", []) if collect_log.exists() else []
     late = sum(bool(value) for key, value in grades.late.items() if key in grades.score)
-    looks = needs_a_look(records)
-    parts = [f"<h1>Class report: {html.escape(coursedir.course_id(root))}</h1>",
-             f"<p>{len(grades.students)} students, {len(grades.score)} graded submissions in "
-             f"{len(grades.lessons)} lessons; {late} late; {len(looks)} need a look; "
-             f"{len(skipped)} files collect could not place.</p>", needs_a_look_html(looks)]
+    looks = [dict(look, anchor=_anchor(look["student"], look["lesson"])) for look in needs_a_look(records)]
     summary = []
     for lesson in grades.lessons:
         values = [grades.score[(s, lesson)] for s in grades.students if (s, lesson) in grades.score]
         full = sum(v >= grades.max_score[lesson] - 1e-9 for v in values)
         summary.append([lesson, len(values), f"{sum(values) / len(values):.1f}" if values else "-",
                         export.fmt(grades.max_score[lesson]), full])
-    parts.append("<h2>Lessons</h2>" + _table(["lesson", "submissions", "mean score", "points", "full marks"],
-                                             summary, {1, 2, 3, 4}))
-    parts.append("<h2>Score distribution per lesson</h2>" + _png(score_distribution_figure(grades)))
     rates = pass_rates(grades, orders)
-    parts.append("<h2>Pass rate per graded cell</h2><p>In notebook order; red under 50 %, orange under 80 %.</p>"
-                 + _png(pass_rate_figure(rates)))
-    parts.append(_table(["lesson", "graded cell", "pass rate", "submissions"],
-                        [[l, c, f"{100 * r:.0f}%", n] for l, c, r, n in rates], {2, 3}))
-    parts.append("<h2>Slowest tests</h2>")
-    if records:
-        parts.append("<p>The slowest graded cells, in notebook order (seconds per test over all submissions), "
-                     "then the slowest single tests.</p>" + _png(slowest_figure(records, orders)))
-        parts.append(_table(["seconds", "student", "lesson", "graded cell", "passed"],
-                            [[f"{s:.2f}", st, l, c, "yes" if p else "no"]
-                             for s, st, l, c, p in slowest(records, orders)], {0}))
-    else:
-        parts.append("<p>No grading records found under records/ (timings come from the trusted grader).</p>")
-    if skipped:
-        parts.append(f"<h2>Files collect could not place ({len(skipped)})</h2>" + _table(
-            ["file", "reason"], [[s["file"], s["reason"]] for s in skipped]))
-    parts.append("<h2>Grades</h2>" + grade_table(grades, looks, [r["student"] for r in records]))
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Class report</title>"
-            f"<style>{CSS}</style></head><body>{''.join(parts)}<script>{SCRIPT}</script></body></html>\n")
+    heads = [f"{export.short_name(l)} / {export.fmt(grades.max_score[l])}" for l in grades.lessons]
+    return templates.render(
+        "report.html.j2", course_id=coursedir.course_id(root), students=len(grades.students),
+        graded=len(grades.score), lessons=grades.lessons, late=late, looks=looks, skipped=[
+            [s["file"], s["reason"]] for s in skipped], summary=summary,
+        score_png=_png(score_distribution_figure(grades)), pass_png=_png(pass_rate_figure(rates)),
+        rates=[[l, c, f"{100 * r:.0f}%", n] for l, c, r, n in rates],
+        slow_png=_png(slowest_figure(records, orders)) if records else "",
+        slowest=[[f"{s:.2f}", st, l, c, "yes" if p else "no"] for s, st, l, c, p in slowest(records, orders)],
+        grade_heads=heads + [f"total / {export.fmt(grades.max_total())}"],
+        grade_rows=grade_rows(grades, looks, [r["student"] for r in records]))
 
 
 def write_report(root: Path, out: Path | None = None, lessons: list[str] | None = None) -> Path:

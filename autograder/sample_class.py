@@ -36,7 +36,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import coursedir
+from autograder import coursedir, leaks
 
 FIRST = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Karim", "Lena",
          "Mateo", "Nadia", "Oscar", "Priya", "Quentin", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wei", "Xenia",
@@ -95,16 +95,12 @@ class Submission:
     name: str = ""             # the display name collect must store in the gradebook
 
 
-def strip_markers(source: str) -> str:
-    """A solution cell as a student would write it: the source cell without nbgrader's marker lines."""
-    return "\n".join(line for line in source.splitlines()
-                     if not re.match(r"\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)", line))
-
-
 def solution_cells(notebook: Path) -> dict[str, str]:
-    """``{grade_id: source}`` of the solution cells of a (source) notebook, markers stripped."""
+    """``{grade_id: source}`` of the solution cells of a source notebook (``source/<lesson>/x.ipynb``),
+    without the delimiter lines its course's config sets."""
     nb = nbformat.read(notebook, as_version=4)
-    return {cell.metadata["nbgrader"]["grade_id"]: strip_markers(cell.source) for cell in nb.cells
+    delims = leaks.delimiters(Path(notebook).resolve().parents[2])
+    return {cell.metadata["nbgrader"]["grade_id"]: leaks.strip_markers(cell.source, delims) for cell in nb.cells
             if cell.metadata.get("nbgrader", {}).get("solution")}
 
 
@@ -238,8 +234,8 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
     """
     rng = random.Random(seed)
     root = Path(root)
-    lessons = [lesson for lesson in lessons or coursedir.lessons(root)  # a lesson not yet released is skipped
-               if any((root / "release" / lesson).glob("*.ipynb")) and any((root / "source" / lesson).glob("*.ipynb"))]
+    released = coursedir.lessons(root, released=True)  # a lesson not yet released is skipped
+    lessons = [lesson for lesson in lessons or released if lesson in released]
     if not lessons:
         raise coursedir.CourseError(f"no released lesson in {root}: run `avgpool-course release` first")
     people = [Student(f"{FIRST[i % len(FIRST)]} {LAST[(i * 7) % len(LAST)]}", STYLES[i % len(STYLES)], 10000 + i)
@@ -261,8 +257,8 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
     manifest: list[Submission] = []
     per_lesson = {}
     for index, lesson in enumerate(lessons):
-        release_nb = nbformat.read(next((root / "release" / lesson).glob("*.ipynb")), as_version=4)
-        reference = solution_cells(next((root / "source" / lesson).glob("*.ipynb")))
+        release_nb = nbformat.read(coursedir.notebook(root, "release", lesson), as_version=4)
+        reference = solution_cells(coursedir.notebook(root, "source", lesson))
         per_lesson[lesson] = (release_nb, reference, mistakes_for(reference),
                               FIRST_DUE + dt.timedelta(days=7 * index))
     for i, person in enumerate(people):

@@ -4,5 +4,5 @@
 Run ``python -m benchmarks.run`` (the whole CPU table, a few minutes), ``python -m benchmarks.run --quick``
 (CI: tiny shapes, checks the harness only) or ``python -m benchmarks.run --device cuda`` (the GPU table).
 The reference solutions are taken from the solution cells of ``source/`` (see :mod:`benchmarks.solutions`),
-every figure is the median of per-round ratios measured in interleaved rounds (:mod:`benchmarks.timing`).
+every figure is the median of per-round ratios measured in interleaved rounds (:func:`course.timing.compare`, the lessons' own harness).
 """

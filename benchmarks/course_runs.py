@@ -11,9 +11,7 @@ from __future__ import annotations
 import copy
 import importlib
 import inspect
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +19,8 @@ import time
 from pathlib import Path
 
 import nbformat
+
+from autograder.coursedir import copy_course, notebook, run_nbgrader, tool_env
 
 from .solutions import REPO, is_solution, lesson_notebook
 
@@ -71,11 +71,7 @@ def trusted_grader():
 
 def nbgrader_cmd(*args: str, root: Path) -> subprocess.CompletedProcess:
     """One ``nbgrader`` command in course ``root`` with its own gradebook ``root/gradebook.db``."""
-    bin_dir = str(Path(sys.executable).parent)
-    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore")
-    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}",
-               f"--CourseDirectory.db_url=sqlite:///{root}/gradebook.db"]
-    return subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
+    return run_nbgrader(root, *args, db_url=f"sqlite:///{root}/gradebook.db")
 
 
 #: The block of ``nbgrader_config.py`` that plugs the trusted grader into ``nbgrader autograde``.
@@ -89,7 +85,7 @@ def make_course(scratch: Path, lessons: list[str], students: list[str], root: Pa
     honest bugs, as students write them). ``warm=False`` sets ``c.SandboxPolicy.warm = False``;
     ``plain=True`` removes the trusted block from the config, so ``nbgrader autograde`` is stock nbgrader
     (the whole notebook in a Jupyter kernel)."""
-    scratch.mkdir(parents=True)
+    copy_course(root, scratch, lessons, folders=("source",))
     config = (root / "nbgrader_config.py").read_text()
     if plain:
         config = TRUSTED_BLOCK.sub("\n", config)
@@ -99,14 +95,12 @@ def make_course(scratch: Path, lessons: list[str], students: list[str], root: Pa
         config += "\nc.SandboxPolicy.warm = False  # benchmark: a fresh interpreter per child\n"
     (scratch / "nbgrader_config.py").write_text(config)
     for lesson in lessons:
-        shutil.copytree(root / "source" / lesson, scratch / "source" / lesson,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
         result = nbgrader_cmd("generate_assignment", lesson, "--force", root=scratch)
         if result.returncode != 0:
             raise RuntimeError(f"nbgrader generate_assignment {lesson} failed: {result.stderr[-500:]}")
         source = nbformat.read(lesson_notebook(lesson, root), as_version=4)
         answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells if is_solution(c)}
-        released = next((scratch / "release" / lesson).glob("*.ipynb"))
+        released = notebook(scratch, "release", lesson)
         submission = nbformat.read(released, as_version=4)
         for cell in submission.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -147,13 +141,12 @@ def grade_child() -> None:
     prints the records as JSON on the last line of stdout."""
     import json
 
-    from autograder.records import as_dict
     from autograder.trusted import grade
 
     args = json.loads(sys.argv[1])
     records = call_grade(grade, args["lessons"], args["students"], args["jobs"], Path(args["root"]),
                          args.get("cluster"))
-    print("\n" + json.dumps([as_dict(r) for r in records], default=str))
+    print("\n" + json.dumps([r.as_dict() for r in records], default=str))
 
 
 def trusted_in_process(lessons, students, jobs, root, cluster=None) -> list[dict]:
@@ -165,9 +158,8 @@ def trusted_in_process(lessons, students, jobs, root, cluster=None) -> list[dict
     args = json.dumps({"lessons": lessons, "students": students, "jobs": jobs, "root": str(root),
                        "cluster": cluster})
     code = "from benchmarks.course_runs import grade_child; grade_child()"
-    bin_dir = str(Path(sys.executable).parent)
-    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore")
-    done = subprocess.run([sys.executable, "-c", code, args], cwd=REPO, capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, "-c", code, args], cwd=REPO, capture_output=True, text=True,
+                          env=tool_env())
     if done.returncode != 0:
         raise RuntimeError((done.stderr.strip().splitlines() or ["no output"])[-1][:300])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -192,11 +184,8 @@ def nbgrader_scores(course: Path, lessons: list[str], students: list[str] | None
     return {"score": score, "max_score": possible, "by_submission": scores}
 
 
-def record_scores(records) -> dict:
-    """Points given / possible and the statuses of the trusted grader's records."""
-    from autograder.records import as_dict
-
-    data = [as_dict(r) for r in records]
+def record_scores(data: list[dict]) -> dict:
+    """Points given / possible and the statuses of the trusted grader's records (as dicts)."""
     problems = [f"{d.get('student')}/{d.get('lesson')}: {d.get('status')}: {str(d.get('reason'))[:300]}"
                 for d in data if d.get("status") != "ok"]
     return {"records": len(data), "record_statuses": sorted({str(d.get("status")) for d in data}),

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from .solutions import Solutions
-from .timing import Candidate, interleave
+from course.timing import compare, median_ratio
 
 
 @dataclass(frozen=True)
@@ -292,10 +292,10 @@ def measure_group(group: str, case: str, direction: str, entries: list[Entry], r
     keys = [e.key for e in live]
     if len(set(keys)) != len(keys):
         raise ValueError(f"duplicate entries in {group} {case} {direction}: {keys}")
-    kwargs = dict(target=target, sync=sync)
+    kwargs = dict(rounds=rounds, min_time=target, sync=sync, threads={e.key: e.threads for e in live})
     if timer is not None:
-        kwargs["timer"] = timer
-    timings = interleave([Candidate(e.key, e.fn, e.threads) for e in live], rounds, **kwargs) if live else None
+        kwargs["clock"] = timer
+    timings = compare({e.key: e.fn for e in live}, **kwargs) if live else None
     baselines = {e.threads: e for e in live if e.baseline}
     rows = []
     for e in entries:
@@ -304,11 +304,12 @@ def measure_group(group: str, case: str, direction: str, entries: list[Entry], r
             row.status = "not available" if e.note.startswith("not available") else "error"
             rows.append(row)
             continue
-        row.time_s = timings.median_time(e.key)
+        row.time_s = timings["median"][e.key]
         row.time_per_output_s = row.time_s / e.outputs
         base = baselines.get(e.threads)
         if base is not None:
-            row.ratio = timings.ratio(e.key, base.key, scale=base.outputs / e.outputs)
+            row.ratio = median_ratio(timings["times"][e.key], timings["times"][base.key],
+                                     scale=base.outputs / e.outputs)
         if e.bytes_moved and not e.per_element:
             row.bytes_moved = e.bytes_moved
             if bandwidth:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import math
 import os
 import platform
 import sys
@@ -23,7 +22,7 @@ import torch
 
 from . import course_runs, pooling, report, solutions
 from .pooling import Case
-from .timing import best_of
+from course.timing import best_of, median_ratio
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BENCHMARKED = ("lesson2_loops", "lesson3_numpy", "lesson4_torch")
@@ -113,7 +112,8 @@ def measure_pooling(settings: dict, lessons: dict, device: str, rounds: int,
                 numpy_entry = next(e for e in entries if e.impl == "NumPy (lesson 3)")
                 value = None
                 if loops.fn is not None and numpy_entry.fn is not None:
-                    value = timings.ratio(loops.key, numpy_entry.key, scale=numpy_entry.outputs / loops.outputs)
+                    value = median_ratio(timings["times"][loops.key], timings["times"][numpy_entry.key],
+                                         scale=numpy_entry.outputs / loops.outputs)
                 speedups[f"{case.name} | {direction}"] = value
         del groups
     refresh_floor()

@@ -15,12 +15,13 @@ import datetime as dt
 import os
 import sys
 import time
-from pathlib import Path
 
 from . import course_runs, report
+from autograder.coursedir import lessons as course_lessons
+
 from .solutions import REPO, lesson_notebook
 
-LESSONS = tuple(sorted(p.name for p in (REPO / "source").iterdir() if p.is_dir() and not p.name.startswith(".")))
+LESSONS = tuple(course_lessons(REPO))
 
 
 def same_points(result: dict) -> list[str]:

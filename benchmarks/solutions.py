@@ -16,7 +16,7 @@ from typing import Any
 
 import nbformat
 
-REPO = Path(__file__).resolve().parent.parent
+from autograder.coursedir import REPO, CourseError, notebook
 
 #: The names each benchmarked lesson must define (the contract of lessons 2-4).
 REQUIRED = {
@@ -47,18 +47,12 @@ class Solutions:
 
 
 def lesson_notebook(lesson: str, root: Path = REPO) -> Path | None:
-    """The one notebook of ``source/<lesson>/``, or None when the folder holds none."""
-    folder = Path(root) / "source" / lesson
-    found = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
-    return found[0] if len(found) == 1 else None
-
-
-def lessons(root: Path = REPO) -> list[str]:
-    """Every lesson of ``source/`` (a folder holding a notebook), sorted."""
-    source = Path(root) / "source"
-    if not source.is_dir():
-        return []
-    return sorted(p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+    """The one notebook of ``source/<lesson>/``, or None when there is none (a benchmark then reports the
+    lesson as not available instead of stopping)."""
+    try:
+        return notebook(root, "source", lesson)
+    except CourseError:
+        return None
 
 
 def is_solution(cell) -> bool:

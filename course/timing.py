@@ -18,7 +18,7 @@ import statistics
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-__all__ = ["calls_per_round", "compare", "sweep", "format_table", "plot_loglog", "timed_call", "is_vectorized",
+__all__ = ["calls_per_round", "compare", "median_ratio", "best_of", "sweep", "format_table", "plot_loglog", "timed_call", "is_vectorized",
            "check_vectorized"]
 
 Clock = Callable[[], float]
@@ -43,15 +43,33 @@ def calls_per_round(function: Callable[[], Any], min_time: float = 0.005, clock:
         number *= 2
 
 
+def median_ratio(numerators: Sequence[float], denominators: Sequence[float], scale: float = 1.0) -> float:
+    """``median(n_i / d_i) * scale`` over paired rounds (not the ratio of the medians)."""
+    if len(numerators) != len(denominators) or not numerators:
+        raise ValueError(f"need paired rounds, got {len(numerators)} and {len(denominators)}")
+    return statistics.median(n / d if d > 0 else float("inf") for n, d in zip(numerators, denominators)) * scale
+
+
+def torch_threads() -> tuple[Callable[[], int], Callable[[int], None]]:
+    """``(get, set)`` of torch's intra-op thread count."""
+    import torch
+
+    return torch.get_num_threads, torch.set_num_threads
+
+
 def compare(functions: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
             number: int | Mapping[str, int] | None = None, min_time: float = 0.005, baseline: str | None = None,
-            clock: Clock = time.perf_counter) -> dict:
+            clock: Clock = time.perf_counter, threads: Mapping[str, int | None] | None = None,
+            thread_control: tuple[Callable[[], int], Callable[[int], None]] | None = None,
+            sync: Callable[[], None] | None = None) -> dict:
     """Time zero-argument callables side by side, in interleaved rounds.
 
     Each round runs every function ``number[name]`` times back to back (calibrated with
     :func:`calls_per_round` when ``number`` is None; the calibration also warms the function up) and
     records the seconds per call. Round ``r`` starts with function ``r mod n`` and goes on in order,
-    so no function always runs first.
+    so no function always runs first. ``threads`` maps a name to torch's thread count while it runs
+    (``thread_control``: another ``(get, set)`` pair), restored at the end; ``sync`` (e.g.
+    ``torch.cuda.synchronize``) runs before the clock starts and before it stops.
 
     Returns plain data::
 
@@ -68,30 +86,67 @@ def compare(functions: Mapping[str, Callable[[], Any]], *, rounds: int = 5,
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     if baseline is not None and baseline not in functions:
         raise ValueError(f"baseline must be one of the names {names}, got {baseline!r}")
-    if number is None:
-        calls = {name: calls_per_round(functions[name], min_time, clock) for name in names}
-    elif isinstance(number, int):
-        calls = dict.fromkeys(names, number)
-    else:
-        calls = {name: int(number[name]) for name in names}
-    if min(calls.values()) < 1:
-        raise ValueError(f"number must be >= 1 call per round, got {calls}")
+    wanted = {name: count for name, count in (threads or {}).items() if count is not None}
+    if set(wanted) - set(names):
+        raise ValueError(f"threads names unknown functions {sorted(set(wanted) - set(names))}; the functions "
+                         f"are {names}")
+    get_threads, set_threads = (thread_control or torch_threads()) if wanted else (None, None)
+    original = get_threads() if wanted else None
+    sync = sync or (lambda: None)
+
+    def use(name: str) -> None:
+        if name in wanted and get_threads() != wanted[name]:
+            set_threads(wanted[name])
+
+    def seconds_per_call(name: str, calls: int) -> float:
+        function = functions[name]
+        sync()
+        start = clock()
+        for _ in range(calls):
+            function()
+        sync()
+        return (clock() - start) / calls
+
     times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            function, n = functions[name], calls[name]
-            start = clock()
-            for _ in range(n):
-                function()
-            times[name].append((clock() - start) / n)
-    ratio = {}
-    if baseline is not None:
-        for name in names:
-            per_round = [t / b if b > 0 else float("inf") for t, b in zip(times[name], times[baseline])]
-            ratio[name] = statistics.median(per_round)
+    try:
+        if number is None:
+            calls = {}
+            for name in names:
+                use(name)
+                calls[name] = calls_per_round(lambda f=functions[name]: (f(), sync()), min_time, clock)
+        elif isinstance(number, int):
+            calls = dict.fromkeys(names, number)
+        else:
+            calls = {name: int(number[name]) for name in names}
+        if min(calls.values()) < 1:
+            raise ValueError(f"number must be >= 1 call per round, got {calls}")
+        for r in range(rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                use(name)
+                times[name].append(seconds_per_call(name, calls[name]))
+    finally:
+        if wanted and get_threads() != original:
+            set_threads(original)
+    ratio = {name: median_ratio(times[name], times[baseline]) for name in names} if baseline is not None else {}
     return {"names": names, "rounds": rounds, "number": calls, "times": times,
             "median": {name: statistics.median(times[name]) for name in names},
             "baseline": baseline, "ratio": ratio}
+
+
+def best_of(function: Callable[[], Any], repeats: int, clock: Clock = time.perf_counter,
+            sync: Callable[[], None] | None = None) -> float:
+    """The shortest of ``repeats`` timed calls of ``function`` (after one untimed call): a floor, such as
+    the fastest copy of a large array, which load from other programs can only slow down."""
+    sync = sync or (lambda: None)
+    function()
+    best = float("inf")
+    for _ in range(repeats):
+        sync()
+        start = clock()
+        function()
+        sync()
+        best = min(best, clock() - start)
+    return best
 
 
 def sweep(functions: Mapping[str, Callable[..., Any]], make_args: Callable[[Any], Sequence], sizes: Iterable,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,6 @@ import torch
 from nbformat.v4 import new_code_cell, new_notebook
 
 from benchmarks import course_runs, report, solutions
-from benchmarks.timing import Candidate, interleave, median_of_ratios
 
 REPO = Path(__file__).resolve().parent.parent
 TOP_KEYS = {"meta", "lessons", "bandwidth", "rows", "speedups", "notebooks", "grading", "goals"}
@@ -145,77 +143,6 @@ def test_real_lessons_load_when_present(lesson):
     found = solutions.load(lesson)
     assert found.available, found.reason
     assert set(found.names) == set(solutions.REQUIRED[lesson])
-
-
-# --- interleaving and the median of per-round ratios (fake clock, no real time) ------------------------
-
-class FakeClock:
-    """A clock that only moves when a fake candidate says how long it took."""
-
-    def __init__(self):
-        self.now = 0.0
-        self.calls: list[str] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def task(self, name: str, costs):
-        costs = iter(costs)
-
-        def fn():
-            self.calls.append(name)
-            self.now += next(costs)
-        return fn
-
-
-def test_rounds_are_interleaved_and_ratios_are_per_round_medians():
-    clock = FakeClock()
-    # first two costs of each candidate are the warm-up and the calibration call
-    a = clock.task("A", [1, 1, 1, 10, 1])
-    b = clock.task("B", [2, 2, 2, 10, 3])
-    c = clock.task("C", [5, 5, 5, 50, 5])
-    timings = interleave([Candidate("A", a), Candidate("B", b), Candidate("C", c)], rounds=3, timer=clock,
-                         target=0.0)
-    assert clock.calls == ["A", "A", "B", "B", "C", "C"] + ["A", "B", "C"] * 3
-    assert timings.per_round == {"A": [1, 10, 1], "B": [2, 10, 3], "C": [5, 50, 5]}
-    # per-round ratios B/A are 2, 1, 3: their median is 2, while the ratio of the medians would be 3
-    assert timings.ratio("B", "A") == 2
-    assert timings.median_time("B") / timings.median_time("A") == 3
-    assert timings.ratio("C", "A") == 5
-    assert timings.ratio("A", "C", scale=10) == pytest.approx(2.0)
-
-
-def test_calibration_repeats_fast_candidates_and_divides_by_the_calls():
-    clock = FakeClock()
-    fast = clock.task("fast", [0.001] * 100)
-    timings = interleave([Candidate("fast", fast)], rounds=2, timer=clock, target=0.01)
-    assert timings.calls["fast"] == 10
-    assert timings.per_round["fast"] == pytest.approx([0.001, 0.001])
-    assert len(clock.calls) == 1 + 1 + 2 * 10
-
-
-def test_thread_counts_are_set_per_candidate_and_restored():
-    clock, state, seen = FakeClock(), {"threads": 2}, []
-
-    def record(name):
-        def fn():
-            seen.append((name, state["threads"]))
-            clock.now += 1
-        return fn
-    pair = (lambda: state["threads"], lambda n: state.update(threads=n))
-    interleave([Candidate("one", record("one"), threads=1), Candidate("all", record("all"), threads=2),
-                Candidate("any", record("any"))], rounds=2, timer=clock, threads=pair)
-    assert {(n, t) for n, t in seen if n != "any"} == {("one", 1), ("all", 2)}
-    assert state["threads"] == 2
-
-
-def test_interleave_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="rounds"):
-        interleave([Candidate("a", lambda: None)], rounds=0)
-    with pytest.raises(ValueError, match="unique"):
-        interleave([Candidate("a", lambda: None), Candidate("a", lambda: None)], rounds=1)
-    with pytest.raises(ValueError, match="paired"):
-        median_of_ratios([1.0, 2.0], [1.0])
 
 
 # --- goals: both sides of each limit --------------------------------------------------------------------

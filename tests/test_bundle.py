@@ -149,7 +149,7 @@ def test_scan_finds_planted_leaks(tmp_path):
     (folder / "answers.py").write_text("# notes\n" + solution + "\n")
     (folder / "clean.py").write_text("import numpy as np\n\ndef f(x):\n    return np.mean(x)\n")
     problems = "\n".join(leaks.scan(folder, root))
-    assert "lesson.ipynb: a copy of source/" in problems and "### BEGIN SOLUTION" in problems
+    assert "lesson.ipynb: a copy of source/" in problems and "nbgrader marker 'BEGIN SOLUTION'" in problems
     assert "helper.py: a copy of autograder/corpus/reference.py" in problems
     assert "autograder/x.txt: a source/ or autograder/ folder" in problems
     assert "answers.py: solution or hidden-test text" in problems

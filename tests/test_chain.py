@@ -11,10 +11,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import release as rel
+from autograder import coursedir, leaks, release as rel
 
 REPO = Path(__file__).resolve().parent.parent
-LESSONS = rel.lessons(REPO)
+LESSONS = coursedir.lessons(REPO)
 
 
 def read(path):
@@ -42,22 +42,23 @@ def test_release_is_what_nbgrader_generates_now(lesson, tmp_path):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_no_solution_or_hidden_test_reaches_release(lesson):
-    problems = rel.find_leaks(read(rel.notebook_of(lesson, "source")), read(rel.notebook_of(lesson, "release")))
+    problems = leaks.release_leaks(read(coursedir.notebook(REPO, "source", lesson)),
+                              read(coursedir.notebook(REPO, "release", lesson)))
     assert not problems, problems
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_graded_cells_have_points_and_unique_ids(lesson):
     for folder in ("source", "release"):
-        problems = rel.graded_cell_problems(read(rel.notebook_of(lesson, folder)))
+        problems = rel.graded_cell_problems(read(coursedir.notebook(REPO, folder, lesson)))
         assert not problems, f"{folder}/{lesson}: {problems}"
-    tests = [c for c in rel.graded_cells(rel.notebook_of(lesson, "source")) if c["test"]]
+    tests = [c for c in rel.graded_cells(coursedir.notebook(REPO, "source", lesson)) if c["test"]]
     assert tests, f"{lesson} has no graded test cell"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_no_test_cell_ends_in_a_bare_expression(lesson):
-    problems = rel.bare_expression_cells(read(rel.notebook_of(lesson, "source")))
+    problems = rel.bare_expression_cells(read(coursedir.notebook(REPO, "source", lesson)))
     assert not problems, problems
 
 
@@ -72,9 +73,9 @@ def test_committed_notebooks_carry_no_outputs():
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_solutions_pass_and_stubs_fail_nbgrader_validate(lesson):
-    solution = rel.validate(rel.notebook_of(lesson, "source"))
+    solution = rel.validate(coursedir.notebook(REPO, "source", lesson))
     assert solution.passed, f"the solution of {lesson} fails these test cells: {solution.failed_cells}"
-    stub = rel.validate(rel.notebook_of(lesson, "release"), invert=True)
+    stub = rel.validate(coursedir.notebook(REPO, "release", lesson), invert=True)
     assert stub.passed, f"these test cells of release/{lesson} pass without any work: {stub.failed_cells}"
 
 
@@ -84,19 +85,44 @@ LESSON1 = "lesson1_by_hand"
 
 
 def test_leak_rule_detects_a_solution_line_and_a_marker():
-    source = read(rel.notebook_of(LESSON1, "source"))
-    release = read(rel.notebook_of(LESSON1, "release"))
-    assert rel.find_leaks(source, release) == []
+    source = read(coursedir.notebook(REPO, "source", LESSON1))
+    release = read(coursedir.notebook(REPO, "release", LESSON1))
+    assert leaks.release_leaks(source, release) == []
     leaked = copy.deepcopy(release)
     leaked.cells[-1].source += "\n    step = tuple(k if s == 0 else s for k, s in zip(kernel, step))"
-    assert any("secret line" in p for p in rel.find_leaks(source, leaked))
+    assert any("secret line" in p for p in leaks.release_leaks(source, leaked))
     marked = copy.deepcopy(release)
     marked.cells[-1].source += "\n### BEGIN HIDDEN TESTS"
-    assert any("marker" in p for p in rel.find_leaks(source, marked))
+    assert any("marker" in p for p in leaks.release_leaks(source, marked))
+
+
+def test_the_leak_rules_read_the_delimiters_the_course_configures(tmp_path):
+    """A course that renames nbgrader's delimiters: the leak checks, the bundle scan and the sample class
+    follow its config, and what was a marker under the defaults is ordinary text there."""
+    root = coursedir.copy_course(REPO, tmp_path / "renamed", [LESSON1])
+    with open(root / "nbgrader_config.py", "a") as config:
+        config.write('\nc.ClearSolutions.begin_solution_delimeter = "START ANSWER"\n'
+                     'c.ClearSolutions.end_solution_delimeter = "STOP ANSWER"\n')
+    assert leaks.delimiters(root)["SOLUTION"] == ("START ANSWER", "STOP ANSWER")
+    assert leaks.delimiters(root)["HIDDEN TESTS"] == leaks.nbgrader_defaults()["HIDDEN TESTS"]
+    secret = "    answer_nobody_may_see = 42  # from the solution"
+    cell = nbformat.v4.new_code_cell(f"def f():\n    ### START ANSWER\n{secret}\n    ### STOP ANSWER\n")
+    source, release = nbformat.v4.new_notebook(cells=[cell]), nbformat.v4.new_notebook(cells=[cell.copy()])
+    release.cells[0].source = f"def f():\n{secret}\n"
+    renamed = leaks.delimiters(root)
+    assert any("secret line" in p for p in leaks.release_leaks(source, release, renamed))
+    assert leaks.release_leaks(source, release) == [], "under nbgrader's defaults the line is not secret"
+    release.cells[0].source = "### START ANSWER\n"
+    assert any("START ANSWER" in p for p in leaks.release_leaks(source, release, renamed))
+    assert leaks.strip_markers(cell.source, renamed) == f"def f():\n{secret}"
+    (tmp_path / "bundle").mkdir()
+    (tmp_path / "bundle" / "notes.txt").write_text("a line with STOP ANSWER in it\n")
+    assert any("STOP ANSWER" in p for p in leaks.scan(tmp_path / "bundle", root))
+    assert not leaks.scan(tmp_path / "bundle", REPO), "not a marker where the defaults hold"
 
 
 def test_output_rule_detects_outputs():
-    nb = read(rel.notebook_of(LESSON1, "source"))
+    nb = read(coursedir.notebook(REPO, "source", LESSON1))
     assert rel.find_outputs(nb) == []
     code_cell = next(c for c in nb.cells if c.cell_type == "code")
     code_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="hi")]
@@ -104,7 +130,7 @@ def test_output_rule_detects_outputs():
 
 
 def test_graded_cell_rule_detects_missing_points_and_duplicates():
-    nb = read(rel.notebook_of(LESSON1, "source"))
+    nb = read(coursedir.notebook(REPO, "source", LESSON1))
     assert rel.graded_cell_problems(nb) == []
     graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
     graded[0].metadata["nbgrader"]["points"] = 0
@@ -114,7 +140,7 @@ def test_graded_cell_rule_detects_missing_points_and_duplicates():
 
 
 def test_bare_expression_rule_detects_a_trailing_expression():
-    nb = read(rel.notebook_of(LESSON1, "source"))
+    nb = read(coursedir.notebook(REPO, "source", LESSON1))
     assert rel.bare_expression_cells(nb) == []
     graded = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
     graded.source += "\n1 + 1"
@@ -122,7 +148,7 @@ def test_bare_expression_rule_detects_a_trailing_expression():
 
 
 def test_release_comparison_detects_a_stale_release():
-    release = read(rel.notebook_of(LESSON1, "release"))
+    release = read(coursedir.notebook(REPO, "release", LESSON1))
     stale = copy.deepcopy(release)
     stale.cells[3].source += " (edited by hand)"
     assert rel.release_differences(release, release) == []
@@ -131,7 +157,7 @@ def test_release_comparison_detects_a_stale_release():
 
 @pytest.mark.slow
 def test_validate_rule_detects_a_passing_stub_and_a_failing_solution(tmp_path):
-    nb = read(rel.notebook_of(LESSON1, "source"))
+    nb = read(coursedir.notebook(REPO, "source", LESSON1))
     broken = copy.deepcopy(nb)
     cell = next(c for c in broken.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "worked_example")
     cell.source = "by_hand_avg = np.zeros((2, 2)); by_hand_max = np.zeros((2, 2))"
@@ -147,5 +173,5 @@ def test_validate_rule_detects_a_passing_stub_and_a_failing_solution(tmp_path):
 
 
 def test_unknown_lesson_is_a_clear_error():
-    with pytest.raises(rel.ReleaseError, match="unknown lesson 'lesson9'.*lesson1_by_hand"):
-        rel.check_lesson("lesson9")
+    with pytest.raises(coursedir.CourseError, match="unknown lesson 'lesson9'.*lesson1_by_hand"):
+        rel.build_and_check("lesson9")

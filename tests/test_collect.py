@@ -379,7 +379,7 @@ def test_real_release_notebook_is_accepted(tmp_path):
 
 @pytest.mark.slow
 def test_nbgrader_zip_collect_uses_the_same_rules(tmp_path):
-    from autograder.trusted.batch import nbgrader
+    from autograder.coursedir import run_nbgrader as nbgrader
 
     root = make_course(tmp_path)
     archive = root / "downloaded" / LESSON / "archive"
@@ -436,6 +436,6 @@ def test_a_late_submission_gets_nbgraders_penalty_in_the_gradebook_and_the_csv(t
     assert rows["erin"]["total"] == "0" and grades.late[("erin", LESSON)] and not grades.late[("finn", LESSON)]
     from autograder import report as report_module
 
-    assert report_module.late_mark(grades, ("erin", LESSON)).endswith(">late 34 h −25</span>")
-    assert report_module.late_mark(grades, ("finn", LESSON)) == ""
+    assert report_module.late_mark(grades, ("erin", LESSON))["text"] == "late 34 h −25"
+    assert report_module.late_mark(grades, ("finn", LESSON)) is None
     assert "late 34 h −25" in report_module.build(root), "the report shows the hours late and the penalty"

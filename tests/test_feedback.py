@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 
+import markupsafe
 import pytest
 
 from autograder import collect, coursedir, feedback, leaks, sample_class
@@ -47,7 +48,7 @@ def graded(tmp_path_factory):
     root = make_course(tmp)
     archive, manifest = sample_class.generate(tmp / "lms", root, students=12, seed=5)
     collect.collect(archive, root, [LESSON])
-    records = fake_grade(None, None, root=root)
+    records = [r.as_dict() for r in fake_grade(None, None, root=root)]
     return root, manifest, records
 
 
@@ -66,7 +67,10 @@ def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline(graded
         text = path.read_text()
         assert not [line for line in hidden if line in text or html.escape(line) in text]
         assert not re.search(r"(?:src|href)=\"(?:https?:)?//", text), "nothing is loaded from the network"
-    assert (root / "feedback" / wrong / "index.html").is_file()
+    index = (root / "feedback" / wrong / "index.html").read_text()
+    links = re.findall(r'<a href="([^"]+)">', index)
+    assert links == [f"{LESSON}/{LESSON}.html"] and (root / "feedback" / wrong / links[0]).is_file()
+    assert f"<h1>Feedback for {markupsafe.escape(wrong)}</h1>" in index
 
 
 def test_feedback_shows_manual_grades_and_comments_from_the_gradebook(graded):

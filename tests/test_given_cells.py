@@ -7,7 +7,8 @@ import pytest
 
 from autograder import corpus
 from autograder.trusted import load_lesson
-from autograder.trusted.lesson import GIVEN_TAG, lessons
+from autograder.coursedir import lessons
+from autograder.trusted.lesson import GIVEN_TAG
 from autograder.trusted.sandbox import Limits
 from autograder.trusted.verdicts import run_tests
 from tests.nbtools import REPO

@@ -69,8 +69,12 @@ def test_a_reference_that_cannot_be_graded_stops_the_batch_before_any_submission
     with pytest.raises(batch.CanaryFailed, match="reference solution could not be graded"):
         batch.grade([LESSON], root=course, progress=False, limits=too_tight, jobs=1)
     assert load_records(course) == [] and not (course / "gradebook.db").exists()
+    # with --jobs 2 the pool's workers grade the reference first, and stop the batch just the same
+    with pytest.raises(batch.CanaryFailed, match="reference solution could not be graded"):
+        batch.grade([LESSON], root=course, progress=False, limits=too_tight, jobs=2)
+    assert load_records(course) == [] and not (course / "gradebook.db").exists()
     # the same batch with limits the reference meets grades both students fully
-    records = batch.grade([LESSON], root=course, progress=False, limits=FAST, jobs=1)
+    records = batch.grade([LESSON], root=course, progress=False, limits=FAST, jobs=2)
     assert [(r.student, r.status) for r in records] == [("alice", "ok"), ("bob", "ok")]
     assert records[0].score == records[0].max_score
 

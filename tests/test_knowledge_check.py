@@ -14,7 +14,8 @@ import re
 
 import pytest
 
-from autograder.trusted.lesson import lessons, load_lesson, names_bound
+from autograder.coursedir import lessons
+from autograder.trusted.lesson import load_lesson, names_bound
 from tests.nbtools import REPO
 
 HIDDEN = "### BEGIN HIDDEN TESTS"

@@ -18,7 +18,8 @@ import warnings
 import pytest
 
 import course
-from autograder.trusted.lesson import lessons, load_lesson, names_read
+from autograder.coursedir import lessons
+from autograder.trusted.lesson import load_lesson, names_read
 from tests.nbtools import REPO
 
 SECONDS_PER_RUN = 20

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from autograder import collect, export, leaks, report, sample_class
-from autograder import records as recs
+from autograder.trusted.records import Record, load_records, record_dicts, save_record
 from course.checks import check_avoids
 from workflow_fakes import LESSON, fake_grade, make_course
 
@@ -26,7 +26,7 @@ def graded(tmp_path_factory):
     archive, manifest = sample_class.generate(tmp / "lms", root, students=16, seed=11)
     due = collect.parse_due([f"{k}={v}" for k, v in sample_class.due_dates(tmp / "lms").items()], [LESSON])
     collect.record_in_gradebook(root, due, collect.collect(archive, root, [LESSON], due=due))
-    records = fake_grade(None, None, root=root)
+    records = [r.as_dict() for r in fake_grade(None, None, root=root)]
     return root, manifest, records
 
 
@@ -191,7 +191,7 @@ def test_no_title_overlaps_another_in_any_plot(graded):
 
 def _write_records(root, records):
     for record in records:
-        (root / "records" / record["lesson"] / f"{record['student']}.json").write_text(json.dumps(record))
+        save_record(root, Record.from_dict(record))
 
 
 def test_needs_a_look_lists_refused_cheating_crashed_and_grader_errors_but_not_ok_ones(graded, tmp_path):
@@ -234,7 +234,7 @@ def test_needs_a_look_lists_refused_cheating_crashed_and_grader_errors_but_not_o
 
 def test_needs_a_look_says_so_when_empty(graded):
     root, _, records = graded
-    assert all(r["status"] == "ok" for r in recs.load(root))
+    assert all(r["status"] == "ok" for r in record_dicts(root))
     section = _section(report.build(root), "Needs a look")
     assert "Needs a look (0)" in section and "Nothing" in section and "<table" not in section
 
@@ -289,19 +289,13 @@ def _uses_torch(x):
     return torch.nn.functional.avg_pool2d(x, 2)
 
 
-def test_records_accept_dataclasses_and_dicts():
-    from dataclasses import dataclass, field
-
-    @dataclass
-    class Record:
-        student: str
-        lesson: str
-        status: str
-        score: float
-        max_score: float
-        tests: list = field(default_factory=list)
-        reason: str = ""
-
-    data = recs.as_dict(Record("a", LESSON, "ok", 1.0, 2.0, [{"grade_id": "x", "passed": True}]))
-    assert data["student"] == "a" and data["tests"][0]["grade_id"] == "x"
-    assert recs.as_dict({"student": "b", "lesson": LESSON})["status"] == "ok"
+def test_records_read_back_are_what_was_saved_and_nothing_else_under_records(graded, tmp_path):
+    root = _course_copy(graded, tmp_path)
+    saved = {(r.lesson, r.student): r.as_dict() for r in load_records(root)}
+    assert len(saved) == len(graded[2]) > 0
+    assert {tuple(sorted(d)) for d in saved.values()} == {tuple(sorted(Record.__dataclass_fields__))}
+    (root / "records" / "cache").mkdir(exist_ok=True)
+    (root / "records" / "cache" / "0123.json").write_text(json.dumps({"tests": []}))  # the verdict cache
+    (root / "records" / LESSON / "broken.json").write_text("{not json")
+    (root / "records" / LESSON / "other.json").write_text(json.dumps({"student": "other", "lesson": LESSON}))
+    assert {(d["lesson"], d["student"]): d for d in record_dicts(root)} == saved

@@ -8,7 +8,8 @@ import ast
 import nbformat
 import pytest
 
-from autograder.release import ReleaseError, check_config, lessons, notebook_of
+from autograder.coursedir import lessons, notebook
+from autograder.release import ReleaseError, check_config
 from autograder.stubs import ClearSolutionsWithOptional
 from tests.nbtools import REPO
 
@@ -59,7 +60,7 @@ def test_an_optional_region_becomes_a_comment_and_a_normal_one_still_raises():
 
 @pytest.mark.parametrize("lesson", lessons(REPO))
 def test_no_release_stub_raises_when_its_cell_runs(lesson):
-    nb = nbformat.read(notebook_of(lesson, "release"), as_version=4)
+    nb = nbformat.read(notebook(REPO, "release", lesson), as_version=4)
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
             assert _raises_where_it_runs(cell.source) == [], f"{lesson} cell {index}: a stub raises at the top level"

@@ -201,3 +201,39 @@ def test_check_vectorized_fails_a_fast_wrong_answer():
 def test_timed_call_is_not_shipped_to_the_child_and_counts_no_lines():
     assert not hasattr(timing, "line_events")
     assert not hasattr(timing.timed_call, RUNS_WITH_STUDENT_CODE)
+
+
+def test_the_median_of_per_round_ratios_is_not_the_ratio_of_the_medians():
+    clock = FakeClock()
+    result = timing.compare({"a": clock.costs("a", [1, 10, 1]), "b": clock.costs("b", [2, 10, 3])}, rounds=3,
+                            number=1, baseline="a", clock=clock)
+    # per-round ratios b/a are 2, 1, 3: their median is 2, while the ratio of the medians would be 3
+    assert result["ratio"]["b"] == 2 and result["median"]["b"] / result["median"]["a"] == 3
+    assert timing.median_ratio(result["times"]["a"], result["times"]["b"], scale=10) == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="paired"):
+        timing.median_ratio([1.0, 2.0], [1.0])
+
+
+def test_thread_counts_are_set_per_function_and_restored():
+    clock, state, seen = FakeClock(), {"threads": 2}, []
+
+    def record(name):
+        def function():
+            seen.append((name, state["threads"]))
+            clock.now += 1
+        return function
+    control = (lambda: state["threads"], lambda n: state.update(threads=n))
+    timing.compare({"one": record("one"), "all": record("all"), "any": record("any")}, rounds=2, clock=clock,
+                   threads={"one": 1, "all": 2, "any": None}, thread_control=control)
+    assert {(n, t) for n, t in seen if n != "any"} == {("one", 1), ("all", 2)}
+    assert state["threads"] == 2, "the count before the timing is restored"
+    with pytest.raises(ValueError, match="threads names unknown"):
+        timing.compare({"a": record("a")}, threads={"b": 1}, thread_control=control, clock=clock)
+
+
+def test_sync_runs_around_every_timed_round_and_best_of_is_the_fastest_call():
+    clock, synced = FakeClock(), []
+    timing.compare({"f": clock.costs("f", 0.001)}, rounds=3, number=2, clock=clock,
+                   sync=lambda: synced.append(clock.log.count("f")))
+    assert synced == [0, 2, 2, 4, 4, 6], "before the clock starts and before it stops"
+    assert timing.best_of(clock.costs("g", [5.0, 3.0, 1.0, 2.0]), repeats=3, clock=clock) == 1.0

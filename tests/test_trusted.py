@@ -389,14 +389,11 @@ def test_nbgrader_config_wires_the_trusted_grader():
 def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
     """Without the batch's phase 1, ``nbgrader autograde`` computes verdicts itself; a cheat that patches
     the comparisons in a shared kernel gets nothing, and the gradebook gets the trusted score."""
-    import shutil
     import sqlite3
 
-    from autograder.trusted.batch import nbgrader
+    from autograder.coursedir import copy_course, run_nbgrader as nbgrader
 
-    for folder in ("source", "release"):
-        shutil.copytree(REPO / folder / LESSON1, tmp_path / folder / LESSON1)
-    shutil.copy2(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    copy_course(REPO, tmp_path, [LESSON1])
     sources = dict(lesson1.reference_sources())
     sources["worked_example"] = ("np.allclose = lambda *a, **k: True\nby_hand_avg = np.zeros((2, 2))\n"
                                  "by_hand_max = np.zeros((2, 2))\n")

@@ -25,6 +25,8 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
+from autograder.coursedir import copy_course
+
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "lesson1_by_hand"
 REFUSAL = "nbgrader autograde refuses to run"
@@ -242,10 +244,7 @@ def test_installed_wheel_grades_through_the_trusted_grader_and_refuses_without_i
     assert all(Path(f).resolve().is_relative_to(Path(purelib).resolve()) for f in files), files
     assert cases == len(list((REPO / "autograder" / "corpus").glob("lesson*/*.py")))
 
-    course = tmp_path / "course"
-    for folder in ("source", "release"):
-        shutil.copytree(REPO / folder / LESSON, course / folder / LESSON, ignore=IGNORE)
-    shutil.copy2(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
+    course = copy_course(REPO, tmp_path / "course", [LESSON])
     assert not (course / "autograder").exists() and not (course / "course").exists()
     lesson = load_lesson(LESSON, REPO)
     ran_in_kernel = tmp_path / "student-code-ran-in-a-kernel"

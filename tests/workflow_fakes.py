@@ -9,8 +9,6 @@ own tests do not wait for real grading (one integration test uses the real grade
 
 from __future__ import annotations
 
-import json
-import shutil
 import warnings
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from types import SimpleNamespace
 
 from autograder import coursedir, leaks, sample_class
 from autograder.trusted.nbgrader_plugin import TrustedExecute
+from autograder.trusted.records import Record, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "lesson1_by_hand"
@@ -29,13 +28,7 @@ QUOTE_HIDDEN = True
 
 def make_course(tmp: Path, lessons: tuple[str, ...] = (LESSON,)) -> Path:
     """A scratch course folder at ``tmp/instructor`` (not ``course``: that would shadow the package) with ``source/``, ``release/`` of ``lessons`` and the config."""
-    root = Path(tmp) / "instructor"
-    for lesson in lessons:
-        for folder in ("source", "release"):
-            shutil.copytree(REPO / folder / lesson, root / folder / lesson,
-                            ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copy2(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    return root
+    return coursedir.copy_course(REPO, Path(tmp) / "instructor", list(lessons))
 
 
 def _layout(source_nb) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
@@ -53,7 +46,7 @@ def _layout(source_nb) -> tuple[dict[str, float], dict[str, str], dict[str, str]
     return points, follows, hidden
 
 
-def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True):
+def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True) -> list[Record]:
     """Grade ``root/submitted`` by comparing solution text with the reference; same outputs as the real one."""
 
     root = Path(root)
@@ -111,11 +104,8 @@ def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True):
                 writer._write(nb, SimpleNamespace(tests=tests, cells=[], status=status),
                               leaks.hidden_test_lines(root, lesson))
                 nbformat.write(nb, str(autograded))
-            record = {"student": student, "lesson": lesson, "status": status,
-                      "score": sum(t["points"] for t in tests), "max_score": sum(points.values()),
-                      "tests": tests, "reason": reason, "containment": {}}
-            path = root / "records" / lesson / f"{student}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(record))
+            record = Record(student, lesson, status, sum(t["points"] for t in tests), sum(points.values()),
+                            tests, reason, containment="none: the fake grader runs no code", content_key="fake")
+            save_record(root, record)
             records.append(record)
     return records

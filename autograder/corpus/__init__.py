@@ -184,7 +184,7 @@ def build_notebook(case: Case, lesson: Lesson, root: Path) -> str:
             for cell in nb.cells:
                 extra.append(cell)
                 if cell in _tests(nb):
-                    twin = copy.deepcopy(cell)
+                    twin = _twin(cell)
                     twin.source = "pass"
                     extra.append(twin)
             nb.cells = extra
@@ -192,7 +192,7 @@ def build_notebook(case: Case, lesson: Lesson, root: Path) -> str:
             twins = []
             for cell in nb.cells:
                 if cell.metadata.get("nbgrader", {}).get("solution"):
-                    twin = copy.deepcopy(cell)
+                    twin = _twin(cell)
                     twin.source = "raise RuntimeError('a second copy of this cell: the grader must ignore it')"
                     twins.append(twin)
             nb.cells = nb.cells + twins
@@ -218,6 +218,14 @@ def build_notebook(case: Case, lesson: Lesson, root: Path) -> str:
         elif kind == "nbformat3":
             return json.dumps(nbformat.convert(nb, 3), indent=1)
     return nbformat.writes(nb)
+
+
+def _twin(cell):
+    """A copy of ``cell`` as a notebook editor makes one: same metadata (the grade_id too), a cell id of its own."""
+    twin = copy.deepcopy(cell)
+    if "id" in twin:
+        twin.id = f"{cell.id}-copy"[-64:]
+    return twin
 
 
 def build(case: Case, root: Path, student: str | None = None) -> Path:

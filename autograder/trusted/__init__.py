@@ -18,7 +18,7 @@ API::
 
 from autograder.trusted.batch import GradingError, grade, grade_submission, submissions, write_gradebook
 from autograder.trusted.intake import Intake, parse_submission, read_submission, sanitized_notebook
-from autograder.trusted.lesson import Lesson, LessonError, load_lesson
+from autograder.trusted.lesson import Lesson, load_lesson
 from autograder.trusted.records import STATUSES, Record, load_record, load_records
 from autograder.trusted.sandbox import Containment, Limits, containment
 from autograder.trusted.verdicts import TestResult, Verdicts, run_tests
@@ -26,7 +26,7 @@ from autograder.trusted.verdicts import TestResult, Verdicts, run_tests
 __all__ = [
     "grade", "grade_submission", "submissions", "write_gradebook", "GradingError",
     "Intake", "parse_submission", "read_submission", "sanitized_notebook",
-    "Lesson", "LessonError", "load_lesson",
+    "Lesson", "load_lesson",
     "Record", "STATUSES", "load_record", "load_records",
     "Containment", "Limits", "containment",
     "TestResult", "Verdicts", "run_tests",

@@ -1,9 +1,10 @@
 """Grading many submissions: verdicts in parallel (phase 1), then one writer to the gradebook (phase 2).
 
 Phase 1 computes each submission's verdicts in ``jobs`` worker processes (each with its own sandbox
-uid), caches them under ``records/cache/`` and writes ``records/<lesson>/<student>.json``. Phase 2 stages
-the sanitized notebooks (release notebook + the student's solution sources) and runs
-``nbgrader autograde --force`` on them, one lesson at a time, in one process: nbgrader's
+uid), caches them under ``records/cache/`` and writes ``records/<lesson>/<student>.json``. With ``jobs`` > 1 the
+workers first grade each lesson's reference (the canary), which also warms their templates. Phase 2
+stages the sanitized notebooks (release notebook + the student's solution sources) and runs nbgrader's
+autograde on them through its API, one lesson at a time, in this process: nbgrader's
 ``TrustedExecute`` preprocessor (see :mod:`autograder.trusted.nbgrader_plugin`) writes the cached
 verdicts into the test cells and nbgrader's own ``SaveAutoGrades`` scores them. A run killed half-way
 and started again reuses the cache and ends with the same gradebook as one clean run.
@@ -14,7 +15,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +25,8 @@ from pathlib import Path
 import nbformat
 
 from autograder.trusted import intake as intake_mod
-from autograder.trusted.lesson import load_lesson, lessons as lesson_names
+from autograder.coursedir import CourseError, check_lessons, run_nbgrader
+from autograder.trusted.lesson import load_lesson
 from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
                                         read_json, save_record, write_json)
 from autograder.trusted.policy import load_policy
@@ -40,7 +41,7 @@ _SLOT = 0
 CLUSTER_CONNECT_SECONDS = 30
 
 
-class GradingError(RuntimeError):
+class GradingError(CourseError):
     """The batch cannot run at all (no such lesson, no gradebook entry and nbgrader failed, ...)."""
 
 
@@ -112,6 +113,16 @@ def _work(root: str, student: str, lesson: str, limits: Limits, use_cache: bool)
     return grade_submission(Path(root), student, lesson, limits, slot=_SLOT, use_cache=use_cache)
 
 
+def _canary_work(root: str, lesson: str, limits: Limits) -> str:
+    """In a pool worker: :func:`canary` of ``lesson`` ("" when the reference got full marks, else why not).
+    It also starts the worker's warm template of the lesson, which the submissions then use."""
+    try:
+        canary(Path(root), lesson, limits, slot=_SLOT)
+    except CanaryFailed as failed:
+        return str(failed)
+    return ""
+
+
 def _failed_record(root: Path, student: str, lesson_name: str, message: str, status: str) -> Record:
     """A record without verdicts: ``crash`` (the submission broke the grader's worker) or
     ``grader-error`` (the grader failed; no score goes into the gradebook)."""
@@ -137,11 +148,7 @@ def _grader_error_record(root: Path, student: str, lesson_name: str, message: st
 def submissions(root: Path, lessons: list[str] | None = None, students: list[str] | None = None) -> list[tuple[str, str]]:
     """``(student, lesson)`` for every folder ``submitted/<student>/<lesson>/`` of a known lesson."""
     root = Path(root)
-    known = lesson_names(root)
-    chosen = known if lessons is None else list(lessons)
-    unknown = [name for name in chosen if name not in known]
-    if unknown:
-        raise GradingError(f"unknown lesson(s) {', '.join(unknown)}; the lessons are: {', '.join(known)}")
+    chosen = check_lessons(lessons, root, released=True)
     folder = root / "submitted"
     if not folder.is_dir():
         return []
@@ -156,9 +163,11 @@ def submissions(root: Path, lessons: list[str] | None = None, students: list[str
 
 
 def compute(root: Path, work: list[tuple[str, str]], limits: Limits, jobs: int = 1, progress: bool = True,
-            use_cache: bool = True, cluster: str | None = None) -> list[Record]:
+            use_cache: bool = True, cluster: str | None = None, canaries: list[str] = ()) -> list[Record]:
     """Phase 1: the record of every ``(student, lesson)`` in ``work``, ``jobs`` at a time here, or on the
-    workers of the Dask cluster whose scheduler is at ``cluster``."""
+    workers of the Dask cluster whose scheduler is at ``cluster``. ``canaries`` (with ``jobs`` > 1): the
+    lessons whose reference the pool's workers grade first, all of them before any submission
+    (:class:`CanaryFailed`, nothing graded, unless each gets full marks)."""
     from tqdm import tqdm
 
     root = Path(root).resolve()
@@ -177,15 +186,16 @@ def compute(root: Path, work: list[tuple[str, str]], limits: Limits, jobs: int =
         else:
             pending = list(work)
             while pending:
-                pending = _pool_round(root, pending, limits, jobs, use_cache, records, bar)
+                pending = _pool_round(root, pending, limits, jobs, use_cache, records, bar, canaries)
     finally:
         bar.close()
     return [records[item] for item in work]
 
 
-def _pool_round(root, pending, limits, jobs, use_cache, records, bar) -> list:
-    """Run ``pending`` in a pool; if the pool breaks (a worker was killed), return what is left. A
-    submission that breaks a pool on its own gets a ``crash`` record."""
+def _pool_round(root, pending, limits, jobs, use_cache, records, bar, canaries=()) -> list:
+    """Run ``pending`` in a pool (after the ``canaries``, see :func:`compute`); if the pool breaks (a
+    worker was killed), return what is left. A submission that breaks a pool on its own gets a ``crash``
+    record."""
     context = multiprocessing.get_context("spawn")
     slots = context.Queue()
     width = min(jobs, len(pending))
@@ -194,6 +204,13 @@ def _pool_round(root, pending, limits, jobs, use_cache, records, bar) -> list:
     left: list = []
     with ProcessPoolExecutor(max_workers=width, mp_context=context, initializer=_init_worker,
                              initargs=(slots,)) as pool:
+        try:
+            failed = [f for f in pool.map(_canary_work, [str(root)] * len(canaries), canaries,
+                                          [limits] * len(canaries)) if f]
+        except BrokenProcessPool:
+            failed = ["a grading worker died while it graded a lesson's reference solution; nothing was graded"]
+        if failed:
+            raise CanaryFailed("; ".join(failed))
         futures = {pool.submit(_work, str(root), s, l, limits, use_cache): (s, l) for s, l in pending}
         for future in as_completed(futures):
             item = futures[future]
@@ -267,17 +284,6 @@ def _cluster_round(root, work, limits, use_cache, records, bar, address) -> None
 # ---------------------------------------------------------------------------------------------------
 # Phase 2: nbgrader, one writer
 
-def tool_env() -> dict:
-    bin_dir = str(Path(sys.executable).parent)
-    return dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), PYTHONWARNINGS="ignore",
-                MPLBACKEND="Agg")
-
-
-def nbgrader(root: Path, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={Path(root).resolve()}"]
-    return subprocess.run(command, cwd=root, capture_output=True, text=True, env=tool_env())
-
-
 def ensure_assignment(root: Path, lesson: str) -> None:
     """Make sure the gradebook knows ``lesson`` (nbgrader needs its cells); ``release/`` is left alone."""
     from nbgrader.api import MissingEntry
@@ -292,7 +298,7 @@ def ensure_assignment(root: Path, lesson: str) -> None:
             except MissingEntry:
                 pass
     with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
-        result = nbgrader(root, "generate_assignment", lesson, "--force",
+        result = run_nbgrader(root, "generate_assignment", lesson, "--force",
                           f"--CourseDirectory.release_directory={scratch}")
     if result.returncode != 0:
         raise GradingError(f"nbgrader could not add {lesson} to the gradebook:\n{result.stdout[-2000:]}"
@@ -319,9 +325,34 @@ def stage(root: Path, records: list[Record]) -> Path:
     return staging
 
 
+def autograde_in_process(root: Path, lesson: str) -> str:
+    """``nbgrader autograde <lesson>`` on the staged notebooks, in this process through nbgrader's API (no
+    interpreter to start, nbgrader imported once per batch). Returns nbgrader's error text ("" when it
+    went in). The course's ``nbgrader_config.py`` applies, as for the command."""
+    import warnings
+
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.coursedir import put_bin_on_path
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.submitted_directory = f"{RECORDS}/{STAGING}"
+    config.TrustedExecute.course_root = str(root)
+    put_bin_on_path()
+    with warnings.catch_warnings():  # as the command runs (PYTHONWARNINGS=ignore): nothing on the console
+        warnings.simplefilter("ignore")
+        api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+        result = api.autograde(lesson, "*", force=True, create=True)
+    return "" if result.get("success") else f"{result.get('log', '')[-3000:]}\n{result.get('error', '')[-3000:]}"
+
+
 def write_gradebook(root: Path, records: list[Record], progress: bool = False) -> list[str]:
-    """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, one process
-    (with ``progress``, a line per lesson on stderr). Returns nbgrader's problems (empty when all went in)."""
+    """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, in this
+    process (with ``progress``, a line per lesson on stderr). Returns nbgrader's problems (empty when all
+    went in)."""
     root = Path(root).resolve()
     records = [r for r in records if r.status != STATUS_GRADER_ERROR]  # no score for the grader's failures
     if not records:
@@ -336,12 +367,11 @@ def write_gradebook(root: Path, records: list[Record], progress: bool = False) -
             print(f"writing the gradebook (nbgrader autograde): lesson {number} of {len(lessons)}, {lesson}, "
                   f"{count} submission(s) ...", end=" ", file=sys.stderr, flush=True)
         ensure_assignment(root, lesson)
-        result = nbgrader(root, "autograde", lesson, "--force",
-                          f"--CourseDirectory.submitted_directory={RECORDS}/{STAGING}")
-        if result.returncode != 0:
-            problems.append(f"nbgrader autograde {lesson} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        failed = autograde_in_process(root, lesson)
+        if failed:
+            problems.append(f"nbgrader autograde {lesson} failed:\n{failed}")
         if progress:
-            print("failed" if result.returncode else f"{time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
+            print("failed" if failed else f"{time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
     return problems
 
 
@@ -349,12 +379,12 @@ class CanaryFailed(GradingError):
     """The lesson's reference solution did not get full marks here: the grader or its machine is broken."""
 
 
-def canary(root: Path, lesson_name: str, limits: Limits) -> None:
+def canary(root: Path, lesson_name: str, limits: Limits, slot: int = 0) -> None:
     """Grade the lesson's own reference solution first; anything short of full marks means this grader
     cannot be trusted today (a missing package, a broken sandbox, limits too tight for the machine)."""
     lesson = load_lesson(lesson_name, root)
     try:
-        verdicts = run_tests(lesson, lesson.reference_sources(), limits, uid=sandbox_uid(0), root=root)
+        verdicts = run_tests(lesson, lesson.reference_sources(), limits, uid=sandbox_uid(slot), root=root)
     except GraderFault as fault:
         raise CanaryFailed(f"{lesson_name}: the reference solution could not be graded ({fault.message}); "
                            "nothing was graded") from None
@@ -382,15 +412,18 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
     limits = limits or load_policy(root).limits()
     work = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
     started = time.monotonic()
-    if check_reference:
+    references = sorted({lesson for _, lesson in work}) if check_reference else []
+    in_pool = bool(references) and jobs > 1 and not cluster and len(work) > 1  # the workers grade them first
+    if references:
         if progress:
             print("checking each lesson's reference solution first (it must get full marks here) ...",
-                  end=" ", file=sys.stderr, flush=True)
-        for lesson in sorted({lesson for _, lesson in work}):
+                  end="\n" if in_pool else " ", file=sys.stderr, flush=True)
+        for lesson in [] if in_pool else references:
             canary(root, lesson, limits)
-        if progress:
+        if progress and not in_pool:
             print(f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache, cluster=cluster)
+    records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache, cluster=cluster,
+                      canaries=references if in_pool else [])
     if gradebook and records:
         problems = write_gradebook(root, records, progress=progress)
         if problems:

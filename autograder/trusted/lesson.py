@@ -16,6 +16,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.coursedir import notebook
+
 #: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
 GRADER_VERSION = "trusted-3"
 
@@ -26,10 +28,6 @@ GIVEN_TAG = "given-at-grading"
 #: Modules that a lesson may forbid (named in a test's ``check_avoids`` list); the child then cannot
 #: import them at all, so no spelling of the import gets past the rule.
 BLOCKABLE_MODULES = {"torch", "torchvision", "scipy", "jax", "tensorflow", "cupy", "numba", "skimage", "cv2"}
-
-
-class LessonError(RuntimeError):
-    """A lesson's notebooks cannot be graded (missing, or more than one notebook)."""
 
 
 @dataclass(frozen=True)
@@ -166,13 +164,6 @@ def _meta(cell) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def notebook_path(root: Path, folder: str, lesson: str) -> Path:
-    found = sorted((Path(root) / folder / lesson).glob("*.ipynb"))
-    if len(found) != 1:
-        raise LessonError(f"{folder}/{lesson} must hold exactly one notebook, found {len(found)}")
-    return found[0]
-
-
 @dataclass
 class Lesson:
     """The trusted parts of one lesson."""
@@ -269,8 +260,8 @@ def _cells(path: Path) -> list:
 
 @lru_cache(maxsize=64)
 def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
-    source_path = notebook_path(Path(root), "source", lesson)
-    release_path = notebook_path(Path(root), "release", lesson)
+    source_path = notebook(root, "source", lesson)
+    release_path = notebook(root, "release", lesson)
     cells = _cells(source_path)
     prelude: list[Cell] = []
     ungraded: list[Cell] = []
@@ -337,16 +328,7 @@ def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
 def load_lesson(lesson: str, root: Path) -> Lesson:
     """The lesson ``lesson`` of course root ``root`` (cached until its notebooks change)."""
     root = Path(root).resolve()
-    source = notebook_path(root, "source", lesson)
-    release = notebook_path(root, "release", lesson)
+    source = notebook(root, "source", lesson)
+    release = notebook(root, "release", lesson)
     stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (source, release))
     return _load(str(root), lesson, stamp)
-
-
-def lessons(root: Path) -> list[str]:
-    """Lessons of course root ``root``: folders of ``source/`` with a notebook and a release."""
-    source = Path(root) / "source"
-    if not source.is_dir():
-        return []
-    return sorted(p.name for p in source.iterdir()
-                  if p.is_dir() and any(p.glob("*.ipynb")) and (Path(root) / "release" / p.name).is_dir())

@@ -117,6 +117,11 @@ def load_records(root: Path) -> list[Record]:
     return sorted(found, key=lambda r: (r.lesson, r.student))
 
 
+def record_dicts(root: Path) -> list[dict]:
+    """:func:`load_records` as plain dicts (what the report and the feedback read)."""
+    return [record.as_dict() for record in load_records(root)]
+
+
 def save_record(root: Path, record: Record) -> None:
     write_json(record_path(root, record.lesson, record.student), record.as_dict())
 
