@@ -299,7 +299,7 @@ def ensure_assignment(root: Path, lesson: str) -> None:
                 pass
     with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
         result = run_nbgrader(root, "generate_assignment", lesson, "--force",
-                          f"--CourseDirectory.release_directory={scratch}")
+                              f"--CourseDirectory.release_directory={scratch}")
     if result.returncode != 0:
         raise GradingError(f"nbgrader could not add {lesson} to the gradebook:\n{result.stdout[-2000:]}"
                            f"\n{result.stderr[-2000:]}")
