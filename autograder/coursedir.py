@@ -50,15 +50,20 @@ def find_root(root: str | Path | None = None) -> Path:
     return here if (here / "nbgrader_config.py").is_file() else REPO
 
 
-def _course_setting(root: Path, name: str) -> str:
-    """``CourseDirectory.<name>`` of ``root/nbgrader_config.py`` ("" if unset, or if there is no such file)."""
+def course_config(root: Path):
+    """The traitlets ``Config`` of course ``root``: its ``nbgrader_config.py``, loaded afresh (empty if it
+    has none); errors in the file propagate."""
+    from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
     if not (Path(root) / "nbgrader_config.py").is_file():
-        return ""
+        return Config()
+    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    return str(config.get("CourseDirectory", {}).get(name, "") or "")
+
+def _course_setting(root: Path, name: str) -> str:
+    """``CourseDirectory.<name>`` of ``root/nbgrader_config.py`` ("" if unset, or if there is no such file)."""
+    return str(course_config(root).get("CourseDirectory", {}).get(name, "") or "")
 
 
 def course_id(root: Path) -> str:

@@ -36,11 +36,9 @@ def nbgrader_defaults() -> Delimiters:
 
 @functools.lru_cache(maxsize=16)
 def _configured(root: str, stamp: tuple) -> tuple:
-    from traitlets.config.loader import PyFileConfigLoader
-
     found = nbgrader_defaults()
     if stamp:
-        config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
+        config = coursedir.course_config(root)
         for kind, (cls, begin, end) in KINDS.items():
             section = config.get(cls, {})
             found[kind] = (str(section.get(begin, found[kind][0])), str(section.get(end, found[kind][1])))

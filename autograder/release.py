@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import leaks
-from autograder.coursedir import REPO, CourseError, check_lessons, copy_course, notebook, run_nbgrader
+from autograder.coursedir import REPO, CourseError, check_lessons, copy_course, course_config, notebook, run_nbgrader
 
 
 class ReleaseError(CourseError):
@@ -31,10 +31,8 @@ def nbgrader(*args: str, root: Path) -> subprocess.CompletedProcess:
 def check_config(root: Path = REPO) -> None:
     """Raise :class:`ReleaseError` if ``nbgrader_config.py`` fails to load: nbgrader only logs such an
     error and goes on with its defaults (stubs that raise at the top level, no trusted grading)."""
-    from traitlets.config.loader import PyFileConfigLoader
-
     try:
-        PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+        course_config(root)
     except Exception as exc:  # noqa: BLE001 - any error: nbgrader would ignore the whole file
         raise ReleaseError(f"{Path(root) / 'nbgrader_config.py'} does not load ({type(exc).__name__}: {exc}); "
                            "nbgrader would silently ignore it, so nothing is built") from exc

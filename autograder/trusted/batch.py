@@ -333,11 +333,9 @@ def autograde_in_process(root: Path, lesson: str) -> str:
 
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
+    from autograder.coursedir import course_config, put_bin_on_path
 
-    from autograder.coursedir import put_bin_on_path
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config = course_config(root)
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.submitted_directory = f"{RECORDS}/{STAGING}"
     config.TrustedExecute.course_root = str(root)

@@ -14,11 +14,9 @@ from pathlib import Path
 
 from traitlets import Bool, Float, Integer
 from traitlets.config import Config, Configurable
-from traitlets.config.loader import PyFileConfigLoader
 
+from autograder.coursedir import course_config
 from autograder.trusted.sandbox import Limits
-
-CONFIG_FILE = "nbgrader_config.py"
 
 
 class SandboxPolicy(Configurable):
@@ -48,14 +46,6 @@ class SandboxPolicy(Configurable):
                       start_seconds=float(self.start_seconds), memory_bytes=self.memory_mb << 20,
                       file_bytes=self.file_mb << 20, nproc=self.nproc, output_chars=self.output_chars,
                       reply_bytes=self.reply_mb << 20, warm=bool(self.warm))
-
-
-def course_config(root: Path) -> Config:
-    """The traitlets configuration of course ``root`` (its ``nbgrader_config.py``; empty if it has none)."""
-    root = Path(root)
-    if not (root / CONFIG_FILE).is_file():
-        return Config()
-    return PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
 
 
 def load_policy(root: Path, config: Config | None = None) -> SandboxPolicy:
