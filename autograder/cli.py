@@ -17,6 +17,7 @@ holding nbgrader_config.py), or pass --root. A typical week:
 from __future__ import annotations
 
 import argparse
+import inspect
 import shutil
 import sys
 import time
@@ -49,6 +50,16 @@ def root_of(args: argparse.Namespace) -> Path:
 # --- release ---------------------------------------------------------------------------------------
 
 def cmd_release(args: argparse.Namespace) -> int:
+    """Build release/ from source/ and check it.
+
+    Regenerate the student notebooks in release/ from the instructor notebooks in source/ with
+    nbgrader, then check that every solution passes `nbgrader validate` and that every test cell
+    fails on the untouched stubs. Commit release/ afterwards.
+
+    examples:
+      avgpool-course release                  every lesson
+      avgpool-course release lesson2_loops    one lesson
+    """
     root = root_of(args)
     chosen = coursedir.check_lessons(args.lessons, root)
     failures = 0
@@ -69,6 +80,25 @@ def cmd_release(args: argparse.Namespace) -> int:
 # --- collect ---------------------------------------------------------------------------------------
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    """Put an LMS export of student notebooks into submitted/.
+
+    Take a .zip or folder of student notebooks, named however the LMS names them (e.g.
+    alice_12345_lesson2_loops.ipynb, 'Bob Smith - lesson1_by_hand (2).ipynb',
+    lesson3_numpy/carol/anything.ipynb), and place each one in
+    submitted/<student>/<lesson>/<lesson>.ipynb with a timestamp.txt when the LMS gave a time
+    (a date in the name, nbgrader's timestamp.txt, else the zip entry's time). The LMS's user id
+    in a name keeps two students of the same name apart (the second is <name>_<id>); names keep
+    their letters (José Núñez -> jose_nunez, 李明 -> 李明) and go into the gradebook with the LMS id.
+    Files that cannot be placed are listed with the reason; the others are placed anyway.
+    Exit status 1 when some file was not placed.
+
+    examples:
+      avgpool-course collect export.zip
+      avgpool-course collect downloads/ --due '2025-03-10 23:59' --verbose
+      avgpool-course collect export.zip --due lesson1_by_hand=2025-03-03 --due lesson2_loops=2025-03-10
+      avgpool-course collect moodle.zip --lesson lesson2_loops --timezone Europe/Berlin --roster roster.csv
+      avgpool-course collect export.zip --due lesson1_by_hand=2026-12-03T17:00+01:00
+    """
     from autograder import collect
 
     root = root_of(args)
@@ -95,6 +125,18 @@ def cmd_collect(args: argparse.Namespace) -> int:
 # --- grade -----------------------------------------------------------------------------------------
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    """Grade submitted/ with the trusted grader (writes gradebook.db).
+
+    Grade every submission in submitted/ (or the chosen lessons/students) with the trusted
+    grader: student code runs in a sandboxed process, verdicts come from one that never ran it.
+    Scores go into gradebook.db (formgrader keeps working; manual grades are kept), one record
+    per submission into records/. Safe to stop and rerun.
+
+    examples:
+      avgpool-course grade --jobs 2
+      avgpool-course grade --lesson lesson2_loops --student alice
+      avgpool-course grade --cluster tcp://scheduler.example:8786
+    """
     root = root_of(args)
     lessons = coursedir.check_lessons(args.lesson, root) if args.lesson else None
     coursedir.check_gradebook(root)
@@ -126,6 +168,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
 # --- feedback, export, report, bundle --------------------------------------------------------------
 
 def cmd_feedback(args: argparse.Namespace) -> int:
+    """Write one HTML feedback page per student and lesson.
+
+    Write feedback/<student>/<lesson>/<lesson>.html with nbgrader's generate_feedback: the
+    gradebook's scores (manual grades and comments included), each test's verdict and message,
+    the student's answers, math that renders offline. Every page is checked before it is kept:
+    no hidden test, nothing loaded from the network.
+
+    examples:
+      avgpool-course feedback
+      avgpool-course feedback --lesson lesson1_by_hand --student alice
+    """
     from autograder import feedback
 
     root = root_of(args)
@@ -137,6 +190,16 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """Write the grades as CSV (per student, per graded cell).
+
+    Read the gradebook (manual grades win over automatic ones) and write grades.csv (one row per
+    student, one column per lesson, total) and grades_by_cell.csv (one row per student, lesson
+    and graded cell).
+
+    examples:
+      avgpool-course export
+      avgpool-course export --out grades/
+    """
     from autograder import export
 
     root = root_of(args)
@@ -148,6 +211,16 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """Write a one-page HTML report of the class.
+
+    Write one self-contained HTML page (plots inline, readable offline): score distribution per
+    lesson, pass rate per graded cell, the slowest tests, every submission that is not OK with
+    its reason, late submissions, files collect could not place, and the grade table.
+
+    examples:
+      avgpool-course report
+      avgpool-course report --out week3.html
+    """
     from autograder import report
 
     root = root_of(args)
@@ -157,6 +230,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
+    """Build what students receive (release/ + course/ + install files).
+
+    Build the student bundle: release/, the course/ helpers, requirements.lock, environment.yml,
+    a pyproject.toml that installs only `course`, a README for students and a Makefile whose
+    `make lab` installs and opens JupyterLab. Never source/ or autograder/: the bundle is scanned
+    for solution and hidden-test text and refused if any is found.
+
+    examples:
+      avgpool-course bundle
+      avgpool-course bundle --zip --out build/avgpool-course-student
+    """
     from autograder import bundle
 
     root = root_of(args)
@@ -169,6 +253,15 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def cmd_sample_class(args: argparse.Namespace) -> int:
+    """Generate a made-up class's LMS export (for trying things out).
+
+    Write a deterministic sample class, as an LMS hands it over (one .zip of oddly named
+    notebooks: complete, partial, late, typical mistakes, a few broken files), and a
+    manifest.json saying what each file is.
+
+    examples:
+      avgpool-course sample-class /tmp/class && avgpool-course collect /tmp/class/lms_export.zip
+    """
     from autograder import sample_class
 
     root = root_of(args)
@@ -181,7 +274,16 @@ def cmd_sample_class(args: argparse.Namespace) -> int:
 # --- the main job ----------------------------------------------------------------------------------
 
 def cmd_course(args: argparse.Namespace) -> int:
-    """Release and validate, then the whole week on a generated sample class in its own course folder."""
+    """The main job (make course): release, then a whole week on a sample class.
+
+    Build and validate release/, generate a sample class into its own course folder
+    (sample_class/ by default; your submitted/ and gradebook.db are not touched), collect it,
+    grade it, write feedback, the CSV files and the report, and print the grade table.
+
+    examples:
+      avgpool-course course
+      avgpool-course course --skip-release --students 10
+    """
     from autograder import collect, export, feedback, report, sample_class
 
     started = time.monotonic()
@@ -249,37 +351,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="avgpool-course", description=__doc__, formatter_class=formatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def add(name: str, run, help_text: str, description: str, examples: str = ""):
-        sub = commands.add_parser(name, help=help_text, description=description, formatter_class=formatter,
-                                  epilog=f"examples:\n{examples}" if examples else None)
+    def add(name: str, run, only: tuple[str, ...] = ()):
+        """The subcommand ``name`` that calls ``run``, whose docstring is its help (first line), description and
+        examples; with the shared --root and, for each name in ``only``, a repeatable --<name> filter."""
+        summary, _, rest = inspect.cleandoc(run.__doc__).partition("\n\n")
+        description, _, examples = rest.partition("\nexamples:\n")
+        sub = commands.add_parser(name, help=summary[0].lower() + summary[1:].rstrip("."), description=description,
+                                  formatter_class=formatter, epilog=f"examples:\n{examples}" if examples else None)
         sub.add_argument("--root", metavar="DIR", help="the course folder (holds nbgrader_config.py); default: "
                          "the current folder if it is one, else this repository")
+        for what in only:
+            sub.add_argument(f"--{what}", action="append", metavar=what.upper(), help=f"only this {what} (repeatable)")
         sub.set_defaults(run=run)
         return sub
 
-    sub = add("release", cmd_release, "build release/ from source/ and check it",
-              "Regenerate the student notebooks in release/ from the instructor notebooks in source/ with\n"
-              "nbgrader, then check that every solution passes `nbgrader validate` and that every test cell\n"
-              "fails on the untouched stubs. Commit release/ afterwards.",
-              "  avgpool-course release                  every lesson\n"
-              "  avgpool-course release lesson2_loops    one lesson")
+    def add_class_options(sub) -> None:
+        """The sample class's size, hand-in rate and seed (sample-class and course generate the same class)."""
+        sub.add_argument("--students", type=int, default=40, help="class size (default 40)")
+        sub.add_argument("--submit-rate", type=float, default=None, help="chance a student hands in a lesson "
+                         "(default: 0.8, lowered to keep the class near 60 submissions in all)")
+        sub.add_argument("--seed", type=int, default=7, help="random seed (same seed, same class)")
+
+    sub = add("release", cmd_release)
     sub.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names (default: all)")
 
-    sub = add("collect", cmd_collect, "put an LMS export of student notebooks into submitted/",
-              "Take a .zip or folder of student notebooks, named however the LMS names them (e.g.\n"
-              "alice_12345_lesson2_loops.ipynb, 'Bob Smith - lesson1_by_hand (2).ipynb',\n"
-              "lesson3_numpy/carol/anything.ipynb), and place each one in\n"
-              "submitted/<student>/<lesson>/<lesson>.ipynb with a timestamp.txt when the LMS gave a time\n"
-              "(a date in the name, nbgrader's timestamp.txt, else the zip entry's time). The LMS's user id\n"
-              "in a name keeps two students of the same name apart (the second is <name>_<id>); names keep\n"
-              "their letters (José Núñez -> jose_nunez, 李明 -> 李明) and go into the gradebook with the LMS id.\n"
-              "Files that cannot be placed are listed with the reason; the others are placed anyway.\n"
-              "Exit status 1 when some file was not placed.",
-              "  avgpool-course collect export.zip\n"
-              "  avgpool-course collect downloads/ --due '2025-03-10 23:59' --verbose\n"
-              "  avgpool-course collect export.zip --due lesson1_by_hand=2025-03-03 --due lesson2_loops=2025-03-10\n"
-              "  avgpool-course collect moodle.zip --lesson lesson2_loops --timezone Europe/Berlin --roster roster.csv\n"
-              "  avgpool-course collect export.zip --due lesson1_by_hand=2026-12-03T17:00+01:00")
+    sub = add("collect", cmd_collect)
     sub.add_argument("source", metavar="SOURCE", help="the LMS export: a .zip archive or a folder")
     sub.add_argument("--due", action="append", default=[], metavar="[LESSON=]DATE",
                      help="due date: 'YYYY-MM-DD' (the end of that day), 'YYYY-MM-DD HH:MM' (in --timezone) or "
@@ -294,77 +390,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--dry-run", action="store_true", help="say where each file would go; place nothing")
     sub.add_argument("-v", "--verbose", action="store_true", help="list every placed file")
 
-    sub = add("grade", cmd_grade, "grade submitted/ with the trusted grader (writes gradebook.db)",
-              "Grade every submission in submitted/ (or the chosen lessons/students) with the trusted\n"
-              "grader: student code runs in a sandboxed process, verdicts come from one that never ran it.\n"
-              "Scores go into gradebook.db (formgrader keeps working; manual grades are kept), one record\n"
-              "per submission into records/. Safe to stop and rerun.",
-              "  avgpool-course grade --jobs 2\n"
-              "  avgpool-course grade --lesson lesson2_loops --student alice\n"
-              "  avgpool-course grade --cluster tcp://scheduler.example:8786")
-    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
-    sub.add_argument("--student", action="append", metavar="STUDENT", help="only this student (repeatable)")
+    sub = add("grade", cmd_grade, only=("lesson", "student"))
     sub.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once (default 1)")
     sub.add_argument("--cluster", metavar="ADDRESS", help="grade on the workers of the Dask cluster whose "
                      "scheduler is at ADDRESS (tcp://HOST:8786); the gradebook is written here")
     sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
-    sub = add("feedback", cmd_feedback, "write one HTML feedback page per student and lesson",
-              "Write feedback/<student>/<lesson>/<lesson>.html with nbgrader's generate_feedback: the\n"
-              "gradebook's scores (manual grades and comments included), each test's verdict and message,\n"
-              "the student's answers, math that renders offline. Every page is checked before it is kept:\n"
-              "no hidden test, nothing loaded from the network.",
-              "  avgpool-course feedback\n  avgpool-course feedback --lesson lesson1_by_hand --student alice")
-    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
-    sub.add_argument("--student", action="append", metavar="STUDENT", help="only this student (repeatable)")
+    add("feedback", cmd_feedback, only=("lesson", "student"))
 
-    sub = add("export", cmd_export, "write the grades as CSV (per student, per graded cell)",
-              "Read the gradebook (manual grades win over automatic ones) and write grades.csv (one row per\n"
-              "student, one column per lesson, total) and grades_by_cell.csv (one row per student, lesson\n"
-              "and graded cell).",
-              "  avgpool-course export\n  avgpool-course export --out grades/")
-    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
+    sub = add("export", cmd_export, only=("lesson",))
     sub.add_argument("--out", metavar="DIR", help="folder for the CSV files (default: reports/)")
 
-    sub = add("report", cmd_report, "write a one-page HTML report of the class",
-              "Write one self-contained HTML page (plots inline, readable offline): score distribution per\n"
-              "lesson, pass rate per graded cell, the slowest tests, every submission that is not OK with\n"
-              "its reason, late submissions, files collect could not place, and the grade table.",
-              "  avgpool-course report\n  avgpool-course report --out week3.html")
-    sub.add_argument("--lesson", action="append", metavar="LESSON", help="only this lesson (repeatable)")
+    sub = add("report", cmd_report, only=("lesson",))
     sub.add_argument("--out", metavar="FILE", help="the HTML file (default: reports/report.html)")
 
-    sub = add("bundle", cmd_bundle, "build what students receive (release/ + course/ + install files)",
-              "Build the student bundle: release/, the course/ helpers, requirements.lock, environment.yml,\n"
-              "a pyproject.toml that installs only `course`, a README for students and a Makefile whose\n"
-              "`make lab` installs and opens JupyterLab. Never source/ or autograder/: the bundle is scanned\n"
-              "for solution and hidden-test text and refused if any is found.",
-              "  avgpool-course bundle\n  avgpool-course bundle --zip --out build/avgpool-course-student")
+    sub = add("bundle", cmd_bundle)
     sub.add_argument("--out", metavar="DIR", help="the bundle folder (default: build/student_bundle)")
     sub.add_argument("--zip", action="store_true", help="also write DIR.zip")
 
-    sub = add("sample-class", cmd_sample_class, "generate a made-up class's LMS export (for trying things out)",
-              "Write a deterministic sample class, as an LMS hands it over (one .zip of oddly named\n"
-              "notebooks: complete, partial, late, typical mistakes, a few broken files), and a\n"
-              "manifest.json saying what each file is.",
-              "  avgpool-course sample-class /tmp/class && avgpool-course collect /tmp/class/lms_export.zip")
+    sub = add("sample-class", cmd_sample_class)
     sub.add_argument("out", metavar="DIR", help="folder to write lms_export.zip and manifest.json into")
-    sub.add_argument("--students", type=int, default=40, help="class size (default 40)")
-    sub.add_argument("--submit-rate", type=float, default=None, help="chance a student hands in a lesson "
-                     "(default: 0.8, lowered to keep the class near 60 submissions in all)")
-    sub.add_argument("--seed", type=int, default=7, help="random seed (same seed, same class)")
+    add_class_options(sub)
     sub.add_argument("--folder", action="store_true", help="write a folder instead of a .zip")
 
-    sub = add("course", cmd_course, "the main job (make course): release, then a whole week on a sample class",
-              "Build and validate release/, generate a sample class into its own course folder\n"
-              "(sample_class/ by default; your submitted/ and gradebook.db are not touched), collect it,\n"
-              "grade it, write feedback, the CSV files and the report, and print the grade table.",
-              "  avgpool-course course\n  avgpool-course course --skip-release --students 10")
+    sub = add("course", cmd_course)
     sub.add_argument("--out", metavar="DIR", help="the sample course folder (default: sample_class/)")
-    sub.add_argument("--students", type=int, default=40, help="class size (default 40)")
-    sub.add_argument("--submit-rate", type=float, default=None, help="chance a student hands in a lesson "
-                     "(default: 0.8, lowered to keep the class near 60 submissions in all)")
-    sub.add_argument("--seed", type=int, default=7, help="random seed of the sample class")
+    add_class_options(sub)
     sub.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default 2)")
     sub.add_argument("--skip-release", action="store_true", help="do not rebuild and validate release/")
     return parser

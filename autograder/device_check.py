@@ -5,8 +5,8 @@
     python -m autograder.device_check --device cpu --threads 1
     python -m autograder.device_check --device cpu --small   # a quick run of the whole logic
 
-The reference ``AvgPool2dFunction`` comes from the solution cells of ``source/lesson4_torch`` (the same
-cells, by ``grade_id``, never a second copy). On the device it runs ``torch.autograd.gradcheck`` in
+The reference ``AvgPool2dFunction`` comes from the solution cells of the lesson of ``source/`` that
+defines it (``autograder.solutions``, never a second copy). On the device it runs ``torch.autograd.gradcheck`` in
 float64 over the argument sweep, compares forward and backward with ``F.avg_pool2d`` in float32
 (<= 1e-5), then times forward and forward+backward against ``F.avg_pool2d`` (synchronised,
 interleaved rounds, median of ratios) on a large input. Without CUDA, ``--device cuda`` (the default)
@@ -18,11 +18,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-LESSON = "lesson4_torch"
-SOLUTION_CELLS = ("output_size", "avg_pool2d_function", "wrappers")
+from autograder.coursedir import CourseError
+from autograder.solutions import Solutions, load_stage
 
 #: (input shape, kernel_size, stride, padding); each runs with count_include_pad True and False.
 SWEEP = [
@@ -44,28 +42,13 @@ LARGE = {"cuda": (128, 256, 56, 56), "cpu": (32, 64, 56, 56)}
 SMALL = (2, 4, 12, 12)
 
 
-def load_reference(lesson_dir: Path | None = None) -> dict:
-    """Execute the lesson's solution cells (by grade_id) and return their namespace.
-
-    The namespace holds ``output_size``, ``AvgPool2dFunction``, ``avg_pool2d_torch`` and ``AvgPool2d``.
-    """
-    import nbformat
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-    from torch import nn
-
-    folder = Path(lesson_dir) if lesson_dir is not None else REPO / "source" / LESSON
-    from autograder.coursedir import notebook
-
-    path = notebook(folder.parent.parent, folder.parent.name, folder.name)
-    cells = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in nbformat.read(path, as_version=4).cells}
-    namespace = {"__name__": "lesson4_reference", "np": np, "torch": torch, "F": F, "nn": nn}
-    for grade_id in SOLUTION_CELLS:
-        if grade_id not in cells:
-            raise KeyError(f"{path} has no cell with grade_id {grade_id!r}")
-        exec(compile(cells[grade_id].source, f"<{LESSON}:{grade_id}>", "exec"), namespace)
-    return namespace
+def load_reference() -> Solutions:
+    """The reference ``AvgPool2dFunction``, ``avg_pool2d_torch`` and ``AvgPool2d``: the solution cells of the
+    lesson of ``source/`` that defines them (:func:`autograder.solutions.load_stage`)."""
+    reference = load_stage("function")
+    if not reference.available:
+        raise CourseError(f"no reference Function to check: {reference.reason}")
+    return reference
 
 
 def torch_args(kernel_size, stride, padding) -> tuple:
@@ -183,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
     name = torch.cuda.get_device_name(device) if device.startswith("cuda") else "CPU"
-    print(f"device check of {LESSON}'s AvgPool2dFunction on {device} ({name}), torch {torch.__version__}")
-    reference = load_reference()
+    try:
+        reference = load_reference()
+    except CourseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"device check of {reference.lesson}'s AvgPool2dFunction on {device} ({name}), torch {torch.__version__}")
     function = reference["AvgPool2dFunction"].apply
     failures = check_correctness(function, device)
     for failure in failures:

@@ -236,6 +236,7 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
 def write_report(root: Path, out: Path | None = None, lessons: list[str] | None = None) -> Path:
     """Write the report (default ``root/reports/report.html``); returns its path."""
     out = Path(out) if out else Path(root) / "reports" / "report.html"
+    page = build(root, lessons)  # every mistake is raised here, before anything is written
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build(root, lessons))
+    out.write_text(page)
     return out

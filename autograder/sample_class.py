@@ -36,7 +36,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import coursedir, leaks
+from autograder import coursedir
+from autograder.solutions import solution_cells
 
 FIRST = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Karim", "Lena",
          "Mateo", "Nadia", "Oscar", "Priya", "Quentin", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wei", "Xenia",
@@ -93,15 +94,6 @@ class Submission:
     note: str = ""
     lms_id: str | None = None  # the LMS's user id collect must keep (in the gradebook too)
     name: str = ""             # the display name collect must store in the gradebook
-
-
-def solution_cells(notebook: Path) -> dict[str, str]:
-    """``{grade_id: source}`` of the solution cells of a source notebook (``source/<lesson>/x.ipynb``),
-    without the delimiter lines its course's config sets."""
-    nb = nbformat.read(notebook, as_version=4)
-    delims = leaks.delimiters(Path(notebook).resolve().parents[2])
-    return {cell.metadata["nbgrader"]["grade_id"]: leaks.strip_markers(cell.source, delims) for cell in nb.cells
-            if cell.metadata.get("nbgrader", {}).get("solution")}
 
 
 def apply_mistake(mistake: Mistake, cells: dict[str, str]) -> dict[str, str]:

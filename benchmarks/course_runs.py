@@ -20,9 +20,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.coursedir import copy_course, notebook, run_nbgrader, tool_env
-
-from .solutions import REPO, is_solution, lesson_notebook
+from autograder.coursedir import REPO, copy_course, notebook, run_nbgrader, tool_env
+from autograder.solutions import lesson_notebook, solution_cells
 
 
 def time_notebook(notebook: Path, timeout: int = 600) -> dict:
@@ -98,8 +97,7 @@ def make_course(scratch: Path, lessons: list[str], students: list[str], root: Pa
         result = nbgrader_cmd("generate_assignment", lesson, "--force", root=scratch)
         if result.returncode != 0:
             raise RuntimeError(f"nbgrader generate_assignment {lesson} failed: {result.stderr[-500:]}")
-        source = nbformat.read(lesson_notebook(lesson, root), as_version=4)
-        answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells if is_solution(c)}
+        answers = solution_cells(lesson_notebook(lesson, root))
         released = notebook(scratch, "release", lesson)
         submission = nbformat.read(released, as_version=4)
         for cell in submission.cells:

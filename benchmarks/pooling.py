@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .solutions import Solutions
+from autograder.solutions import Solutions
 from course.timing import compare, median_ratio
 
 
@@ -140,7 +140,8 @@ def thread_counts(all_threads: int) -> list[int]:
 
 def pool_entries(case: Case, lessons: dict[str, Solutions], device: str, all_threads: int,
                  loop_shape: tuple[int, int, int, int] | None, seed: int = 0) -> dict[str, list[Entry]]:
-    """``{direction: [Entry]}`` for one case: forward, backward and forward+backward."""
+    """``{direction: [Entry]}`` for one case: forward, backward and forward+backward. ``lessons`` maps each
+    stage of :data:`autograder.solutions.STAGES` to its reference solutions."""
     k, s, p = case.kernel, case.stride, case.padding
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(case.shape, generator=gen).to(device)
@@ -181,8 +182,7 @@ def pool_entries(case: Case, lessons: dict[str, Solutions], device: str, all_thr
                                 bytes_moved=fwd_bytes, outputs=outputs))
 
     one = 1 if cpu else None
-    numpy_lesson, torch_lesson, loops_lesson = (lessons["lesson3_numpy"], lessons["lesson4_torch"],
-                                                lessons["lesson2_loops"])
+    numpy_lesson, torch_lesson, loops_lesson = lessons["numpy"], lessons["function"], lessons["loops"]
     if cpu:
         xn, gn = x.numpy(), g.numpy()
         kw = dict(bytes_moved=fwd_bytes, outputs=outputs)
@@ -262,7 +262,7 @@ def gap_entries(shape, lessons: dict[str, Solutions], device: str, seed: int = 0
     backward.append(Entry("F.avg_pool2d whole map", t, partial(torch.ops.aten.avg_pool2d_backward,
                           g, x, [h, w], [h, w], [0, 0], False, True, None), baseline=True,
                           note="aten avg_pool2d_backward", **kw))
-    torch_lesson, numpy_lesson = lessons["lesson4_torch"], lessons["lesson3_numpy"]
+    torch_lesson, numpy_lesson = lessons["function"], lessons["numpy"]
     if torch_lesson.available:
         student_pool = torch_lesson["avg_pool2d_torch"]
         forward.append(checked("Function (lesson 4) whole map", t, partial(student_pool, x, (h, w)), out, **kw))

@@ -80,8 +80,8 @@ def table(result: dict) -> str:
              f"{meta['rounds']} interleaved rounds; figures are medians of per-round ratios "
              f"against F.avg_pool2d NCHW with the same thread count", ""]
     lines.append("Reference solutions (solution cells of source/):")
-    for lesson, info in result["lessons"].items():
-        lines.append(f"  {lesson:<16} {info['status']}")
+    for stage, info in result["lessons"].items():
+        lines.append(f"  {stage:<9} {info.get('lesson', ''):<16} {info['status']}")
     bw = result.get("bandwidth")
     if bw:
         lines += ["", f"Memory-bandwidth floor: {bw['method']}, best of {bw['repeats']} spread over the run: "

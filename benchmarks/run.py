@@ -20,15 +20,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import course_runs, pooling, report, solutions
+from . import course_runs, pooling, report
+from autograder import coursedir, solutions
+from autograder.coursedir import CourseError
 from .pooling import Case
 from course.timing import best_of, median_ratio
 
 RESULTS = Path(__file__).resolve().parent / "results"
-BENCHMARKED = ("lesson2_loops", "lesson3_numpy", "lesson4_torch")
-ALL_LESSONS = ("lesson1_by_hand", "lesson2_loops", "lesson3_numpy", "lesson4_torch", "lesson5_gap")
-#: Lessons whose reference solutions make up the grading-throughput batch (lesson 5 trains a network: slow).
-GRADING_LESSONS = ("lesson1_by_hand", "lesson2_loops", "lesson3_numpy", "lesson4_torch")
 
 CPU_CASES = [Case((32, 64, 56, 56), 3, 2, 1), Case((32, 64, 56, 56), 2, 2, 0), Case((32, 64, 56, 56), 7, 1, 3),
              Case((8, 16, 224, 224), 3, 2, 1)]
@@ -55,9 +53,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda / cuda:N for the GPU table")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON and PNG (default: %(default)s)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds per group (default: by mode)")
-    parser.add_argument("--root", type=Path, default=solutions.REPO, help="course root holding source/")
+    parser.add_argument("--root", type=Path, default=coursedir.REPO, help="course root holding source/")
     parser.add_argument("--no-notebooks", action="store_true", help="skip timing the lesson notebooks")
     parser.add_argument("--no-grading", action="store_true", help="skip the grading throughput")
+    parser.add_argument("--grading-lessons", nargs="*", metavar="LESSON",
+                        help="lessons of the grading batch (default: every lesson of source/)")
     parser.add_argument("--grading-students", type=int, default=1,
                         help="reference submissions per lesson in the grading batch (default: %(default)s)")
     return parser.parse_args(argv)
@@ -169,9 +169,9 @@ def run(args: argparse.Namespace) -> int:
                        "load_start": " ".join(f"{v:.2f}" for v in os.getloadavg()),
                        "started": dt.datetime.now().isoformat(timespec="seconds"),
                        "cases": [c.name for c in settings["cases"]]}}
-    lessons = {name: solutions.load(name, args.root) for name in BENCHMARKED}
-    result["lessons"] = {name: {"available": s.available, "status": s.status(), "reason": s.reason,
-                                "names": sorted(s.names)} for name, s in lessons.items()}
+    lessons = {stage: solutions.load_stage(stage, args.root) for stage in solutions.STAGES}
+    result["lessons"] = {stage: {"lesson": s.lesson, "available": s.available, "status": s.status(),
+                                 "reason": s.reason, "names": sorted(s.names)} for stage, s in lessons.items()}
     log(f"benchmarks ({mode}) on {device_name}: " + ", ".join(f"{n} {s.status()}" for n, s in lessons.items()))
     samples: list[dict] = []
     if cuda:
@@ -190,13 +190,14 @@ def run(args: argparse.Namespace) -> int:
         result["notebooks"] = "skipped (--quick)" if args.quick else "skipped (--no-notebooks)"
     else:
         log("lesson notebooks:")
-        result["notebooks"] = course_runs.time_notebooks(list(ALL_LESSONS), args.root, progress=log)
+        result["notebooks"] = course_runs.time_notebooks(coursedir.lessons(args.root), args.root, progress=log)
     if not cuda:
         if args.quick or args.no_grading:
             result["grading"] = {"status": "skipped", "reason": "--quick" if args.quick else "--no-grading"}
         else:
             log("grading throughput:")
-            available = [name for name in GRADING_LESSONS if solutions.lesson_notebook(name, args.root)]
+            chosen = coursedir.check_lessons(args.grading_lessons, args.root)
+            available = [name for name in chosen if solutions.lesson_notebook(name, args.root)]
             result["grading"] = course_runs.grading_throughput(available, args.grading_students, args.root, log)
         result["goals"] = report.goals(result)
     result["meta"]["load_end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
@@ -211,7 +212,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv=None) -> int:
-    return run(parse_args(argv))
+    try:
+        return run(parse_args(argv))
+    except CourseError as exc:  # a --root or --grading-lessons that is not the course's
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ import time
 from . import course_runs, report
 from autograder.coursedir import lessons as course_lessons
 
-from .solutions import REPO, lesson_notebook
+from autograder.coursedir import REPO
+from autograder.solutions import lesson_notebook
 
 LESSONS = tuple(course_lessons(REPO))
 

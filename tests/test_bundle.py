@@ -144,7 +144,7 @@ def test_scan_finds_planted_leaks(tmp_path):
     shutil.copy2(root / "autograder" / "corpus" / "reference.py", folder / "helper.py")
     (folder / "autograder").mkdir()
     (folder / "autograder" / "x.txt").write_text("hello")
-    from autograder.sample_class import solution_cells
+    from autograder.solutions import solution_cells
     solution = solution_cells(root / "source" / LESSON / f"{LESSON}.ipynb")["output_size"]
     (folder / "answers.py").write_text("# notes\n" + solution + "\n")
     (folder / "clean.py").write_text("import numpy as np\n\ndef f(x):\n    return np.mean(x)\n")
@@ -158,7 +158,7 @@ def test_scan_finds_planted_leaks(tmp_path):
 
 def test_bundle_refuses_a_leak_and_leaves_nothing(tmp_path, capsys):
     root = _scratch_course(tmp_path)
-    from autograder.sample_class import solution_cells
+    from autograder.solutions import solution_cells
     solution = solution_cells(root / "source" / LESSON / f"{LESSON}.ipynb")["output_size"]
     (root / "course" / "answers.py").write_text(solution + "\n")
     with pytest.raises(bundle.BundleError, match="course/answers.py: solution or hidden-test text"):

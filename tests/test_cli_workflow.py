@@ -40,7 +40,8 @@ def lms_folder(tmp_path, broken: bool = False):
     text = (REPO / "source" / LESSON / f"{LESSON}.ipynb").read_text()
     release = (REPO / "release" / LESSON / f"{LESSON}.ipynb").read_text()
     nb = nbformat.reads(text, as_version=4)
-    from autograder.sample_class import fill, solution_cells
+    from autograder.sample_class import fill
+    from autograder.solutions import solution_cells
     solved = fill(nbformat.reads(release, as_version=4), solution_cells(REPO / "source" / LESSON / f"{LESSON}.ipynb"))
     (folder / f"alice_1234_{LESSON}.ipynb").write_text(nbformat.writes(solved))
     (folder / f"Bob Smith - {LESSON}.ipynb").write_text(release)
@@ -96,11 +97,6 @@ def test_console_script_and_module_run():
 
 # --- release ----------------------------------------------------------------------------------------
 
-def test_release_unknown_lesson(course, capsys):
-    status, _, err = run(capsys, "release", "lesson9_magic", "--root", course)
-    assert status == 2 and "unknown lesson 'lesson9_magic'" in err and LESSON in err
-
-
 @pytest.mark.slow
 def test_release_builds_and_validates_one_lesson(course, capfd):
     """capfd: what the kernels nbgrader validate starts print (to the terminal) is seen too."""
@@ -110,11 +106,6 @@ def test_release_builds_and_validates_one_lesson(course, capfd):
     assert "WARNING" not in out + err and "Warning" not in out + err, "the main job's release step is quiet"
     assert (course / "release" / LESSON / f"{LESSON}.ipynb").is_file()
     assert f"{LESSON}" in out and "True" in out
-
-
-def test_not_a_course_folder(tmp_path, capsys):
-    status, _, err = run(capsys, "export", "--root", tmp_path)
-    assert status == 2 and "not a course directory" in err and "nbgrader_config.py" in err
 
 
 # --- collect ----------------------------------------------------------------------------------------
@@ -162,12 +153,6 @@ def test_grade_normal_path(course, tmp_path, capsys):
     assert status == 0 and "graded 2 submissions" in out and "ok 2" in out
     grades = export.read_grades(course)
     assert grades.score == {("alice", LESSON): 25.0, ("bob_smith", LESSON): 0.0}
-
-
-def test_grade_unknown_lesson(course, tmp_path, capsys):
-    collected(course, tmp_path, capsys)
-    status, _, err = run(capsys, "grade", "--root", course, "--lesson", "lesson1")
-    assert status == 2 and "unknown lesson 'lesson1'" in err and "spell it as the folder name" in err
 
 
 def test_grade_empty_submissions_folder(course, capsys):
@@ -227,12 +212,6 @@ def test_before_grading_says_grade_first(course, command, capsys):
 
 
 @pytest.mark.parametrize("command", ["feedback", "export", "report"])
-def test_unknown_lesson_for_results(course, command, capsys):
-    status, _, err = run(capsys, command, "--root", course, "--lesson", "lesson7")
-    assert status == 2 and "unknown lesson 'lesson7'" in err
-
-
-@pytest.mark.parametrize("command", ["feedback", "export", "report"])
 def test_another_course_gradebook(course, command, capsys):
     foreign_gradebook(course)
     status, _, err = run(capsys, command, "--root", course)
@@ -276,8 +255,44 @@ def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
     assert not (course / "gradebook.db").exists(), "the instructor's own gradebook is never touched"
 
 
-@pytest.mark.parametrize("command", ["export", "report", "feedback"])
-def test_a_gradebook_file_that_is_not_a_database_is_one_sentence(course, command, capsys):
-    (course / "gradebook.db").write_text("these are my notes, not a database\n" * 50)
-    status, _, err = run(capsys, command, "--root", course)
-    assert status == 2 and "is not an nbgrader gradebook" in err and "mv " in err and "Traceback" not in err
+# --- every instructor mistake, every command: one sentence, exit 2 ------------------------------------
+
+TAKES_A_LESSON = {"release": ["lesson9_magic"], "collect": ["LMS", "--lesson", "lesson9_magic"],
+                  "grade": ["--lesson", "lesson9_magic"], "feedback": ["--lesson", "lesson9_magic"],
+                  "export": ["--lesson", "lesson9_magic"], "report": ["--lesson", "lesson9_magic"]}
+READS_THE_GRADEBOOK = {"collect": ["LMS"], "grade": [], "feedback": [], "export": [], "report": []}
+NEEDS_A_COURSE = {"release": [], "collect": ["LMS"], "grade": [], "feedback": [], "export": [], "report": [],
+                  "bundle": [], "sample-class": ["CLASS"], "course": ["--out", "DEMO"]}
+MISTAKES = ([("unknown lesson", c, a) for c, a in TAKES_A_LESSON.items()]
+            + [("not a course folder", c, a) for c, a in NEEDS_A_COURSE.items()]
+            + [("gradebook not a database", c, a) for c, a in READS_THE_GRADEBOOK.items()]
+            + [("missing LMS export", "collect", ["MISSING.zip"])])
+SAYS = {"unknown lesson": ("unknown lesson", "lesson9_magic", LESSON),
+        "not a course folder": ("is not a course directory", "pass --root"),
+        "gradebook not a database": ("is not an nbgrader gradebook", "mv "),
+        "missing LMS export": ("MISSING.zip does not exist", "pass the LMS export")}
+
+
+def test_every_command_has_its_mistakes_tested():
+    commands = {command for _, command, _ in MISTAKES}
+    assert commands == set(COMMANDS)
+    assert set(TAKES_A_LESSON) | set(READS_THE_GRADEBOOK) <= set(NEEDS_A_COURSE) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("mistake, command, args", MISTAKES, ids=lambda v: v if isinstance(v, str) else "")
+def test_a_mistake_ends_in_one_sentence_and_exit_2(course, tmp_path, capsys, mistake, command, args):
+    folders = {"LMS": lms_folder(tmp_path), "CLASS": tmp_path / "class", "DEMO": tmp_path / "demo",
+               "MISSING.zip": tmp_path / "MISSING.zip"}
+    root = course
+    if mistake == "not a course folder":
+        root = tmp_path / "empty"
+        root.mkdir()
+    if mistake == "gradebook not a database":
+        (course / "gradebook.db").write_text("these are my notes, not a database\n" * 50)
+    before = sorted(p.relative_to(course) for p in course.rglob("*"))
+    status, out, err = run(capsys, command, *[folders.get(a, a) for a in args], "--root", root)
+    assert status == 2, out
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    for phrase in SAYS[mistake]:
+        assert phrase in err, (phrase, err)
+    assert sorted(p.relative_to(course) for p in course.rglob("*")) == before, "nothing is half-written"

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 import pytest
 
-from autograder import collect, coursedir
+from autograder import collect, coursedir, solutions
 from autograder.coursedir import CourseError
 from workflow_fakes import LESSON, REPO, make_course
 
@@ -186,7 +186,7 @@ def test_same_name_students_stay_two(tmp_path):
 def test_a_file_without_an_id_joins_the_one_student_of_that_name_or_says_why_not(tmp_path):
     root = make_course(tmp_path)
     one = _write(tmp_path / "one", {f"alice_12345_{LESSON}.ipynb": _notebook(),
-                                    f"lesson2_loops/alice/notebook.ipynb": _notebook()})
+                                    "lesson2_loops/alice/notebook.ipynb": _notebook()})
     report = collect.collect(one, root, [LESSON, "lesson2_loops"])
     assert {(p.student, p.lms_id) for p in report.placed} == {("alice", "12345")}
     two = _write(tmp_path / "two", {f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": _notebook(),
@@ -414,7 +414,7 @@ def test_a_late_submission_gets_nbgraders_penalty_in_the_gradebook_and_the_csv(t
     with (root / "nbgrader_config.py").open("a") as config:
         config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     release = nbformat.read(REPO / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
-    solved = nbformat.writes(sample_class.fill(release, sample_class.solution_cells(
+    solved = nbformat.writes(sample_class.fill(release, solutions.solution_cells(
         REPO / "source" / LESSON / f"{LESSON}.ipynb")))
     archive = _zip(tmp_path / "lms.zip", {f"erin_LATE_1_2_{LESSON}.ipynb": (solved, (2025, 3, 5, 10, 0, 0)),
                                           f"finn_3_4_{LESSON}.ipynb": (solved, (2025, 3, 3, 22, 0, 0))})

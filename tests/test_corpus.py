@@ -18,6 +18,7 @@ import pytest
 
 from autograder import coursedir, corpus
 from autograder.trusted import Limits, containment, grade, load_lesson, load_records
+from autograder.trusted.sandbox import Containment
 from autograder.trusted.batch import compute
 from autograder.trusted.records import STATUS_GRADER_ERROR, STATUSES
 
@@ -26,12 +27,13 @@ LIMITS = Limits(test_seconds=5, cell_seconds=5, start_seconds=90, memory_bytes=5
 pytestmark = pytest.mark.slow
 
 
-def runnable(case: corpus.Case) -> str | None:
-    """Why ``case`` cannot run safely here (None when it can)."""
-    mode = containment()
+def runnable(case: corpus.Case, mode: Containment | None = None, euid: int | None = None) -> str | None:
+    """Why ``case`` cannot run safely under ``mode`` (this machine's containment by default); None when it can."""
+    mode = mode or containment()
+    euid = os.geteuid() if euid is None else euid
     if "namespaces" in case.requires and not (mode.namespaces and mode.drop_uid):
         return f"needs namespaces and an unprivileged uid (containment here: {mode.mode})"
-    if "nproc" in case.requires and not (mode.drop_uid or __import__("os").geteuid() != 0):
+    if "nproc" in case.requires and not (mode.drop_uid or euid != 0):
         return "needs RLIMIT_NPROC to apply (not root, or root dropping to a sandbox uid)"
     return None
 
@@ -80,14 +82,27 @@ def test_corpus_cases_are_well_formed():
         assert {"correct", "bug", "cheat"} <= categories, f"{lesson_name}: needs correct, bug and cheat cases"
 
 
+STRONGEST = Containment("namespaces", True, False, True, True)
+USER_NAMESPACE = Containment("user-namespace", True, True, False, True)
+RLIMITS_ONLY = Containment("rlimits-only", False, False, False, True)
+
+
 def test_a_case_is_skipped_only_where_the_sandbox_cannot_contain_it():
     for case, reason in SKIPPED:
         print(f"SKIPPED corpus case {case.lesson}/{case.name}: {reason}")
-    mode = containment()
-    if mode.namespaces and mode.drop_uid:  # the strongest containment runs every case (CI's machines do)
-        assert SKIPPED == []
-    else:
-        assert all("namespaces" in c.requires or "nproc" in c.requires for c, _ in SKIPPED)
+    needs_namespaces = [c for c in ALL_CASES if "namespaces" in c.requires]
+    needs_nproc = [c for c in ALL_CASES if "nproc" in c.requires and "namespaces" not in c.requires]
+    plain = [c for c in ALL_CASES if not c.requires]
+    assert needs_namespaces and needs_nproc and plain, "the corpus has cases of every kind of requirement"
+    # Root with namespaces and a sandbox uid (CI's machines): every case runs.
+    assert [c.name for c in ALL_CASES if runnable(c, STRONGEST, euid=0)] == []
+    # Without namespaces, or keeping the caller's uid, the cases that need them are skipped, and only those...
+    for mode in (USER_NAMESPACE, RLIMITS_ONLY):
+        assert all(runnable(c, mode, euid=1000) for c in needs_namespaces), mode.mode
+        assert not any(runnable(c, mode, euid=1000) for c in needs_nproc + plain), mode.mode
+    # ...and RLIMIT_NPROC cases also need a uid it applies to: not root without a sandbox uid.
+    assert all(runnable(c, RLIMITS_ONLY, euid=0) for c in needs_nproc)
+    assert not any(runnable(c, RLIMITS_ONLY, euid=0) for c in plain)
 
 
 def test_every_submission_gets_exactly_one_record(graded):

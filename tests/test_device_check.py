@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder import device_check
+from autograder import device_check, solutions
 from autograder.device_check import check_correctness, load_reference, main
 
 NO_CUDA = not torch.cuda.is_available()
@@ -36,10 +36,17 @@ def test_bad_arguments_are_rejected(capsys):
 
 
 def test_the_reference_comes_from_the_source_notebook():
-    namespace = load_reference()
-    for name in ("output_size", "AvgPool2dFunction", "avg_pool2d_torch", "AvgPool2d"):
-        assert name in namespace
-    assert namespace["AvgPool2dFunction"].forward.__code__.co_filename == "<lesson4_torch:avg_pool2d_function>"
+    reference = load_reference()
+    assert set(reference.names) == {"AvgPool2dFunction", "avg_pool2d_torch", "AvgPool2d"}
+    assert reference["AvgPool2dFunction"].forward.__code__.co_filename == "<lesson4_torch:avg_pool2d_function>"
+
+
+def test_a_course_without_the_function_stage_is_one_sentence_not_a_traceback(monkeypatch, capsys, tmp_path):
+    (tmp_path / "source").mkdir()
+    monkeypatch.setattr(device_check, "load_stage", lambda stage: solutions.load_stage(stage, tmp_path))
+    assert main(["--device", "cpu", "--small", "--rounds", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: no reference Function to check: no lesson in") and "\n" not in err
 
 
 def test_a_wrong_function_is_reported_and_fails_the_command(monkeypatch, capsys):
@@ -53,6 +60,7 @@ def test_a_wrong_function_is_reported_and_fails_the_command(monkeypatch, capsys)
     class Wrong:
         apply = staticmethod(inverted)
 
-    monkeypatch.setattr(device_check, "load_reference", lambda: {**reference, "AvgPool2dFunction": Wrong})
+    monkeypatch.setattr(device_check, "load_reference",
+                        lambda: solutions.Solutions(reference.lesson, {**reference.names, "AvgPool2dFunction": Wrong}))
     assert main(["--device", "cpu", "--small", "--rounds", "1"]) == 1
     assert "FAILED" in capsys.readouterr().out

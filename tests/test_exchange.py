@@ -16,7 +16,8 @@ import nbformat
 import pytest
 
 from autograder import cli, export
-from autograder.sample_class import fill, solution_cells
+from autograder.sample_class import fill
+from autograder.solutions import solution_cells
 from workflow_fakes import LESSON, REPO, make_course
 
 pytestmark = pytest.mark.slow

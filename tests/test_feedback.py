@@ -7,6 +7,7 @@ import html
 import re
 
 import markupsafe
+import nbformat
 import pytest
 
 from autograder import collect, coursedir, feedback, leaks, sample_class
@@ -27,6 +28,27 @@ def test_tex_becomes_mathml_and_code_keeps_its_dollars():
 
 def test_tex_that_cannot_be_read_stays_as_tex():
     assert to_mathml("broken $\\frac{1}{$ here") == "broken $\\frac{1}{$ here"
+
+
+# --- redaction, on every lesson's real hidden lines -------------------------------------------------
+
+@pytest.mark.parametrize("lesson", coursedir.lessons(coursedir.REPO))
+def test_a_message_quoting_a_hidden_line_is_redacted_and_visible_lines_are_kept(lesson):
+    hidden = leaks.hidden_test_lines(coursedir.REPO, lesson)
+    assert hidden, f"{lesson} has hidden tests"
+    release = coursedir.notebook(coursedir.REPO, "release", lesson)
+    visible = sorted({line.strip() for cell in nbformat.read(release, as_version=4).cells
+                      if cell.cell_type == "code" for line in cell.source.splitlines()
+                      if len(line.strip()) >= leaks.MIN_LENGTH} - hidden)
+    assert visible
+    for line in sorted(hidden):
+        message = f'Traceback:\n  File "<test>", line 4\n    {line}\nAssertionError: shape (2, 3) != (2, 2)'
+        redacted = leaks.redact(message, hidden)
+        assert line not in redacted, f"{lesson}: hidden line {line!r} reached the message"
+        assert redacted.splitlines()[2] == "    [hidden test line]"
+        assert redacted.splitlines()[-1] == "AssertionError: shape (2, 3) != (2, 2)", "the student's own message stays"
+    for line in visible:
+        assert leaks.redact(f"    {line}", hidden) == f"    {line}", f"{lesson}: visible line {line!r} was redacted"
 
 
 # --- the page ------------------------------------------------------------------------------------------

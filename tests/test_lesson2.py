@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from autograder import solutions
 from nbtools import cell_by_id, run_graded, solution_source, source_notebook
 
 LESSON = "lesson2_loops"
@@ -108,11 +109,10 @@ def test_wrong_solution_fails_only_its_cells(forward_bug, backward_bug):
 # --- the reference solution against torch on the whole hidden sweep --------------------------------
 
 def reference_functions() -> dict:
-    """Execute the reference solution cells of the source notebook in a fresh namespace."""
-    namespace = {"np": np}
-    for grade_id in ("output_size", "avg_pool2d_loops", "avg_pool2d_loops_backward"):
-        exec(compile(solution_source(LESSON, grade_id), f"<{grade_id}>", "exec"), namespace)
-    return namespace
+    """The reference solutions of the source notebook, loaded as the benchmarks load them."""
+    reference = solutions.load(LESSON, required=("output_size", "avg_pool2d_loops", "avg_pool2d_loops_backward"))
+    assert reference.available, reference.reason
+    return reference.names
 
 
 def hidden_sweep() -> list:

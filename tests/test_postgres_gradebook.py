@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli, coursedir, export, report
-from workflow_fakes import LESSON, REPO, make_course
+from workflow_fakes import LESSON, make_course
 
 pytestmark = pytest.mark.slow
 

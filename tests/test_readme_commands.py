@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.sample_class import fill, solution_cells
+from autograder.sample_class import fill
+from autograder.solutions import solution_cells
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent

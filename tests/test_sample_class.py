@@ -9,7 +9,7 @@ from collections import Counter
 import nbformat
 import pytest
 
-from autograder import collect, sample_class
+from autograder import collect, sample_class, solutions
 from nbtools import run_graded, source_notebook
 from workflow_fakes import LESSON, REPO, make_course
 
@@ -45,17 +45,17 @@ def test_class_has_every_kind_of_submission_and_collect_places_it(tmp_path):
 
 
 def test_complete_submission_is_the_reference_solution(tmp_path):
-    reference = sample_class.solution_cells(source_notebook(LESSON))
+    reference = solutions.solution_cells(source_notebook(LESSON))
     release_nb = nbformat.read(REPO / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     filled = sample_class.fill(release_nb, reference)
-    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in filled.cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}
-    assert solutions == reference
-    assert not any("BEGIN SOLUTION" in text for text in solutions.values())
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in filled.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    assert answers == reference
+    assert not any("BEGIN SOLUTION" in text for text in answers.values())
 
 
 def test_every_mistake_changes_code_or_is_skipped():
-    reference = sample_class.solution_cells(source_notebook(LESSON))
+    reference = solutions.solution_cells(source_notebook(LESSON))
     found = sample_class.mistakes_for(reference)
     assert "off_by_one_window" in found and "stride_zero_kept" in found
     for name, cells in found.items():
@@ -67,7 +67,7 @@ def test_every_mistake_changes_code_or_is_skipped():
 @pytest.mark.slow
 def test_a_typical_mistake_fails_its_graded_cell_and_only_that_one():
     """Both sides: the reference passes output_size_basic; the off-by-one window fails it, not the others."""
-    reference = sample_class.solution_cells(source_notebook(LESSON))
+    reference = solutions.solution_cells(source_notebook(LESSON))
     wrong = sample_class.mistakes_for(reference)["off_by_one_window"]
     assert set(wrong) == {"output_size"}
     results = run_graded(source_notebook(LESSON), replace=wrong, skip_ungraded=True)

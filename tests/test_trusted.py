@@ -19,7 +19,7 @@ from autograder.trusted.lesson import Cell, Lesson
 from autograder.trusted.nbgrader_plugin import configure
 from autograder.trusted.sandbox import (CrashFault, Limits, MemoryFault, Sandbox, TimeoutFault, hidden_paths,
                                         sandbox_uid)
-from autograder.trusted.verdicts import StudentObject, run_tests, student_exception
+from autograder.trusted.verdicts import run_tests, student_exception
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON1 = "lesson1_by_hand"

@@ -16,7 +16,7 @@ import nbformat
 
 from types import SimpleNamespace
 
-from autograder import coursedir, leaks, sample_class
+from autograder import coursedir, leaks, solutions
 from autograder.trusted.nbgrader_plugin import TrustedExecute
 from autograder.trusted.records import Record, save_record
 
@@ -57,7 +57,7 @@ def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True) ->
             if (lessons and lesson not in lessons) or (students and student not in students):
                 continue
             source_nb = nbformat.read(next((root / "source" / lesson).glob("*.ipynb")), as_version=4)
-            reference = sample_class.solution_cells(next((root / "source" / lesson).glob("*.ipynb")))
+            reference = solutions.solution_cells(next((root / "source" / lesson).glob("*.ipynb")))
             points, follows, hidden = _layout(source_nb)
             gb.update_or_create_assignment(lesson)
             gb.update_or_create_notebook(lesson, lesson)
