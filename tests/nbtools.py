@@ -2,11 +2,16 @@
 
 Used by the lesson tests to show that a deliberately wrong solution fails the matching graded cell and
 passes the others (nbgrader's own rule for a failed cell: an error or anything on stderr).
+
+Each source notebook is executed whole, as written, once per test run (:func:`executed`, shared by
+``tests/test_notebooks.py``, which checks that every cell runs, and by each lesson's test that the
+reference passes every graded cell); only the runs with replaced cells execute it again.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 
 import nbformat
@@ -48,12 +53,38 @@ def run_graded(notebook: Path, replace: dict[str, str] | None = None, timeout: i
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(Path(notebook).parent)}})
     client.execute()
+    return graded_results(nb)
+
+
+def graded_results(nb) -> dict[str, bool]:
+    """``{grade_id: passed}`` for every graded test cell of an executed notebook (nbgrader's rule)."""
     results = {}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
             results[meta["grade_id"]] = not has_failed(cell)
     return results
+
+
+@functools.lru_cache(maxsize=None)
+def executed(lesson: str, timeout: int = 600):
+    """The source notebook of ``lesson`` executed top to bottom, every cell, in a fresh kernel started in
+    its folder: once per test run (cached), whoever asks first. Do not change the returned notebook."""
+    nb = nbformat.read(source_notebook(lesson), as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(source_notebook(lesson).parent)}}).execute()
+    return nb
+
+
+def cell_errors(nb) -> list[str]:
+    """One line per code cell of an executed notebook that raised: its index, first line and error."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
+                found.append(f"cell {index} ({first[:60]!r}): {output.ename}: {output.evalue}")
+    return found
 
 
 def solution_source(lesson: str, grade_id: str) -> str:

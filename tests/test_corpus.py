@@ -4,7 +4,7 @@ Every case of ``autograder/corpus/`` is submitted as its own student, the whole 
 ``--jobs 2`` (phase 1 in parallel, phase 2 through ``nbgrader autograde``), and each record must match
 the case's expected outcome: status and per-test pass/fail. Around it: one record per submission, the
 gradebook agrees with the records and holds nothing else, protected files are byte-for-byte unchanged,
-output is capped, hangs stop in time, and a subset graded three times scores the same every time.
+output is capped, hangs stop in time, and a subset graded again beside CPU hogs scores the same.
 """
 
 from __future__ import annotations
@@ -198,13 +198,18 @@ def test_stored_output_is_capped(graded):
 
 
 def test_hanging_tests_stop_within_their_limit(graded):
+    """A hang ends at its CPU budget, or at the wall-clock cap for hangs (``hang_seconds``) on a busy
+    machine where the budget takes longer to spend: never later, whatever the load."""
+    from autograder.trusted.sandbox import hang_seconds
+
     hangs = [c for c in CASES if "timeout" in c.status]
     assert hangs
+    cap = hang_seconds(LIMITS.test_seconds) + 5  # the grader's own wall cap, plus the child's restart
     for case in hangs:
         record = graded["records"][case.student]
         assert record.status in case.status
         for test in record.tests:
-            assert test["seconds"] <= LIMITS.test_seconds + 5, f"{case.name}/{test['grade_id']}: {test['seconds']} s"
+            assert test["seconds"] <= cap, f"{case.name}/{test['grade_id']}: {test['seconds']} s > {cap} s"
 
 
 def test_feedback_shows_verdicts_but_not_hidden_tests(graded):
@@ -230,9 +235,10 @@ DETERMINISM_SUBSET = ("reference", "bug_ceil_mode", "fault_os_exit", "cheat_alwa
                       "bug_divisor_always_full", "bug_loops_over_output")
 
 
-def test_three_runs_give_identical_scores(graded):
-    """Runs 2 and 3 grade beside two CPU-burning processes (load 4 on a 2-core machine): the verdicts do
-    not move, because budgets are CPU seconds and the vectorization rule compares CPU seconds."""
+def test_a_run_beside_cpu_hogs_gives_identical_scores(graded):
+    """The subset graded again beside two CPU-burning processes (load 4 on a 2-core machine) gets the
+    scores of the run without them: budgets are CPU seconds and the vectorization rule compares CPU
+    seconds, so the verdicts do not move with the machine's load."""
     import subprocess
 
     root = graded["root"]
@@ -241,14 +247,15 @@ def test_three_runs_give_identical_scores(graded):
     first = [graded["records"][c.student] for c in subset]
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        runs = [first] + [compute(root, work, LIMITS, jobs=2, progress=False, use_cache=False) for _ in range(2)]
+        loaded = compute(root, work, LIMITS, jobs=2, progress=False, use_cache=False)
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait()
     scores = [[(r.student, sorted((t["grade_id"], t["points"]) for t in r.tests), r.status) for r in run]
-              for run in runs]
-    assert scores[0] == scores[1] == scores[2]
+              for run in (first, loaded)]
+    assert len(scores[1]) == len(subset)
+    assert scores[0] == scores[1]
 
 
 def test_a_batch_killed_midway_and_rerun_ends_with_the_same_gradebook(graded, tmp_path, monkeypatch):
@@ -261,7 +268,7 @@ def test_a_batch_killed_midway_and_rerun_ends_with_the_same_gradebook(graded, tm
     from nbgrader.api import Gradebook
 
     subset = [c for c in CASES if c.lesson == "lesson1_by_hand" and c.category in ("correct", "bug", "fault")
-              and "nproc" not in c.requires][:10]
+              and "nproc" not in c.requires][:6]
     root = coursedir.copy_course(REPO, tmp_path)
     for case in subset:
         corpus.build(case, root)

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import solutions
-from nbtools import cell_by_id, run_graded, solution_source, source_notebook
+from nbtools import cell_by_id, executed, graded_results, run_graded, solution_source, source_notebook
 
 LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
@@ -86,7 +86,7 @@ RUNS = [(f, b) for f, b in zip(FORWARD_BUGS, BACKWARD_BUGS)]
 
 
 def test_reference_passes_every_graded_cell():
-    results = run_graded(source_notebook(LESSON), skip_ungraded=True)
+    results = graded_results(executed(LESSON))  # the one whole run of the notebook (nbtools.executed)
     assert set(results) == ALL_CELLS
     assert all(results.values()), results
 

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.device_check import SWEEP, check_correctness, load_reference, torch_args
-from nbtools import run_graded, solution_source, source_notebook
+from nbtools import executed, graded_results, run_graded, solution_source, source_notebook
 
 LESSON = "lesson4_torch"
 GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 4,
@@ -66,7 +66,7 @@ def test_graded_cells_have_their_points():
 
 
 def test_reference_passes_every_graded_cell():
-    results = run_graded(source_notebook(LESSON), skip_ungraded=True)
+    results = graded_results(executed(LESSON))  # the one whole run of the notebook (nbtools.executed)
     assert results == {grade_id: True for grade_id in GRADED}
 
 

@@ -7,7 +7,7 @@ with those blanked (``skip_ungraded=True``).
 import nbformat
 import pytest
 
-from nbtools import run_graded, solution_source, source_notebook
+from nbtools import executed, graded_results, run_graded, solution_source, source_notebook
 
 LESSON = "lesson5_gap"
 
@@ -85,7 +85,7 @@ WRONG = {
 
 
 def test_reference_passes_every_graded_cell():
-    results = run_graded(source_notebook(LESSON), skip_ungraded=True)
+    results = graded_results(executed(LESSON))  # the one whole run of the notebook (nbtools.executed)
     assert results == {grade_id: True for grade_id in POINTS}
 
 
