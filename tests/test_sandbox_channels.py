@@ -50,6 +50,7 @@ if shmid >= 0:
     libc.shmdt(ctypes.c_void_p(address))
 left["sysv_shm"] = shmid >= 0
 left["sysv_msg"] = libc.msgget(KEY, IPC_CREAT | 0o666) >= 0
+left["sysv_sem"] = libc.semget(KEY, 1, IPC_CREAT | 0o666) >= 0
 mq = libc.mq_open(MQ, O_CREAT | O_RDWR, 0o666, None)
 left["posix_mq"] = mq >= 0
 for folder, path in FILES.items():
@@ -75,6 +76,7 @@ if shmid >= 0:
     text = ctypes.string_at(address, 29) if address not in (None, ctypes.c_void_p(-1).value) else b""
 seen["sysv_shm"] = shmid >= 0
 seen["sysv_msg"] = libc.msgget(KEY, 0) >= 0
+seen["sysv_sem"] = libc.semget(KEY, 0, 0) >= 0
 mq = libc.mq_open(MQ, O_RDWR, 0, None)
 seen["posix_mq"] = mq >= 0
 for folder, path in FILES.items():
@@ -88,7 +90,8 @@ except OSError:
 probe.close()
 """
 
-CHANNELS = ["sysv_shm", "sysv_msg", "posix_mq", "/tmp", "/var/tmp", "/run/lock", "/dev/shm", "abstract_socket"]
+CHANNELS = ["sysv_shm", "sysv_msg", "sysv_sem", "posix_mq", "/tmp", "/var/tmp", "/run/lock", "/dev/shm",
+            "abstract_socket"]
 
 
 def host_state(token: str) -> dict:
@@ -100,11 +103,20 @@ def host_state(token: str) -> dict:
         with open(f"/proc/sysvipc/{table}") as handle:
             return {int(line.split()[0]) for line in handle.readlines()[1:]}
 
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    queue = libc.mq_open(f"/{name}".encode(), 0)  # O_RDONLY
+    if queue >= 0:
+        os.close(queue)
     with open("/proc/net/unix") as handle:
         sockets = handle.read()
     return {
+        "posix_mq": queue >= 0,
         "sysv_shm": key in keys("shm"),
         "sysv_msg": key in keys("msg"),
+        "sysv_sem": key in keys("sem"),
         "/tmp": os.path.exists(f"/tmp/{name}"), "/var/tmp": os.path.exists(f"/var/tmp/{name}"),
         "/run/lock": os.path.exists(f"/run/lock/{name}"), "/dev/shm": os.path.exists(f"/dev/shm/{name}"),
         "abstract_socket": f"@{name}" in sockets,
@@ -117,10 +129,15 @@ def host_cleanup(token: str) -> None:
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     key = int(token[:7], 16) | 0x10000000
     name = "avgpool-left-" + token
-    for get in (libc.shmget, libc.msgget):
-        ident = get(key, 0, 0) if get is libc.shmget else get(key, 0)
-        if ident >= 0:
-            (libc.shmctl if get is libc.shmget else libc.msgctl)(ident, 0, None)  # IPC_RMID
+    ident = libc.shmget(key, 0, 0)
+    if ident >= 0:
+        libc.shmctl(ident, 0, None)  # IPC_RMID
+    ident = libc.msgget(key, 0)
+    if ident >= 0:
+        libc.msgctl(ident, 0, None)
+    ident = libc.semget(key, 0, 0)
+    if ident >= 0:
+        libc.semctl(ident, 0, 0)
     libc.mq_unlink(f"/{name}".encode())
     for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm"):
         Path(folder, name).unlink(missing_ok=True)
@@ -154,6 +171,8 @@ def test_every_channel_is_open_between_two_plain_processes_on_the_host():
                                capture_output=True, text=True, timeout=60)
         seen = eval(probe.stdout)  # noqa: S307
         assert seen == dict.fromkeys(CHANNELS, True), seen
+        held = host_state(token)  # and the host-side check sees what a process left
+        assert held == dict.fromkeys(held, True) and set(held) == set(CHANNELS), held
     finally:
         leaver.stdin.close()
         leaver.wait(timeout=30)
