@@ -213,3 +213,28 @@ def test_the_containment_names_every_namespace():
     assert {"--ipc", "--uts", "--net", "--pid", "--mount"} <= set(sandbox.NAMESPACE_FLAGS)
     assert _child.CHILD_NAMESPACES == (_child.CLONE_NEWNS | _child.CLONE_NEWPID | _child.CLONE_NEWNET
                                        | _child.CLONE_NEWIPC | _child.CLONE_NEWUTS)
+
+
+@pytest.mark.parametrize("limits", [COLD, FAST], ids=["cold", "warm"])
+def test_a_child_that_may_rename_its_machine_renames_only_its_own_uts_namespace(limits):
+    """A child that keeps root (``uid=None``, as only tests ask) may call ``sethostname``: it changes the
+    name in its own UTS namespace, never the host's (restored here should that ever fail)."""
+    import socket
+
+    if os.geteuid() != 0:
+        pytest.skip("only a child that keeps root may rename its machine")
+    host = socket.gethostname()
+    box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import socket"},
+                   {"id": "answer", "kind": "solution",
+                    "source": "socket.sethostname('avgpool-child')\nname = socket.gethostname()"}],
+                  limits=limits, hide=hidden_paths(REPO), uid=None, imports=["socket"])
+    try:
+        box.start()
+        assert all(o.ok for o in box.outcomes), box.outcomes
+        name = fetch(box, "name")
+    finally:
+        box.close()
+        after = socket.gethostname()
+        if after != host:
+            socket.sethostname(host)
+    assert name == "avgpool-child" and after == host
