@@ -447,6 +447,12 @@ def setup_sandbox(config: dict) -> dict:
             finally:
                 for _, fd in held:
                     os.close(fd)
+        if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
+            try:
+                _mount(libc, "mqueue", "/dev/mqueue", "mqueue", ms_nosuid | ms_nodev | 8, None)  # 8: MS_NOEXEC
+                active["hidden"].append("/dev/mqueue")
+            except OSError as exc:
+                active.setdefault("hide_failed", []).append(f"/dev/mqueue: {exc}")
         # Folders the unprivileged uid cannot traverse (e.g. /root holding the interpreter): cover them
         # with an empty tmpfs and move back only the paths the child needs (interpreter, venv, course).
         ms_move = 8192
@@ -755,10 +761,16 @@ def serve_child(read_fd: int, write_fd: int) -> None:
 # The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules
 # once and forks a fresh child per submission. It never runs student code, never holds a student's
 # data, and its children contain themselves exactly as a cold child does (same setup_sandbox), after
-# the fork and before any student code: new mount, PID and network namespaces where the parent asks
-# for them (as ``unshare --mount --net --pid --fork --kill-child --mount-proc`` does), then the limits.
+# the fork and before any student code: new mount, PID, network, IPC and UTS namespaces where the parent
+# asks for them (as ``unshare --mount --net --pid --ipc --uts --fork --kill-child --mount-proc`` does), then
+# the limits.
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
+#: The namespaces of a warm child, as ``sandbox.NAMESPACE_FLAGS`` gives a cold one (``unshare --mount
+#: --net --pid --ipc --uts``): System V IPC and POSIX message queues of one child die with it, unseen by
+#: the next; abstract unix sockets belong to the network namespace.
+CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 
 
 def _die_with_parent() -> None:
@@ -804,7 +816,7 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
     _close_all_but({0, 1, 2, read_fd, write_fd})
     if request.get("namespaces"):
         libc = _libc()
-        if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET) != 0:
+        if libc.unshare(CHILD_NAMESPACES) != 0:
             import ctypes
 
             os.write(2, f"unshare failed: {os.strerror(ctypes.get_errno())}\n".encode())

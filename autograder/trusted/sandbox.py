@@ -2,10 +2,11 @@
 
 Containment is detected at run time and recorded (:func:`containment`):
 
-* ``namespaces`` (root on Linux, as in CI): the child starts under ``unshare`` in new mount, network and
-  PID namespaces (no network, its own ``/proc``); it hides instructor paths under empty tmpfs mounts
-  (``source/``, ``autograder/``, ``tests/``, ``submitted/``, the gradebook, ...), gets fresh ``/tmp``,
-  ``/var/tmp`` and ``/dev/shm``, then drops to an unprivileged uid of its own, so ``RLIMIT_NPROC`` holds;
+* ``namespaces`` (root on Linux, as in CI): the child starts under ``unshare`` in new mount, network,
+  PID, IPC and UTS namespaces (no network, its own ``/proc``, its own System V IPC and message queues); it
+  hides instructor paths under empty tmpfs mounts (``source/``, ``autograder/``, ``tests/``,
+  ``submitted/``, the gradebook, ...), gets fresh ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` and
+  ``/run/user``, then drops to an unprivileged uid of its own, so ``RLIMIT_NPROC`` holds;
 * ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): the same
   namespaces and hiding, but the child keeps the caller's uid;
 * ``rlimits-only`` (macOS, or Linux without ``unshare``): a fresh interpreter in an empty scratch folder
@@ -25,6 +26,7 @@ import functools
 import inspect
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -191,7 +193,8 @@ class Containment:
     def describe(self) -> str:
         parts = [self.mode]
         if self.namespaces:
-            parts.append("mount+net+pid namespaces, instructor paths hidden")
+            parts.append("mount+net+pid+ipc+uts namespaces, fresh tmpfs for every writable folder, "
+                         "instructor paths hidden")
         if self.drop_uid:
             parts.append("unprivileged uid")
         parts.append("rlimits AS/FSIZE/NPROC/CORE")
@@ -245,7 +248,10 @@ def _probe(command: list[str]) -> bool:
     return result.returncode == 0
 
 
-NAMESPACE_FLAGS = ["--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
+#: Every namespace the child gets from ``unshare`` (the warm template's children get the same from
+#: ``_child.CHILD_NAMESPACES``): mount, network (abstract unix sockets too), PID, IPC (System V shared
+#: memory, semaphores, message queues, POSIX message queues) and UTS.
+NAMESPACE_FLAGS = ["--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--mount-proc"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -930,10 +936,13 @@ def hidden_paths(*roots: Path) -> list[str]:
     return found
 
 
-#: Folders the child gets empty (fresh tmpfs), with only :func:`needed_paths` bound back inside them:
-#: scratch space, and the places where other checkouts, homes and instructors' files live.
-FRESH_FOLDERS = (("/tmp", "64m"), ("/var/tmp", "16m"), ("/dev/shm", "16m"), ("/work", "1m"), ("/home", "1m"),
-                 ("/root", "1m"), ("/srv", "1m"), ("/mnt", "1m"), ("/media", "1m"), ("/opt", "1m"))
+#: Folders the child gets empty (fresh tmpfs, its own, gone with it), with only :func:`needed_paths` bound back
+#: inside them: every folder anyone may write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` = ``/var/lock``,
+#: the users' runtime folders under ``/run/user``), and the places where other checkouts, homes and
+#: instructors' files live. ``/dev/mqueue`` gets the child's own IPC namespace's mqueue file system.
+FRESH_FOLDERS = (("/tmp", "64m"), ("/var/tmp", "16m"), ("/dev/shm", "16m"), ("/run/lock", "1m"),
+                 ("/run/user", "1m"), ("/work", "1m"), ("/home", "1m"), ("/root", "1m"), ("/srv", "1m"),
+                 ("/mnt", "1m"), ("/media", "1m"), ("/opt", "1m"))
 
 
 def fresh_folders() -> list[list[str]]:
@@ -986,12 +995,36 @@ def exposed_paths() -> list[list]:
 _LEASES: dict[int, object] = {}
 
 
+def lease_folder() -> Path:
+    """Where this user's sandbox-uid leases live: a folder of the grading user's own (mode 0700), so a
+    second instructor or a TA on the machine never meets a folder another user made. Root keeps the
+    folder name of earlier versions (``trusted-grader-uids``), so graders of both versions that run as
+    root on one machine still lease distinct uids; any other user gets ``trusted-grader-uids-<euid>``.
+    Raises :class:`GraderFault` (one sentence) where the folder cannot be made or is not the user's."""
+    euid = os.geteuid()
+    folder = Path(tempfile.gettempdir()) / ("trusted-grader-uids" if euid == 0 else f"trusted-grader-uids-{euid}")
+    try:
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        info = os.lstat(folder)
+    except OSError as exc:
+        raise GraderFault(f"the trusted grader cannot make its lease folder {folder} ({exc.strerror or exc}); "
+                          "set TMPDIR to a folder you own and grade again") from None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != euid or info.st_mode & 0o077:
+        raise GraderFault(f"the trusted grader's lease folder {folder} is not a private folder of uid {euid} "
+                          "(another user made it, or it is a link); remove it or set TMPDIR to a folder you own "
+                          "and grade again")
+    return folder
+
+
 def sandbox_uid(slot: int = 0) -> int:
     """An unprivileged uid for this process's sandboxes, leased machine-wide: one uid per grading process
     (so per-uid limits and the clean-up that kills every process of the uid never touch the children
     of another worker or of another grader run on the same machine). The lease is a lock on
-    ``/tmp/trusted-grader-uids/<uid>.lock``, released when the process ends. ``slot`` is where the search
-    starts."""
+    ``<lease_folder()>/<uid>.lock``, released when the process ends. ``slot`` is where the search
+    starts. A lease that cannot be taken is a :class:`GraderFault`, never a traceback."""
     pid = os.getpid()
     for uid, (owner, _) in list(_LEASES.items()):
         if owner == pid:
@@ -999,11 +1032,14 @@ def sandbox_uid(slot: int = 0) -> int:
     _LEASES.clear()  # a forked copy of a process holds no lease of its own
     import fcntl
 
-    folder = Path(tempfile.gettempdir()) / "trusted-grader-uids"
-    folder.mkdir(mode=0o700, exist_ok=True)
+    folder = lease_folder()
     for offset in range(1000):
         uid = SANDBOX_UID_BASE + (slot + offset) % 1000
-        handle = open(folder / f"{uid}.lock", "a+")
+        try:
+            handle = open(folder / f"{uid}.lock", "a+")
+        except OSError as exc:
+            raise GraderFault(f"the trusted grader cannot write its lease {folder / f'{uid}.lock'} "
+                              f"({exc.strerror or exc}); set TMPDIR to a folder you own and grade again") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -1011,4 +1047,4 @@ def sandbox_uid(slot: int = 0) -> int:
             continue
         _LEASES[uid] = (pid, handle)
         return uid
-    raise RuntimeError("no free sandbox uid (1000 grading processes at once?)")
+    raise GraderFault("no free sandbox uid (1000 grading processes at once?)")

@@ -1,0 +1,153 @@
+"""Two users grade on one machine (issue 28): the sandbox-uid leases are each user's own, so an instructor
+or TA who is not root grades after root did; a lease folder the grader cannot use is a grader error in
+one sentence, never a traceback and never a student's zero."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from autograder import corpus
+from autograder.trusted import batch, sandbox
+from autograder.trusted.sandbox import GraderFault, lease_folder, sandbox_uid
+from workflow_fakes import make_course
+
+REPO = Path(__file__).resolve().parent.parent
+ACCOUNT = "avgpool-ta"
+LESSON = "lesson1_by_hand"
+
+#: Run as root in a mount namespace of its own: the interpreter lives under /root (mode 700), so cover
+#: /root with a tmpfs others may traverse and move the interpreter's folder back into it (the host's
+#: /root keeps its mode), then become the TA with a clean environment.
+AS_ACCOUNT = r"""
+set -e
+mount --bind "$PREFIX_ROOT" "$STAGE"
+mount -t tmpfs -o mode=0755,size=64k tmpfs "$COVER"
+mkdir -p "$PREFIX_ROOT"
+mount --move "$STAGE" "$PREFIX_ROOT"
+cd "$REPO"
+exec setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --clear-groups \
+    env -i PATH=/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 TMPDIR="$TA_TMPDIR" "$PYTHON" -I -c "$CODE"
+"""
+
+
+def _prefix() -> tuple[Path, Path]:
+    """(the folder others cannot traverse, the interpreter's folder to move back below it)."""
+    real = Path(os.path.realpath(sys.executable))
+    for ancestor in reversed(real.parents):
+        if ancestor != Path("/") and not os.stat(ancestor).st_mode & 0o001:
+            inside = real.relative_to(ancestor).parts[0]
+            return ancestor, ancestor / inside
+    return Path("/"), Path("/")
+
+
+@pytest.fixture(scope="module")
+def account():
+    """The uid of a second, unprivileged grading account (made here, as root, when missing)."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"):
+        if os.environ.get("CI"):
+            pytest.fail("the second-user test needs root, unshare and setpriv")
+        pytest.skip("needs root, unshare and setpriv")
+    created = False
+    try:
+        uid = pwd.getpwnam(ACCOUNT).pw_uid
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ACCOUNT],
+                       check=True)
+        uid, created = pwd.getpwnam(ACCOUNT).pw_uid, True
+    yield uid
+    if created:
+        subprocess.run(["userdel", ACCOUNT], check=False)
+
+
+def as_account(code: str, tmpdir: str = "/tmp") -> subprocess.CompletedProcess:
+    """``python -I -c code`` in the repository as the TA, with ``sys.path`` as this venv's."""
+    cover, prefix_root = _prefix()
+    stage = tempfile.mkdtemp(prefix="ta-stage-")
+    try:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PREFIX_ROOT": str(prefix_root), "STAGE": stage,
+               "COVER": str(cover), "REPO": str(REPO), "ACCOUNT": ACCOUNT, "TA_TMPDIR": tmpdir,
+               "PYTHON": sys.executable, "CODE": f"import sys; sys.path[:0] = {sys.path!r}\n" + code}
+        if cover == Path("/"):  # the interpreter is readable by everyone: no cover needed
+            env["COVER"] = stage
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", AS_ACCOUNT],
+                              env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        os.rmdir(stage)
+
+
+def test_a_second_user_grades_on_a_machine_where_root_graded_first(account):
+    root_folder = lease_folder()  # root's leases (made when this process first leased a uid)
+    assert root_folder.stat().st_uid == 0 and sandbox_uid(906)
+    theirs = root_folder.with_name(f"trusted-grader-uids-{account}")
+    existed = theirs.exists()
+    code = """
+from pathlib import Path
+from autograder.trusted import load_lesson
+from autograder.trusted.sandbox import Limits, containment, lease_folder, sandbox_uid
+from autograder.trusted.verdicts import run_tests
+lesson = load_lesson("lesson1_by_hand", Path("."))
+verdicts = run_tests(lesson, lesson.reference_sources(), Limits(start_seconds=90), uid=sandbox_uid(0))
+print("passed", sum(t.passed for t in verdicts.tests), "of", len(verdicts.tests))
+print("mode", containment().mode)
+print("leases", lease_folder())
+"""
+    try:
+        result = as_account(code)
+        assert result.returncode == 0, result.stderr[-3000:]
+        lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+        passed, _, total = lines["passed"].split()
+        assert passed == total and int(total) > 0, result.stdout
+        assert lines["mode"] != "namespaces"  # not root: the child keeps the TA's uid
+        assert lines["leases"] == str(theirs)
+        info = theirs.stat()
+        assert info.st_uid == account and info.st_mode & 0o777 == 0o700
+    finally:
+        if not existed:
+            shutil.rmtree(theirs, ignore_errors=True)
+
+
+def test_a_lease_folder_another_user_made_is_a_one_sentence_grader_error(account):
+    shared = Path(tempfile.mkdtemp(prefix="ta-tmp-"))
+    try:
+        shared.chmod(0o1777)
+        (shared / f"trusted-grader-uids-{account}").mkdir(mode=0o700)  # root's, under the TA's name
+        result = as_account("""
+from autograder.trusted.sandbox import GraderFault, sandbox_uid
+try:
+    sandbox_uid(0)
+except GraderFault as fault:
+    print("GraderFault:", fault.message)
+""", tmpdir=str(shared))
+    finally:
+        shutil.rmtree(shared)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stdout.startswith("GraderFault: ") and result.stdout.count("\n") == 1, result.stdout
+    assert f"trusted-grader-uids-{account}" in result.stdout and "not a private folder" in result.stdout
+
+
+@pytest.mark.parametrize("make", ["a file", "nothing"], ids=["not-a-folder", "no-temp-folder"])
+def test_a_lease_that_cannot_be_made_is_a_grader_error_record_not_a_score(make, tmp_path, monkeypatch):
+    root = make_course(tmp_path / "course", (LESSON,))
+    case = {c.name: c for c in corpus.cases(LESSON)}["reference"]
+    corpus.build(case, root, "alice")
+    temp = tmp_path / "temp"
+    if make == "a file":
+        temp.mkdir()
+        (temp / "trusted-grader-uids").write_text("")
+        (temp / f"trusted-grader-uids-{os.geteuid()}").write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(sandbox, "_LEASES", {})  # this process leases again
+    with pytest.raises(GraderFault) as raised:
+        sandbox_uid(0)
+    assert "\n" not in raised.value.message and str(temp) in raised.value.message
+    record = batch.grade_submission(root, "alice", LESSON, use_cache=False)
+    assert record.status == "grader-error", record
+    assert "lease" in record.reason

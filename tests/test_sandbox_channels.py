@@ -1,0 +1,240 @@
+"""Nothing one child leaves is visible to the next (issue 28): for every channel the kernel or a shared
+folder offers (System V shared memory and message queues, POSIX message queues, a POSIX shared-memory
+file in ``/dev/shm``, files in ``/tmp``, ``/var/tmp`` and ``/run/lock``, an abstract unix socket), child A
+leaves something and stays alive while child B, graded after it (cold and warm), looks for it; nothing
+A left outlives A on the host. The same two snippets run as two plain processes on the host first,
+which shows each probe does see its channel where it is open."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from autograder.trusted import _child, sandbox
+from autograder.trusted.sandbox import Limits, Sandbox, containment, hidden_paths, sandbox_uid
+
+REPO = Path(__file__).resolve().parent.parent
+FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
+COLD = Limits(**{**FAST.as_dict(), "warm": False})
+
+pytestmark = pytest.mark.skipif(not containment().namespaces, reason="needs Linux namespaces")
+
+#: Shared by both snippets: the names of what A leaves, from ``TOKEN`` (set before this source runs).
+COMMON = r"""
+import ctypes, os, socket
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+KEY = int(TOKEN[:7], 16) | 0x10000000
+IPC_CREAT, O_CREAT, O_RDWR = 0o1000, 0o100, 0o2
+NAME = "avgpool-left-" + TOKEN
+FILES = {folder: os.path.join(folder, NAME) for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")}
+MQ = ("/" + NAME).encode()
+ABSTRACT = "\0" + NAME
+"""
+
+#: Child A (or a plain host process): leave one thing in every channel, keep the socket listening.
+LEAVE = COMMON + r"""
+left = {}
+shmid = libc.shmget(KEY, 4096, IPC_CREAT | 0o666)
+if shmid >= 0:
+    address = libc.shmat(shmid, None, 0)
+    ctypes.memmove(address, b"answers of the student before", 29)
+    libc.shmdt(ctypes.c_void_p(address))
+left["sysv_shm"] = shmid >= 0
+left["sysv_msg"] = libc.msgget(KEY, IPC_CREAT | 0o666) >= 0
+left["sysv_sem"] = libc.semget(KEY, 1, IPC_CREAT | 0o666) >= 0
+mq = libc.mq_open(MQ, O_CREAT | O_RDWR, 0o666, None)
+left["posix_mq"] = mq >= 0
+for folder, path in FILES.items():
+    try:
+        with open(path, "w") as handle:
+            handle.write("answers of the student before")
+        left[folder] = True
+    except OSError as exc:
+        left[folder] = str(exc)
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(ABSTRACT)
+listener.listen(1)
+left["abstract_socket"] = True
+"""
+
+#: Child B (or a second host process): what of A's does it see?
+PROBE = COMMON + r"""
+seen = {}
+shmid = libc.shmget(KEY, 0, 0)
+text = b""
+if shmid >= 0:
+    address = libc.shmat(shmid, None, 0o10000)  # SHM_RDONLY
+    text = ctypes.string_at(address, 29) if address not in (None, ctypes.c_void_p(-1).value) else b""
+seen["sysv_shm"] = shmid >= 0
+seen["sysv_msg"] = libc.msgget(KEY, 0) >= 0
+seen["sysv_sem"] = libc.semget(KEY, 0, 0) >= 0
+mq = libc.mq_open(MQ, O_RDWR, 0, None)
+seen["posix_mq"] = mq >= 0
+for folder, path in FILES.items():
+    seen[folder] = os.path.exists(path)
+probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    probe.connect(ABSTRACT)
+    seen["abstract_socket"] = True
+except OSError:
+    seen["abstract_socket"] = False
+probe.close()
+"""
+
+CHANNELS = ["sysv_shm", "sysv_msg", "sysv_sem", "posix_mq", "/tmp", "/var/tmp", "/run/lock", "/dev/shm",
+            "abstract_socket"]
+
+
+def host_state(token: str) -> dict:
+    """What of ``token``'s channels the host (this process's namespaces) holds now."""
+    name = "avgpool-left-" + token
+    key = int(token[:7], 16) | 0x10000000
+
+    def keys(table: str) -> set[int]:
+        with open(f"/proc/sysvipc/{table}") as handle:
+            return {int(line.split()[0]) for line in handle.readlines()[1:]}
+
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    queue = libc.mq_open(f"/{name}".encode(), 0)  # O_RDONLY
+    if queue >= 0:
+        os.close(queue)
+    with open("/proc/net/unix") as handle:
+        sockets = handle.read()
+    return {
+        "posix_mq": queue >= 0,
+        "sysv_shm": key in keys("shm"),
+        "sysv_msg": key in keys("msg"),
+        "sysv_sem": key in keys("sem"),
+        "/tmp": os.path.exists(f"/tmp/{name}"), "/var/tmp": os.path.exists(f"/var/tmp/{name}"),
+        "/run/lock": os.path.exists(f"/run/lock/{name}"), "/dev/shm": os.path.exists(f"/dev/shm/{name}"),
+        "abstract_socket": f"@{name}" in sockets,
+    }
+
+
+def host_cleanup(token: str) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    key = int(token[:7], 16) | 0x10000000
+    name = "avgpool-left-" + token
+    ident = libc.shmget(key, 0, 0)
+    if ident >= 0:
+        libc.shmctl(ident, 0, None)  # IPC_RMID
+    ident = libc.msgget(key, 0)
+    if ident >= 0:
+        libc.msgctl(ident, 0, None)
+    ident = libc.semget(key, 0, 0)
+    if ident >= 0:
+        libc.semctl(ident, 0, 0)
+    libc.mq_unlink(f"/{name}".encode())
+    for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm"):
+        Path(folder, name).unlink(missing_ok=True)
+
+
+def start(source: str, limits: Limits) -> Sandbox:
+    box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import numpy as np"},
+                   {"id": "answer", "kind": "solution", "source": source}],
+                  limits=limits, hide=hidden_paths(REPO), uid=sandbox_uid(905), imports=["numpy"])
+    box.start()
+    assert all(o.ok for o in box.outcomes), box.outcomes
+    return box
+
+
+def fetch(box: Sandbox, name: str):
+    reply, blobs = box.request({"op": "get", "name": name}, [], time.monotonic() + 30)
+    assert "ok" in reply, reply
+    return _child.decode(reply["ok"], blobs, None)
+
+
+def test_every_channel_is_open_between_two_plain_processes_on_the_host():
+    """The probe sees each channel where nothing separates two processes (what a child had before)."""
+    token = uuid.uuid4().hex
+    leaver = subprocess.Popen([sys.executable, "-I", "-c", f"TOKEN = {token!r}\n" + LEAVE +
+                               "print(left, flush=True)\nimport sys; sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        left = eval(leaver.stdout.readline())  # noqa: S307 (our own process's dict)
+        assert all(v is True for v in left.values()), left
+        probe = subprocess.run([sys.executable, "-I", "-c", f"TOKEN = {token!r}\n" + PROBE + "print(seen)"],
+                               capture_output=True, text=True, timeout=60)
+        seen = eval(probe.stdout)  # noqa: S307
+        assert seen == dict.fromkeys(CHANNELS, True), seen
+        held = host_state(token)  # and the host-side check sees what a process left
+        assert held == dict.fromkeys(held, True) and set(held) == set(CHANNELS), held
+    finally:
+        leaver.stdin.close()
+        leaver.wait(timeout=30)
+        host_cleanup(token)
+    assert not any(host_state(token).values())
+
+
+@pytest.mark.parametrize("limits", [COLD, FAST], ids=["cold", "warm"])
+def test_nothing_one_child_leaves_reaches_the_next_or_outlives_it(limits):
+    if limits.warm and not sandbox.warm_available(containment()):
+        pytest.skip(f"no warm children in {containment().mode} mode")
+    token = uuid.uuid4().hex
+    before = host_state(token)
+    assert not any(before.values()), before
+    first = start(f"TOKEN = {token!r}\n" + LEAVE, limits)
+    try:
+        left = fetch(first, "left")
+        assert all(v is True for v in left.values()), left  # A could leave every one (its own copies)
+        assert first.active["warm"] is limits.warm
+        during = host_state(token)  # A is alive and holds its socket: still nothing on the host
+        second = start(f"TOKEN = {token!r}\n" + PROBE, limits)
+        try:
+            seen = fetch(second, "seen")
+        finally:
+            second.close()
+    finally:
+        first.close()
+        after = host_state(token)
+        host_cleanup(token)
+    assert seen == dict.fromkeys(CHANNELS, False), seen
+    assert not any(during.values()), during
+    assert not any(after.values()), after
+
+
+def test_the_containment_names_every_namespace():
+    described = containment().describe()
+    assert "mount+net+pid+ipc+uts namespaces" in described and "fresh tmpfs" in described
+    assert {"--ipc", "--uts", "--net", "--pid", "--mount"} <= set(sandbox.NAMESPACE_FLAGS)
+    assert _child.CHILD_NAMESPACES == (_child.CLONE_NEWNS | _child.CLONE_NEWPID | _child.CLONE_NEWNET
+                                       | _child.CLONE_NEWIPC | _child.CLONE_NEWUTS)
+
+
+@pytest.mark.parametrize("limits", [COLD, FAST], ids=["cold", "warm"])
+def test_a_child_that_may_rename_its_machine_renames_only_its_own_uts_namespace(limits):
+    """A child that keeps root (``uid=None``, as only tests ask) may call ``sethostname``: it changes the
+    name in its own UTS namespace, never the host's (restored here should that ever fail)."""
+    import socket
+
+    if os.geteuid() != 0:
+        pytest.skip("only a child that keeps root may rename its machine")
+    host = socket.gethostname()
+    box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import socket"},
+                   {"id": "answer", "kind": "solution",
+                    "source": "socket.sethostname('avgpool-child')\nname = socket.gethostname()"}],
+                  limits=limits, hide=hidden_paths(REPO), uid=None, imports=["socket"])
+    try:
+        box.start()
+        assert all(o.ok for o in box.outcomes), box.outcomes
+        name = fetch(box, "name")
+    finally:
+        box.close()
+        after = socket.gethostname()
+        if after != host:
+            socket.sethostname(host)
+    assert name == "avgpool-child" and after == host
