@@ -54,26 +54,32 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     Regenerate the student notebooks in release/ from the instructor notebooks in source/ with
     nbgrader, then check that every solution passes `nbgrader validate` and that every test cell
-    fails on the untouched stubs. Commit release/ afterwards.
+    fails on the untouched stubs. Commit release/ (and .validated-release.json) afterwards.
+    A lesson whose source/, release/, nbgrader_config.py and course/ helpers are byte for byte
+    those of a build that validated (recorded in .validated-release.json) is not built again;
+    --force builds and validates it anyway.
 
     examples:
       avgpool-course release                  every lesson
       avgpool-course release lesson2_loops    one lesson
+      avgpool-course release --force         every lesson, validated again
     """
     root = root_of(args)
     chosen = coursedir.check_lessons(args.lessons, root)
-    failures = 0
+    failures, unchanged = 0, 0
     print(f"{'lesson':<20} {'graded cells':>12} {'points':>7}  solutions pass  stubs fail")
     for lesson in chosen:
-        summary = rel.build_and_check(lesson, root)
+        summary = rel.build_and_check(lesson, root, force=getattr(args, "force", False))
         ok = summary.solutions_pass and summary.stubs_fail
         failures += not ok
+        unchanged += summary.unchanged
         print(f"{lesson:<20} {summary.graded_cells:>12} {summary.points:>7g}  {str(summary.solutions_pass):<14}  "
-              f"{summary.stubs_fail}")
+              f"{str(summary.stubs_fail):<5}" + ("  (unchanged since its validated build)" if summary.unchanged else ""))
         for problem in summary.problems:
             print(f"    ! {problem}")
     print("checked: release/ regenerated from source/ by nbgrader; every source notebook passes"
-          " `nbgrader validate`; every release notebook fails it on every test cell (`--invert`).")
+          " `nbgrader validate`; every release notebook fails it on every test cell (`--invert`)"
+          + ("; lessons marked unchanged were not rebuilt (--force rebuilds them)." if unchanged else "."))
     return 1 if failures else 0
 
 
@@ -298,7 +304,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     mark = started
     if not args.skip_release:
         print("== release: build release/ from source/ and validate it")
-        if cmd_release(argparse.Namespace(lessons=None, root=root)):
+        if cmd_release(argparse.Namespace(lessons=None, root=root, force=False)):
             print("error: the release did not validate (see above); fix source/ and rerun", file=sys.stderr)
             return 1
         mark = step("release", mark)
@@ -374,6 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = add("release", cmd_release)
     sub.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names (default: all)")
+    sub.add_argument("--force", action="store_true", help="build and validate even a lesson unchanged since its "
+                     "validated build")
 
     sub = add("collect", cmd_collect)
     sub.add_argument("source", metavar="SOURCE", help="the LMS export: a .zip archive or a folder")

@@ -2,11 +2,17 @@
 
 Every nbgrader call runs as a child process with an explicit course root and a throw-away gradebook,
 so building a release never touches the instructor's ``gradebook.db`` and two builds can run at once.
+
+A lesson whose build validated is recorded in ``.validated-release.json`` of the course root, by a hash
+of everything the build and its validation read (:func:`build_key`); while that hash is unchanged the
+lesson is not built and validated again (``force`` does it anyway).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -102,11 +108,62 @@ class LessonSummary:
     solutions_pass: bool
     stubs_fail: bool
     problems: list[str]
+    unchanged: bool = False  # not rebuilt: the same inputs as a build that validated (build_key)
 
 
-def build_and_check(lesson: str, root: Path = REPO) -> LessonSummary:
-    """Regenerate ``release/<lesson>`` in place, then validate: the solution passes, the stub fails."""
+#: The record of validated builds in a course root: ``{lesson: build_key}``.
+VALIDATED = ".validated-release.json"
+
+
+def build_key(lesson: str, root: Path = REPO) -> str:
+    """A hash of what building and validating ``lesson`` reads: the files of ``source/<lesson>`` and
+    ``release/<lesson>``, the course's ``nbgrader_config.py``, the ``course`` helpers the notebooks
+    import, the code that makes stubs and checks leaks, and nbgrader's version."""
+    import course
+    import nbgrader
+
+    root = Path(root)
+    here = Path(__file__).resolve().parent
+    files = [root / "nbgrader_config.py", here / "release.py", here / "stubs.py", here / "leaks.py"]
+    files += sorted(Path(course.__file__).resolve().parent.rglob("*.py"))
+    for folder in ("source", "release"):
+        files += sorted(p for p in (root / folder / lesson).rglob("*") if p.is_file()
+                        and ".ipynb_checkpoints" not in p.parts and "__pycache__" not in p.parts)
+    digest = hashlib.sha256(f"nbgrader {nbgrader.__version__}\n".encode())
+    for path in files:
+        name = path.relative_to(root) if path.is_relative_to(root) else path.relative_to(path.parents[1])
+        digest.update(f"{name}\n".encode() + path.read_bytes() + b"\n")
+    return digest.hexdigest()
+
+
+def validated_builds(root: Path = REPO) -> dict[str, str]:
+    """``{lesson: build_key}`` of the builds that validated (empty when there is no readable record)."""
+    try:
+        found = json.loads((Path(root) / VALIDATED).read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def record_validated(lesson: str, root: Path = REPO) -> None:
+    """Record that the build of ``lesson`` as it is now validated (written atomically)."""
+    builds = validated_builds(root) | {lesson: build_key(lesson, root)}
+    path = Path(root) / VALIDATED
+    with tempfile.NamedTemporaryFile("w", dir=root, prefix=".validated-", suffix=".tmp", delete=False) as out:
+        json.dump(dict(sorted(builds.items())), out, indent=1)
+        out.write("\n")
+    os.replace(out.name, path)
+
+
+def build_and_check(lesson: str, root: Path = REPO, force: bool = False) -> LessonSummary:
+    """Regenerate ``release/<lesson>`` in place, then validate: the solution passes, the stub fails. A
+    lesson whose inputs are those of a build that validated (:func:`build_key`) is left as it is, unless
+    ``force``."""
     check_lessons([lesson], root)
+    if not force and validated_builds(root).get(lesson) == build_key(lesson, root):
+        cells = graded_cells(notebook(root, "source", lesson))
+        return LessonSummary(lesson, sum(c["points"] for c in cells if c["test"]),
+                             sum(1 for c in cells if c["test"]), True, True, [], unchanged=True)
     generate(lesson, root)
     source_nb = notebook(root, "source", lesson)
     release_nb = notebook(root, "release", lesson)
@@ -116,6 +173,8 @@ def build_and_check(lesson: str, root: Path = REPO) -> LessonSummary:
     problems = [f"solution fails: {c}" for c in solution.failed_cells]
     problems += [f"stub passes: {c}" for c in stub.failed_cells]
     problems += leaks.release_leaks(source_nb, release_nb, leaks.delimiters(root))
+    if solution.passed and stub.passed and not problems:
+        record_validated(lesson, root)
     return LessonSummary(lesson, sum(c["points"] for c in cells if c["test"]),
                          sum(1 for c in cells if c["test"]), solution.passed, stub.passed, problems)
 
