@@ -1,4 +1,5 @@
 """Instructor tools: build and validate the release, grade submissions in a sandbox, report.
 
-Never given to students: the grading corpus here holds correct solutions.
+Never given to students (they get ``release/`` and ``course/``). It holds no solution: the reference
+solutions are read from ``source/``, and the grading corpus is test data (``tests/data/corpus``).
 """

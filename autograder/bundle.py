@@ -6,7 +6,7 @@ is the part of the course's lock that the lessons need (:func:`autograder.pins.s
 or test package); its ``Makefile`` has a ``lab`` target that creates ``.venv`` from that lock, turns off
 nbgrader's instructor menus (formgrader, create assignment, course list) and opens JupyterLab on
 ``release/``. It never holds ``source/``,
-``autograder/`` (its corpus holds correct solutions) or any solution or hidden-test text: every bundle
+``autograder/`` (the instructor's tools) or any solution or hidden-test text: every bundle
 is scanned (:func:`autograder.leaks.scan`) before it is reported as built.
 """
 

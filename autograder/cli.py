@@ -339,7 +339,8 @@ def cmd_course(args: argparse.Namespace) -> int:
         if record["status"] != "ok":
             marks[(record["student"], record["lesson"])] = marks.get((record["student"], record["lesson"]), "") + "!"
     print("\n" + export.table(grades, marks))
-    print("(- not handed in, L late, ! not OK: see the report)")
+    print("(- not handed in, L late, ! not OK: see the report; attack_*: a cheating submission, below)")
+    unstopped = attacks_report(results)
     bad = sum(r["status"] != "ok" for r in results)
     print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
           f"{len(collected.skipped)} files not placed")
@@ -347,7 +348,31 @@ def cmd_course(args: argparse.Namespace) -> int:
           f"feedback: {demo / 'feedback'} ({len(pages)} pages)\ngradebook: {coursedir.gradebook_name(demo)}")
     print("time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
           + f"; main job finished in {time.monotonic() - started:.0f} s")
+    if unstopped:
+        print(f"error: the grader gave points to {unstopped} attack(s) on the tests they target (see above)",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def attacks_report(records: list[dict]) -> int:
+    """Print, for each attack of the sample class that was graded, whether the grader stopped it (every
+    test it targets scored 0); return how many it did not stop."""
+    from autograder.sample_class import ATTACKS
+
+    by_student = {attack.student: attack for attack in ATTACKS}
+    graded = [(by_student[r["student"]], r) for r in records if r["student"] in by_student]
+    if not graded:
+        return 0
+    print("\nAttacks in the sample class: each cheats on some tests; the grader must score those 0 (its other "
+          "answers are the reference's, so the rest of its points are earned)")
+    unstopped = 0
+    for attack, record in graded:
+        scored = [t["grade_id"] for t in record["tests"] if t["grade_id"] in attack.stopped_on and t["points"] > 0]
+        unstopped += bool(scored)
+        verdict = f"NOT STOPPED on {', '.join(scored)}" if scored else f"stopped on {', '.join(attack.stopped_on)}"
+        print(f"  {attack.student:<30} {attack.lesson}: {attack.what}: {verdict}")
+    return unstopped
 
 
 # --- the parser ------------------------------------------------------------------------------------

@@ -45,9 +45,22 @@ def find_root(root: str | Path | None = None) -> Path:
         if not (path / "nbgrader_config.py").is_file():
             raise CourseError(f"{path} is not a course directory (no nbgrader_config.py there); "
                               "pass --root with the folder that holds nbgrader_config.py and source/")
-        return path
-    here = Path.cwd()
-    return here if (here / "nbgrader_config.py").is_file() else REPO
+    else:
+        path = Path.cwd() if (Path.cwd() / "nbgrader_config.py").is_file() else REPO
+    check_config(path)
+    return path
+
+
+def check_config(root: Path = REPO) -> None:
+    """Raise :class:`CourseError` (one sentence) if ``root/nbgrader_config.py`` fails to load: nbgrader
+    only logs such an error and goes on with its defaults (stubs that raise at the top level, no trusted
+    grading), so no command goes on with it."""
+    try:
+        course_config(root)
+    except Exception as exc:  # noqa: BLE001 - any error: nbgrader would ignore the whole file
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise CourseError(f"{Path(root) / 'nbgrader_config.py'} does not load ({detail}); nbgrader would silently "
+                          "ignore it, so nothing is done: fix the file and run the command again") from exc
 
 
 def course_config(root: Path):

@@ -21,7 +21,8 @@ from pathlib import Path
 import nbformat
 
 from autograder import leaks
-from autograder.coursedir import REPO, CourseError, check_lessons, copy_course, course_config, notebook, run_nbgrader
+from autograder.coursedir import (REPO, CourseError, check_config, check_lessons, copy_course, notebook,
+                                  run_nbgrader)
 
 
 class ReleaseError(CourseError):
@@ -32,16 +33,6 @@ def nbgrader(*args: str, root: Path) -> subprocess.CompletedProcess:
     """Run one ``nbgrader`` command in course root ``root`` with a temporary gradebook."""
     with tempfile.TemporaryDirectory(prefix="nbgrader-db-") as scratch:
         return run_nbgrader(root, *args, db_url=f"sqlite:///{scratch}/gradebook.db")
-
-
-def check_config(root: Path = REPO) -> None:
-    """Raise :class:`ReleaseError` if ``nbgrader_config.py`` fails to load: nbgrader only logs such an
-    error and goes on with its defaults (stubs that raise at the top level, no trusted grading)."""
-    try:
-        course_config(root)
-    except Exception as exc:  # noqa: BLE001 - any error: nbgrader would ignore the whole file
-        raise ReleaseError(f"{Path(root) / 'nbgrader_config.py'} does not load ({type(exc).__name__}: {exc}); "
-                           "nbgrader would silently ignore it, so nothing is built") from exc
 
 
 def generate(lesson: str, root: Path = REPO) -> Path:

@@ -1,6 +1,7 @@
 """A sample class, as an LMS hands it over: about 40 students' notebooks, oddly named, in one .zip.
 
-Deterministic (seeded). Each submission starts from the lesson's release notebook with its solution
+Deterministic (seeded). The mistakes and attacks are listed in ``sample_class.toml`` beside this module
+(no solution is stored: answers come from ``source/``). Each submission starts from the lesson's release notebook with its solution
 cells filled from the source notebook's solutions (matched by ``grade_id``), then varies honestly:
 
 * ``complete``: every solution cell filled;
@@ -11,7 +12,8 @@ cells filled from the source notebook's solutions (matched by ``grade_id``), the
 * ``blank``: the release handed back untouched;
 * late: any of the above uploaded after the lesson's due date (the zip entry's time, a time in the
   name or timestamp.txt; Canvas-style names also carry the LMS's LATE mark);
-* ``corpus:<name>``: a few faulty or cheating submissions of the grading corpus, when it exposes them;
+* ``attack:<name>``: cheating or crashing submissions (:data:`ATTACKS`), each handed in by a student of its
+  own, ``attack_<name>``: the grader must stop each on its targets (``make course`` says whether it did);
 * LMS debris: a re-uploaded copy, a PDF instead of a notebook, a notebook cut short (not valid JSON).
 
 The students after the first are :data:`SPECIAL`: same-name pairs told apart by their LMS ids, names
@@ -59,26 +61,47 @@ class Mistake:
     replacements: tuple[tuple[str, str], ...]
 
 
-MISTAKES = (
-    Mistake("off_by_one_window", "the output size forgets the + 1 (one window too few)",
-            ((r"(//\s*[\w\[\]\.]+\s*)\+\s*1\b", r"\1"),)),
-    Mistake("stride_zero_kept", "stride 0 is not read as kernel_size",
-            ((r"\b(\w+(?:\[\w+\])?) if (\w+(?:\[\w+\])?) == 0 else \2\b", r"\2"),
-             (r"\b(\w*stride\w*) or (\w*kernel\w*)", r"\1"),
-             (r"\b(\w*stride\w*) if (\w*stride\w*) else (\w*kernel\w*)", r"\1"))),
-    Mistake("count_include_pad_inverted", "count_include_pad read the wrong way round",
-            ((r"(?<![.\w])count_include_pad\b(?!\s*=[^=])", r"(not count_include_pad)"),)),
-    Mistake("divisor_kernel_only", "the mean divides by the window size even where padding is excluded",
-            ((r"\bcount_include_pad\b(?=\s*(?:\)|:|else|and|or))", r"True"),)),
-    Mistake("gap_wrong_axes", "global pooling averages the wrong axes",
-            ((r"\(\s*2\s*,\s*3\s*\)", "(1, 2)"), (r"\[\s*2\s*,\s*3\s*\]", "[1, 2]"))),
-    Mistake("max_instead_of_mean", "takes the maximum of the window instead of its mean",
-            ((r"\.mean\(", ".amax("), (r"\bAvgPool2d\b", "MaxPool2d"))),
-    Mistake("arithmetic_slip", "a slip in the hand-computed numbers",
-            ((r"\b3\.75\b", "3.5"), (r"\b5\.25\b", "5.5"))),
-    Mistake("guessed_answers", "guessed the multiple-choice answers",
-            ((r'(?<=[=,] )"a"(?=,|\n)', '"c"'), (r'(?<=[=,] )"b"(?=,|\n)', '"a"'))),
-)
+#: The mistakes and attacks of the class: a small data file beside this module.
+DATA = Path(__file__).with_name("sample_class.toml")
+
+
+@dataclass(frozen=True)
+class Attack:
+    """A cheating or crashing submission of one lesson: the reference with ``cells`` replaced and
+    ``append`` added to cells; the grader must score every test of ``stopped_on`` 0."""
+
+    name: str
+    lesson: str
+    what: str
+    stopped_on: tuple[str, ...]
+    cells: dict
+    append: dict
+
+    @property
+    def student(self) -> str:
+        return f"attack_{self.name}"
+
+    def answers(self, reference: dict[str, str]) -> dict[str, str]:
+        """The solution cells handed in: the reference's, changed as the attack says."""
+        answers = {**reference, **{g: text.strip("\n") + "\n" for g, text in self.cells.items()}}
+        for grade_id, text in self.append.items():
+            answers[grade_id] = answers.get(grade_id, "") + text
+        return answers
+
+
+def read_data(path: Path = DATA) -> tuple[tuple[Mistake, ...], tuple[Attack, ...]]:
+    """The mistakes and attacks listed in ``path`` (:data:`DATA`)."""
+    import tomllib
+
+    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    mistakes = tuple(Mistake(m["name"], m["what"], tuple(tuple(r) for r in m["replacements"]))
+                     for m in data.get("mistake", []))
+    attacks = tuple(Attack(a["name"], a["lesson"], a["what"], tuple(a["stopped_on"]), a.get("cells", {}),
+                           a.get("append", {})) for a in data.get("attack", []))
+    return mistakes, attacks
+
+
+MISTAKES, ATTACKS = read_data()
 
 
 @dataclass
@@ -130,32 +153,6 @@ def fill(release_nb, answers: dict[str, str]):
         if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in answers:
             cell.source = answers[grade_id]
     return nb
-
-
-#: Corpus cases worth showing in a class: cheap to grade (no hangs, no memory bombs), one notebook each.
-CORPUS_PICKS = ("cheat_patch_comparisons", "cheat_always_equal", "cheat_ipython_transformers",
-                "cheat_detect_grading", "fault_syntax_error", "fault_os_exit")
-
-
-def corpus_submissions(root: Path, lessons: list[str]) -> list[tuple[str, str, str]]:
-    """``[(case name, lesson, notebook text)]``: a few faulty or cheating submissions of the grading
-    corpus (``autograder.corpus``, read only), built from this course's release. Empty without it."""
-    try:
-        from autograder import corpus
-        from autograder.trusted.lesson import load_lesson
-    except ImportError:
-        return []
-    found = []
-    for lesson in lessons:
-        try:
-            cases = {case.name: case for case in corpus.cases(lesson)}
-            for name in CORPUS_PICKS:
-                case = cases.get(name)
-                if case is not None and not case.files and not case.requires:
-                    found.append((name, lesson, corpus.build_notebook(case, load_lesson(lesson, root), root)))
-        except Exception:  # the corpus is optional here; a broken case must not stop the class
-            continue
-    return found
 
 
 @dataclass(frozen=True)
@@ -217,7 +214,7 @@ TARGET_SUBMISSIONS = 60
 
 def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: int = 7,
              submit_rate: float | None = None, lessons: list[str] | None = None, as_zip: bool = True,
-             corpus: bool = True) -> tuple[Path, list[Submission]]:
+             attacks: bool = True) -> tuple[Path, list[Submission]]:
     """Write the class into ``out`` (``out/lms_export.zip`` or the folder ``out/lms_export``).
 
     Returns the archive (or folder) and the manifest (also written to ``out/manifest.json``).
@@ -308,15 +305,16 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
     files[f"submissions/ivanq_{first_lesson}.ipynb"] = text[: len(text) // 2].encode()
     manifest.append(Submission(f"submissions/ivanq_{first_lesson}.ipynb", "ivanq", first_lesson,
                                "not a notebook", note="upload cut short (invalid JSON): collect reports it"))
-    if corpus:
-        for name, lesson, text in corpus_submissions(root, lessons)[:6]:
-            student = f"corpus_{normalize_name(name)}"
-            path = f"submissions/{student}_{lesson}.ipynb"
-            files[path] = text.encode()
-            times[path] = per_lesson[lesson][3] - dt.timedelta(hours=1)
-            manifest.append(Submission(path, student, lesson, f"corpus:{name}", False,
-                                       times[path].strftime("%Y-%m-%d %H:%M:%S.%f UTC") if as_zip else None,
-                                       name=student.replace("_", " ")))
+    for attack in ATTACKS if attacks else ():
+        if attack.lesson not in per_lesson:
+            continue
+        release_nb, reference, _, due = per_lesson[attack.lesson]
+        path = f"submissions/{attack.student}_{attack.lesson}.ipynb"
+        files[path] = nbformat.writes(fill(release_nb, attack.answers(reference))).encode()
+        times[path] = due - dt.timedelta(hours=1)
+        manifest.append(Submission(path, attack.student, attack.lesson, f"attack:{attack.name}", False,
+                                   times[path].strftime("%Y-%m-%d %H:%M:%S.%f UTC") if as_zip else None,
+                                   note=attack.what, name=attack.student.replace("_", " ")))
     target = out / ("lms_export.zip" if as_zip else "lms_export")
     if as_zip:
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:

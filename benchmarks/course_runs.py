@@ -110,7 +110,7 @@ def make_course(scratch: Path, lessons: list[str], students: list[str], root: Pa
             nbformat.write(copy.deepcopy(submission), folder / released.name)
             (folder / "timestamp.txt").write_text("2025-01-01 12:00:00.000000 UTC\n")
         if honest_corpus:
-            from autograder import corpus
+            from tests import corpus  # test data of this repository, run from its root
 
             for case in corpus.cases(lesson):
                 if case.honest:

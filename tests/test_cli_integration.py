@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from autograder import cli, coursedir, export
+from autograder import cli, coursedir, export, sample_class
 from workflow_fakes import LESSON, make_course
 
 
@@ -20,6 +20,7 @@ def test_main_job_with_the_trusted_grader(tmp_path, capsys):
                        "--out", str(demo)])
     out = capsys.readouterr().out
     assert status == 0, out
+    assert "Attacks in the sample class" in out and "NOT STOPPED" not in out
     printed = export.parse_table(out.split("(- not handed in")[0].split("\n\n")[-1])
     rows = list(csv.DictReader((demo / "reports" / "grades.csv").open()))
     from_csv = {(r["student"], "lesson1"): float(r[LESSON]) for r in rows if r[LESSON]}
@@ -36,5 +37,9 @@ def test_main_job_with_the_trusted_grader(tmp_path, capsys):
             assert record["status"] == "ok" and record["score"] == record["max_score"] == 25, record["reason"]
         elif entry["variant"].startswith("wrong:") and entry["student"] in records:
             assert record["score"] < 25, entry
+        elif entry["variant"].startswith("attack:"):  # the grader stops it on every test it targets
+            attack = next(a for a in sample_class.ATTACKS if entry["variant"] == f"attack:{a.name}")
+            targets = {t["grade_id"]: t["points"] for t in record["tests"] if t["grade_id"] in attack.stopped_on}
+            assert set(targets) == set(attack.stopped_on) and not any(targets.values()), (attack.name, targets)
         elif entry["variant"] == "blank":
             assert record["score"] == 0

@@ -266,11 +266,13 @@ NEEDS_A_COURSE = {"release": [], "collect": ["LMS"], "grade": [], "feedback": []
 MISTAKES = ([("unknown lesson", c, a) for c, a in TAKES_A_LESSON.items()]
             + [("not a course folder", c, a) for c, a in NEEDS_A_COURSE.items()]
             + [("gradebook not a database", c, a) for c, a in READS_THE_GRADEBOOK.items()]
-            + [("missing LMS export", "collect", ["MISSING.zip"])])
+            + [("missing LMS export", "collect", ["MISSING.zip"])]
+            + [("broken nbgrader_config.py", c, a) for c, a in NEEDS_A_COURSE.items()])
 SAYS = {"unknown lesson": ("unknown lesson", "lesson9_magic", LESSON),
         "not a course folder": ("is not a course directory", "pass --root"),
         "gradebook not a database": ("is not an nbgrader gradebook", "mv "),
-        "missing LMS export": ("MISSING.zip does not exist", "pass the LMS export")}
+        "missing LMS export": ("MISSING.zip does not exist", "pass the LMS export"),
+        "broken nbgrader_config.py": ("nbgrader_config.py does not load", "NameError", "fix the file")}
 
 
 def test_every_command_has_its_mistakes_tested():
@@ -289,6 +291,9 @@ def test_a_mistake_ends_in_one_sentence_and_exit_2(course, tmp_path, capsys, mis
         root.mkdir()
     if mistake == "gradebook not a database":
         (course / "gradebook.db").write_text("these are my notes, not a database\n" * 50)
+    if mistake == "broken nbgrader_config.py":
+        config = course / "nbgrader_config.py"
+        config.write_text(config.read_text() + "\nc.Exchange.root = exchange_folder  # a name never defined\n")
     before = sorted(p.relative_to(course) for p in course.rglob("*"))
     status, out, err = run(capsys, command, *[folders.get(a, a) for a in args], "--root", root)
     assert status == 2, out

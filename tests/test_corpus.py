@@ -1,6 +1,6 @@
 """The grading corpus, graded by the trusted grader in a temporary copy of the course.
 
-Every case of ``autograder/corpus/`` is submitted as its own student, the whole class is graded with
+Every case of ``tests/data/corpus/`` is submitted as its own student, the whole class is graded with
 ``--jobs 2`` (phase 1 in parallel, phase 2 through ``nbgrader autograde``), and each record must match
 the case's expected outcome: status and per-test pass/fail. Around it: one record per submission, the
 gradebook agrees with the records and holds nothing else, protected files are byte-for-byte unchanged,
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import coursedir, corpus
+import corpus
+from autograder import coursedir
 from autograder.trusted import Limits, containment, grade, load_lesson, load_records
 from autograder.trusted.sandbox import Containment
 from autograder.trusted.batch import compute

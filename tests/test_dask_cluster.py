@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli, corpus, export
+import corpus
+from autograder import cli, export
 from autograder.trusted import batch
 from autograder.trusted.sandbox import Limits
 from benchmarks.loopback import DASK, loopback_cluster, stop

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from autograder import corpus
+import corpus
 from autograder.trusted import load_lesson
 from autograder.coursedir import lessons
 from autograder.trusted.lesson import GIVEN_TAG

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli, corpus
+import corpus
+from autograder import cli
 from autograder.trusted import batch, load_records
 from autograder.trusted.sandbox import GraderFault, Limits
 from workflow_fakes import make_course

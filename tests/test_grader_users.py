@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import corpus
+import corpus
 from autograder.trusted import batch, sandbox
 from autograder.trusted.sandbox import GraderFault, lease_folder, sandbox_uid
 from workflow_fakes import make_course

@@ -31,7 +31,9 @@ def test_class_has_every_kind_of_submission_and_collect_places_it(tmp_path):
     root = make_course(tmp_path)
     archive, manifest = sample_class.generate(tmp_path / "lms", root, students=40, seed=7)
     kinds = Counter(m.variant.split(":")[0] for m in manifest)
-    assert {"complete", "partial", "wrong", "not a notebook", "superseded"} <= set(kinds), kinds
+    assert {"complete", "partial", "wrong", "not a notebook", "superseded", "attack"} <= set(kinds), kinds
+    assert {m.student for m in manifest if m.variant.startswith("attack:")} == \
+        {a.student for a in sample_class.ATTACKS if a.lesson == LESSON}
     assert any(m.late for m in manifest)
     assert len({m.student for m in manifest}) >= 30  # 40 names; with one lesson not everyone hands in
     due = {k: collect.parse_time(v) for k, v in sample_class.due_dates(tmp_path / "lms").items()}
@@ -73,3 +75,31 @@ def test_a_typical_mistake_fails_its_graded_cell_and_only_that_one():
     results = run_graded(source_notebook(LESSON), replace=wrong, skip_ungraded=True)
     assert results["output_size_basic"] is False
     assert results["worked_example_tests"] and results["kc_q1"] and results["output_size_errors"]
+
+
+def test_every_attack_changes_the_cells_it_names_and_keeps_the_others():
+    reference = solutions.solution_cells(source_notebook(LESSON))
+    attacks = [a for a in sample_class.ATTACKS if a.lesson == LESSON]
+    assert attacks
+    for attack in attacks:
+        answers = attack.answers(reference)
+        assert set(answers) == set(reference), f"{attack.name} names a cell the lesson does not have"
+        changed = {g for g in reference if answers[g] != reference[g]}
+        assert changed == set(attack.cells) | set(attack.append), attack.name
+        assert attack.stopped_on and attack.what
+
+
+def test_the_main_job_says_whether_each_attack_was_stopped(capsys):
+    """Both sides: an attack whose targets scored 0 is "stopped"; one that kept a target's points is
+    "NOT STOPPED" and counted (the main job then exits 1)."""
+    from autograder import cli
+
+    attack = sample_class.ATTACKS[0]
+    tests = [{"grade_id": g, "points": 0.0} for g in attack.stopped_on] + [{"grade_id": "other", "points": 2.0}]
+    record = {"student": attack.student, "lesson": attack.lesson, "tests": tests}
+    assert cli.attacks_report([record, {"student": "alice", "lesson": attack.lesson, "tests": []}]) == 0
+    out = capsys.readouterr().out
+    assert f"{attack.student}" in out and "stopped on" in out and "NOT STOPPED" not in out and "alice" not in out
+    tests[0]["points"] = 1.0
+    assert cli.attacks_report([record]) == 1
+    assert f"NOT STOPPED on {attack.stopped_on[0]}" in capsys.readouterr().out

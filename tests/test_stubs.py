@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from autograder.coursedir import lessons, notebook
-from autograder.release import ReleaseError, check_config
+from autograder.coursedir import CourseError, check_config
 from autograder.stubs import ClearSolutionsWithOptional
 from tests.nbtools import REPO
 
@@ -70,5 +70,5 @@ def test_a_config_that_does_not_load_stops_the_release(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text((REPO / "nbgrader_config.py").read_text())
     check_config(tmp_path)
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.Nope = undefined_name\n")
-    with pytest.raises(ReleaseError, match="does not load .*NameError.*silently ignore"):
+    with pytest.raises(CourseError, match="does not load .*NameError.*silently ignore"):
         check_config(tmp_path)

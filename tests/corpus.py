@@ -1,6 +1,6 @@
 """The grading corpus: submissions with their expected per-test outcome, one small file per case.
 
-``autograder/corpus/<lesson>/<case>.py`` is never imported; it is text read by :func:`cases`::
+``tests/data/corpus/<lesson>/<case>.py`` is never imported (test data: never installed, never shipped); it is text read by :func:`cases`::
 
     # corpus: one line saying what the case is
     # category: correct | bug | fault | input | cheat
@@ -37,7 +37,7 @@ import nbformat
 from autograder.trusted.intake import sanitized_notebook
 from autograder.trusted.lesson import Lesson, load_lesson
 
-CORPUS = Path(__file__).resolve().parent
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 CATEGORIES = ("correct", "bug", "fault", "input", "cheat")
 TRANSFORMS = ("delete-tests", "edit-tests", "duplicate-tests", "duplicate-solutions", "more-points",
               "schema-too-new", "nbformat3", "other-lesson", "rename", "markdown-solution", "strip-metadata")
