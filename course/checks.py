@@ -27,6 +27,7 @@ import functools
 import inspect
 import math
 import re
+import sys
 import textwrap
 import unicodedata
 from typing import Any, Callable, Iterable
@@ -288,6 +289,9 @@ def _with_helpers(function: Any) -> str:
     module = getattr(function, "__module__", None)
     namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
     wanted, seen, texts, seen_constants = [function], set(), [], set()
+    owner = namespace.get(str(getattr(function, "__qualname__", "")).split(".")[0])
+    if "." in str(getattr(function, "__qualname__", "")) and inspect.isclass(owner) and owner.__module__ == module:
+        wanted.insert(0, owner)  # a method: its class too (what ``self.pool_size = ...`` set is its own)
     while wanted:
         current = wanted.pop()
         if id(current) in seen:
@@ -388,6 +392,32 @@ _BUILTIN_NAMES = set(dir(builtins)) | {"display", "get_ipython", "__class__", "_
 UNKNOWN = "a name that is neither defined in your solution cells, imported, nor given by the set-up"
 INSTEAD = ("call functions and classes directly by their module name (torch.zeros, F.pad, x.sum, np.cumsum) "
            "or your own def by its name")
+
+
+_MISSING = object()
+
+
+def _may_call(value: Any) -> bool:
+    """Might ``value`` be called to reach other code (a function, class, module; or unknown)?"""
+    return value is _MISSING or callable(value) or inspect.ismodule(value)
+
+
+def _library_object(path: str) -> Any:
+    """The object at dotted ``path`` in a module already imported (``torch.float64``), read without
+    running code (``inspect.getattr_static``), or ``_MISSING``."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        found = sys.modules.get(".".join(parts[:cut]))
+        if found is not None:
+            break
+    else:
+        return _MISSING
+    for part in parts[cut:]:
+        try:
+            found = inspect.getattr_static(found, part)
+        except AttributeError:
+            return _MISSING
+    return found
 
 
 class _Scope:
@@ -677,7 +707,7 @@ class _Resolver:
                 callable_ = callable(value) and not _is_constant(value)
                 return _Carried(None if not callable_ else
                                 f"a name of the notebook whose source the check cannot read", callable_)
-            return _Carried(None, not _is_constant(value), frozenset([path]))
+            return _Carried(None, _may_call(value), frozenset([path]))
         if name in _BUILTIN_NAMES:
             return _Carried(None, True, frozenset([name]))
         return None
@@ -704,7 +734,9 @@ class _Resolver:
             inner = self.carried(base, scope)
             if isinstance(base, ast.Name) and self.own(base.id, scope):
                 return _Carried(None, True)
-            return _Carried(inner.taint, inner.holds, frozenset(f"{p}.{attribute}" for p in inner.paths))
+            paths = frozenset(f"{p}.{attribute}" for p in inner.paths)
+            holds = inner.holds and (not paths or any(_may_call(_library_object(p)) for p in paths))
+            return _Carried(inner.taint, holds, paths)
         if isinstance(node, ast.Subscript):
             inner = self.carried(node.value, scope)
             return _Carried(inner.taint, inner.holds)
@@ -1006,7 +1038,8 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
     """Assert that the source of ``function`` (with every helper it uses) uses nothing that ``forbidden``
     lists, by what each name resolves to (modules, functions, or ``*`` patterns: :func:`forbidden_uses`;
     ``F.conv2d`` is ``torch.nn.functional.conv2d``, a helper of one's own called ``reference`` is one's
-    own), and hides nothing it calls
+    own), calls nothing through a name the resolver cannot trace (:func:`untraced_uses`: the rule fails
+    closed), and hides nothing it calls
     (:func:`dynamic_code`: no ``getattr`` with a computed name, ``eval``, ``__import__``, ``importlib``,
     ``sys``, ``gc``, threads, ``.__dict__``...). Under the
     grader that last rule covers every statement of the solution cells, not just ``function``'s source:

@@ -215,3 +215,36 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
                     check_avoids(_Graded(definition_source(cells, target), namespace), forbidden, target)
                     checked += 1
     assert checked >= 10
+
+
+class _OwnAttributes(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.pool_size = k
+
+    def forward(self, x):
+        return x[..., ::self.pool_size, ::self.pool_size]
+
+
+class _CalledAttribute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shrink = [torch.relu][0]
+
+    def forward(self, x):
+        return self.shrink(x)
+
+
+def test_in_the_notebook_a_method_is_read_with_its_class():
+    """In the student's kernel a method's source comes with its class: ``self.pool_size`` set in
+    ``__init__`` is the student's own name, and a function stored on ``self`` and called is refused."""
+    check_avoids(_OwnAttributes.forward, LESSON4, "forward")
+    with pytest.raises(AssertionError, match=re.escape("calls `.shrink`, an attribute your code sets to a function")):
+        check_avoids(_CalledAttribute.forward, LESSON4, "forward")
+
+
+def test_a_loop_over_dtypes_is_data_but_a_loop_over_functions_is_not():
+    honest = "def pool(x, k):\n    for dtype in (torch.float32, torch.float64):\n        y = x.to(dtype)\n    return y[..., ::k, ::k]"
+    check_avoids(_Graded(honest), LESSON4, "pool")
+    cheat = "def pool(x, k):\n    for dtype in (torch.float32, torch.relu):\n        y = x.to(dtype)\n    return y"
+    assert "is passed to `x.to`" in _refusal(cheat)
