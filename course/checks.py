@@ -734,7 +734,7 @@ class _Resolver:
             inner = self.carried(base, scope)
             if isinstance(base, ast.Name) and self.own(base.id, scope):
                 return _Carried(None, True)
-            paths = frozenset(f"{p}.{attribute}" for p in inner.paths)
+            paths = frozenset(f"{p}.{attribute}" for p in inner.paths if p.count(".") < 16)  # m = m.nn: finite
             holds = inner.holds and (not paths or any(_may_call(_library_object(p)) for p in paths))
             return _Carried(inner.taint, holds, paths)
         if isinstance(node, ast.Subscript):
@@ -805,8 +805,9 @@ class _Resolver:
         return _Carried()  # an argument: the caller's data
 
     def _settle(self) -> None:
-        """Every local's :class:`_Carried`, to a fixed point (bindings read other locals)."""
-        for _ in range(50):
+        """Every local's :class:`_Carried`, to a fixed point (bindings read other locals; what a local
+        carries only grows, so it ends)."""
+        for _ in range(1000):
             changed = False
             for scope in self.scopes:
                 for name, bindings in scope.bindings.items():
@@ -818,6 +819,7 @@ class _Resolver:
                         self.state[key], changed = found, True
             if not changed:
                 return
+        self.problems.append("the code binds its names in too long a chain to be resolved: " + INSTEAD)
 
     # --- what the code uses, and what it calls that cannot be traced ---------------------------------
     def uses(self, tree: ast.AST) -> list[tuple[str, list[str]]]:
@@ -875,7 +877,9 @@ class _Resolver:
             line = getattr(node, "lineno", "?")
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 carried = self.name(node.id, scope)
-                if carried.taint == UNKNOWN:
+                if node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
+                    problems.append(f"`{node.id}` (line {line}) is the interpreter's machinery: {INSTEAD}")
+                elif carried.taint == UNKNOWN:
                     problems.append(f"`{node.id}` (line {line}) is {UNKNOWN}: define it, or import it by name")
                 parent = parents.get(id(node))
                 if node.id in ("getattr", "hasattr") and self.lookup(node.id, scope) is None and not (
@@ -956,11 +960,6 @@ class _Resolver:
                 problems.append(f"`{ast.unparse(argument)}` (line {line}) is passed to `{written}`, but it is bound "
                                 f"by {carried.taint}: {INSTEAD}")
         return problems
-
-
-def _uses(tree: ast.AST, namespace: dict | None = None, own_module: str | None = None) -> list[tuple[str, list[str]]]:
-    """What the code refers to, resolved per scope (:class:`_Resolver`): ``(as written, dotted path)``."""
-    return _Resolver(tree, namespace, own_module).uses(tree)
 
 
 def forbidden_uses(tree: ast.AST, forbidden: Iterable[str], namespace: dict | None = None,

@@ -165,6 +165,7 @@ def test_lesson5_layers_built_through_untraced_names_are_refused(cheat):
     ("def pool(x, k):\n    fns = torch.overrides.get_overridable_functions()[F]\n    return fns[17](x, k)", "by name"),
     ("import functools\ndef pool(x, k):\n    return functools.reduce(getattr, ['avg_pool2d'], F)(x, k)", "as a value"),
     ("def pool(x, k):\n    return (torch.relu or x)(x)", "calls the value of an expression"),
+    ("def pool(x, k):\n    return __builtins__['ev' + 'al']('x')", "the interpreter's machinery"),
     ("def pool(x, k, fn=[torch.relu][0]):\n    return helper(fn, x)\ndef helper(g, x):\n    return g(x)",
      "is passed to `helper`"),
     ("def pick(fn=[torch.relu][0]):\n    return fn\ndef pool(x, k):\n    return pick()(x)", "hands on a value"),
@@ -248,3 +249,8 @@ def test_a_loop_over_dtypes_is_data_but_a_loop_over_functions_is_not():
     check_avoids(_Graded(honest), LESSON4, "pool")
     cheat = "def pool(x, k):\n    for dtype in (torch.float32, torch.relu):\n        y = x.to(dtype)\n    return y"
     assert "is passed to `x.to`" in _refusal(cheat)
+
+
+def test_a_name_rebound_from_itself_is_resolved_and_ends():
+    cheat = "def head_parameters(c, h, w, k):\n    m = torch\n    for _ in range(2):\n        m = m.nn\n    return m.Linear(c, k)"
+    assert "m.Linear (torch.nn.Linear)" in _refusal(cheat, LESSON5)
