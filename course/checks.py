@@ -472,6 +472,7 @@ class _Resolver:
         self.stored_attributes: dict[str, list[tuple[ast.AST, _Scope, int]]] = {}
         self.item_stores: list[tuple[ast.Name, ast.AST, _Scope]] = []
         self.decorated: list[tuple[ast.AST, ast.AST, _Scope]] = []
+        self._reading: set[str] = set()  # attributes whose stored values are being read (self.a = self.a)
         self.module = _Scope("module", None)
         self.scopes = [self.module]
         self._visit_body(getattr(tree, "body", [tree]), self.module)
@@ -736,7 +737,15 @@ class _Resolver:
                 return _Carried(None, True)
             paths = frozenset(f"{p}.{attribute}" for p in inner.paths if p.count(".") < 16)  # m = m.nn: finite
             holds = inner.holds and (not paths or any(_may_call(_library_object(p)) for p in paths))
-            return _Carried(inner.taint, holds, paths)
+            found = _Carried(inner.taint, holds, paths)
+            if not inner.paths and attribute in self.stored_attributes and attribute not in self._reading:
+                self._reading.add(attribute)  # self.fns = [torch.relu]: self.fns holds functions
+                for value, where, _ in self.stored_attributes[attribute]:
+                    stored = self.carried(value, where) if value is not None else _Carried(
+                        "a value the grader cannot trace", True)
+                    found = found | _Carried(stored.taint, stored.holds)
+                self._reading.discard(attribute)
+            return found
         if isinstance(node, ast.Subscript):
             inner = self.carried(node.value, scope)
             return _Carried(inner.taint, inner.holds)
