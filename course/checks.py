@@ -382,7 +382,7 @@ KNOWN_DECORATORS = {"staticmethod", "classmethod", "property", "torch.autograd.f
                     "functools.cache", "functools.lru_cache"}
 #: Built-ins whose result carries none of their arguments (a number, a string, a bool, None, a range).
 DATA_BUILTINS = {"isinstance", "issubclass", "len", "print", "str", "repr", "int", "float", "bool", "complex",
-                 "abs", "round", "range", "hash", "id", "format", "divmod", "pow", "sum", "any", "all", "ord",
+                 "abs", "round", "range", "hash", "id", "format", "divmod", "pow", "any", "all", "ord",
                  "chr", "hex", "bin", "oct", "callable", "ascii"}
 #: Calls that look a function up from a string, as ``getattr`` with a computed name does.
 NAME_LOOKUPS = {"operator.attrgetter", "operator.methodcaller", "pydoc.locate", "pkgutil.resolve_name",
@@ -745,6 +745,8 @@ class _Resolver:
                         "a value the grader cannot trace", True)
                     found = found | _Carried(stored.taint, stored.holds)
                 self._reading.discard(attribute)
+            if not isinstance(node, ast.Attribute) and len(node.args) > 2:  # getattr(x, "a", default)
+                found = found | self.carried(node.args[2], scope)
             return found
         if isinstance(node, ast.Subscript):
             inner = self.carried(node.value, scope)

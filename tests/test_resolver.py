@@ -165,6 +165,8 @@ def test_lesson5_layers_built_through_untraced_names_are_refused(cheat):
     ("def pool(x, k):\n    fns = torch.overrides.get_overridable_functions()[F]\n    return fns[17](x, k)", "by name"),
     ("import functools\ndef pool(x, k):\n    return functools.reduce(getattr, ['avg_pool2d'], F)(x, k)", "as a value"),
     ("def pool(x, k):\n    return (torch.relu or x)(x)", "calls the value of an expression"),
+    ("def pool(x, k):\n    for f in sum([[torch.relu]], []):\n        x = f(x)\n    return x", "calls `f` bound by a loop"),
+    ("def pool(x, k, p=[torch.relu][0]):\n    fn = getattr(x, 'nope', p)\n    return fn(x)", "calls `fn` bound by a default"),
     ("class P:\n    def __init__(self):\n        self.fns = [torch.relu]\n        self.fns = self.fns\n"
      "    def forward(self, x):\n        for f in self.fns:\n            x = f(x)\n        return x\n"
      "def pool(x, k):\n    return P().forward(x)", "calls `f` bound by a loop or comprehension target"),
