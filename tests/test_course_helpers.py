@@ -271,9 +271,11 @@ def test_in_the_notebook_check_avoids_reads_the_helpers_a_function_uses_as_the_g
 
     text = source_of(_kernel_caller)
     assert "def _kernel_caller" in text and "def _kernel_helper" in text
-    check_avoids(_kernel_caller, ["torch"], "_kernel_caller")
     with pytest.raises(AssertionError, match="must not use F_helper_pool"):
         check_avoids(_kernel_caller, ["*pool*"], "_kernel_caller")
+    # a name defined nowhere is refused even when no forbidden word matches it: the rule fails closed
+    with pytest.raises(AssertionError, match="`F_helper_pool` .* is a name that is neither defined"):
+        check_avoids(_kernel_caller, ["torch"], "_kernel_caller")
 
 
 class _Submission(_Source):
@@ -357,7 +359,8 @@ def test_under_the_grader_a_name_of_the_set_up_resolves_to_what_the_set_up_bound
     cheat = "def pool(x, k):\n    return F.conv2d(x, np.ones((1, 1, k, k)) / k / k, stride=k)"
     with pytest.raises(AssertionError, match=re.escape("F.conv2d (torch.nn.functional.conv2d)")):
         check_avoids(_Graded(cheat, setup), NOT_YOURS, "pool")
-    check_avoids(_Source(cheat), ["scipy"], "pool")  # without the set-up, F is just a name: nothing to find
+    with pytest.raises(AssertionError, match="`F` .* is a name that is neither defined"):
+        check_avoids(_Source(cheat), ["scipy"], "pool")  # without the set-up, F is untraced: refused, not passed
 
 
 CONV = torch.nn.functional.conv2d

@@ -45,9 +45,12 @@ def variants() -> dict:
         "backward does not divide": (
             replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
             {"backward_tests", "gradcheck_tests"}),
-        # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively).
+        # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively);
+        # a method is read with its class, in the notebook as under the grader, so the backward's
+        # check_avoids (backward_tests, gradcheck_tests) sees the forward's call too.
         "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref),
-                                       {"forward_tests", "module_tests", "half_precision_tests"}),
+                                       {"forward_tests", "backward_tests", "gradcheck_tests", "module_tests",
+                                        "half_precision_tests"}),
         # Saving x is taught (cell 5) and not graded: which tensors a Function saves can only be watched
         # from inside the student's process, where it can be faked.
         "saves x for the backward": (

@@ -1,0 +1,261 @@
+"""check_avoids' resolver: every binding form of Python, one honest use that keeps full marks and one
+hidden forbidden use that is refused with a message saying what to write instead (no notebooks)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course.checks import check_avoids, forbidden_uses, untraced_uses
+
+#: The lesson set-up's names as the grader's parent resolves them.
+SETUP = {"np": np, "torch": torch, "F": F, "nn": nn}
+LESSON4 = ["*pool*", "interpolate", "reference"]
+LESSON5 = ["nn", "Linear", "numel", "parameters", "build", "parameter_total", "print_summary", "network"]
+
+
+class _Graded:
+    """A grader stand-in: the student's source and the set-up's namespace."""
+
+    def __init__(self, text, namespace=SETUP):
+        self.__student_source__ = text
+        self.__trusted_globals__ = namespace
+
+
+def _refusal(source, forbidden=LESSON4, namespace=SETUP) -> str:
+    with pytest.raises(AssertionError) as caught:
+        check_avoids(_Graded(source, namespace), forbidden, "pool")
+    return str(caught.value)
+
+
+# One row per binding form of /work/shared/traps.md: (form, honest source, cheat source, words of the refusal).
+FORMS = [
+    ("assignment",
+     "def pool(x, k):\n    kh, kw = (k, k) if isinstance(k, int) else k\n    total = x.unfold(2, kh, kh)\n"
+     "    total = total.unfold(3, kw, kw)\n    return total.mean((-1, -2))",
+     "def pool(x, k):\n    ops = F\n    return ops.avg_pool2d(x, k)",
+     "ops.avg_pool2d (torch.nn.functional.avg_pool2d)"),
+    ("import",
+     "import numpy as np2\nfrom numpy.lib.stride_tricks import sliding_window_view as windows\n"
+     "def pool(x, k):\n    return np2.cumsum(windows(x, (k, k), axis=(-2, -1)), axis=-1)",
+     "from torch.nn import functional as nnf\ndef pool(x, k):\n    return nnf.avg_pool2d(x, k)",
+     "nnf.avg_pool2d (torch.nn.functional.avg_pool2d)"),
+    ("def/class: a local named like one's own function",
+     "def window(x, k):\n    return x.unfold(2, k, k).unfold(3, k, k)\n"
+     "class Pool:\n    def __init__(self, k):\n        self.kernel_size = k\n"
+     "    def forward(self, x):\n        return window(x, self.kernel_size).mean((-1, -2))\n"
+     "def pool(x, k):\n    return Pool(k).forward(x)",
+     "import torch.nn.functional as G\ndef pool(x, k):\n    return G.avg_pool2d(x, k)\n"
+     "def unused():\n    def G():\n        return 0\n    return G()",
+     "G.avg_pool2d (torch.nn.functional.avg_pool2d)"),
+    ("global",
+     "CALLS = 0\ndef pool(x, k):\n    global CALLS\n    CALLS += 1\n    return x[..., ::k, ::k] * 0 + x.mean()",
+     "def pool(x, k):\n    global ctx\n    ctx = F\n    return ctx.avg_pool2d(x, k)",
+     "ctx.avg_pool2d (torch.nn.functional.avg_pool2d)"),
+    ("global bound outside the source the grader reads",
+     "def pool(x, k):\n    return x[..., ::k, ::k]",
+     "def pool(x, k):\n    global op\n    return op(x, k)",
+     "`op` (line 3) is a name that is neither defined in your solution cells, imported, nor given by the set-up"),
+    ("nonlocal",
+     "def pool(x, k):\n    count = 0\n    def bump():\n        nonlocal count\n        count += 1\n"
+     "    bump()\n    return x[..., ::k, ::k] / count",
+     "def pool(x, k):\n    fn = None\n    def pick():\n        nonlocal fn\n        fn = getattr(F, 'avg_pool2d')\n"
+     "    pick()\n    return fn(x, k)",
+     "getattr(F, 'avg_pool2d') (torch.nn.functional.avg_pool2d)"),
+    ("match capture",
+     "def pool(x, k):\n    match k:\n        case (a, b):\n            kh, kw = a, b\n        case _:\n"
+     "            kh = kw = k\n    return x.unfold(2, kh, kh).unfold(3, kw, kw).mean((-1, -2))",
+     "def pool(x, k):\n    match F:\n        case object(avg_pool2d=fn):\n            return fn(x, k)",
+     "case ...(avg_pool2d=...)"),
+    ("match capture of a module",
+     "def pool(x, k):\n    match x.ndim:\n        case 4:\n            return x[..., ::k, ::k]",
+     "def pool(x, k):\n    match torch:\n        case object(nn=fn):\n            return fn.functional.conv2d(x, x)",
+     "calls an attribute of `fn`, which is bound by a `match` capture from a function, class or module"),
+    ("walrus",
+     "def pool(x, k):\n    if (n := k * k) > 1:\n        return sum(x[..., i::k, j::k] for i in range(k) for j in range(k)) / n\n"
+     "    return x",
+     "def pool(x, k):\n    [(ctx := F) for _ in range(1)]\n    return ctx.avg_pool2d(x, k)",
+     "ctx.avg_pool2d (torch.nn.functional.avg_pool2d)"),
+    ("comprehension and for targets",
+     "def pool(x, k):\n    rows = [x[..., i::k, :] for i in range(k)]\n    for row in rows:\n        row.shape\n"
+     "    return sum(r.sum() for r in rows)",
+     "def pool(x, k):\n    for self in [F]:\n        return self.avg_pool2d(x, k)",
+     "self.avg_pool2d"),
+    ("for target over a container of functions",
+     "def pool(x, k):\n    out = x\n    for axis in (2, 3):\n        out = out.unfold(axis, k, k)\n    return out.mean((-1, -2))",
+     "def pool(x, k):\n    for fn in [torch.relu, torch.sigmoid]:\n        x = fn(x)\n    return x",
+     "`fn(...)` (line 3) calls `fn` bound by a loop or comprehension target over a container of functions"),
+    ("except target",
+     "def pool(x, k):\n    try:\n        return x[..., ::k, ::k]\n    except (TypeError, ValueError) as error:\n"
+     "        raise ValueError(f'pool: {error}') from error",
+     "def pool(x, k):\n    try:\n        raise LookupError(torch.relu)\n    except LookupError as ctx:\n"
+     "        fn = ctx.args[0]\n    return fn(x)",
+     "`fn(...)` (line 6) calls `fn` bound by an `except ... as` target"),
+    ("default argument",
+     "def pool(x, k, stride=None, dtype=torch.float64, scale=1 << 2):\n    return x.to(dtype)[..., ::stride or k, ::k] * scale",
+     "def pool(x, k, fn=getattr(F, 'avg_pool2d')):\n    return fn(x, k)",
+     "getattr(F, 'avg_pool2d') (torch.nn.functional.avg_pool2d)"),
+    ("default argument that is not a constant",
+     "def pool(x, k, ones=None):\n    ones = torch.ones(k, k) if ones is None else ones\n    return x.unfold(2, k, k).mean()",
+     "def pool(x, k, fn=[torch.relu][0]):\n    return fn(x)",
+     "`fn(...)` (line 2) calls `fn` bound by a default argument value that is not a constant"),
+    ("decorator",
+     "class Function(torch.autograd.Function):\n    @staticmethod\n    @torch.autograd.function.once_differentiable\n"
+     "    def backward(ctx, g):\n        return g\n    @property\n    def size(self):\n        return 1\n"
+     "    @size.setter\n    def size(self, value):\n        self.k = value\ndef pool(x, k):\n    return Function.apply(x)",
+     "def swap(f):\n    return torch.relu\n@swap\ndef pooled(x, k):\n    return x\ndef pool(x, k):\n    return pooled(x, k)",
+     "the decorator `@swap` on `pooled` (line 4) can replace `pooled` with anything"),
+    ("getattr with a literal",
+     "def pool(x, k):\n    return getattr(x, 'unfold')(2, k, k).mean(-1)",
+     "def pool(x, k):\n    return getattr(F, 'avg_pool2d')(x, k)",
+     "getattr(F, 'avg_pool2d') (torch.nn.functional.avg_pool2d)"),
+    ("container of functions",
+     "def pool(x, k):\n    parts = {'rows': x[..., ::k, :]}\n    return parts['rows'].sum()",
+     "def pool(x, k):\n    ops = {'p': torch.relu}\n    return ops['p'](x)",
+     "`ops['p'](...)` (line 3) calls an item of a container"),
+    ("attribute set on one's own object",
+     "class Pool:\n    def forward(ctx, x, k):\n        ctx.save_for_backward(x)\n        ctx.kernel = k\n"
+     "        (saved,) = ctx.saved_tensors\n        return saved[..., ::ctx.kernel, ::ctx.kernel]\n"
+     "def pool(x, k):\n    return Pool().forward(x, k)",
+     "class Pool:\n    def forward(ctx, x, k):\n        ctx.f = torch.relu\n        return ctx.f(x)\n"
+     "def pool(x, k):\n    return Pool().forward(x, k)",
+     "calls `.f`, an attribute your code sets to a function, class or module (line 3)"),
+]
+
+
+@pytest.mark.parametrize("form, honest, cheat, words", FORMS, ids=[f[0] for f in FORMS])
+def test_each_binding_form_honest_passes_and_hidden_use_is_refused(form, honest, cheat, words):
+    check_avoids(_Graded(honest), LESSON4, "pool")
+    message = _refusal(cheat)
+    assert words in message, message
+    assert any(w in message for w in ("must not use", "directly by their module name", "define it", "remove it"))  # says what to write
+
+
+def test_untraced_calls_say_what_to_write_instead():
+    message = _refusal("def pool(x, k, fn=[torch.relu][0]):\n    return fn(x)")
+    assert "call functions and classes directly by their module name (torch.zeros, F.pad, x.sum" in message
+    assert "instead of through `fn`" in message
+
+
+@pytest.mark.parametrize("cheat", [
+    "def head_parameters(c, h, w, k):\n    for ctx in [torch]:\n        layer = ctx.nn.Linear(c * h * w, k)\n"
+    "    return layer.weight.shape",
+    "def head_parameters(c, h, w, k):\n    self = torch\n    return self.nn.Linear(c, k).weight.shape",
+    "def head_parameters(c, h, w, k):\n    return getattr(torch, 'nn').Linear(c, k).weight.shape",
+    "def head_parameters(c, h, w, k, make=getattr(torch, 'nn')):\n    return make.Linear(c, k).weight.shape",
+])
+def test_lesson5_layers_built_through_untraced_names_are_refused(cheat):
+    honest = ("def head_parameters(c, h, w, k):\n    for name, value in [('c', c), ('k', k)]:\n"
+              "        if value < 1:\n            raise ValueError(f'{name} must be >= 1')\n"
+              "    return c * h * w * k + k, c * k + k")
+    check_avoids(_Graded(honest), LESSON5, "head_parameters")
+    with pytest.raises(AssertionError, match="nn"):
+        check_avoids(_Graded(cheat), LESSON5, "head_parameters")
+
+
+@pytest.mark.parametrize("cheat, words", [
+    ("from torch.nn.functional import *\ndef pool(x, k):\n    return relu(x)", "import *"),
+    ("import operator\ndef pool(x, k):\n    return operator.attrgetter('avg_' + 'pool2d')(F)(x, k)", "by name"),
+    ("def pool(x, k):\n    fns = torch.overrides.get_overridable_functions()[F]\n    return fns[17](x, k)", "by name"),
+    ("import functools\ndef pool(x, k):\n    return functools.reduce(getattr, ['avg_pool2d'], F)(x, k)", "as a value"),
+    ("def pool(x, k):\n    return (torch.relu or x)(x)", "calls the value of an expression"),
+    ("def pool(x, k):\n    for f in sum([[torch.relu]], []):\n        x = f(x)\n    return x", "calls `f` bound by a loop"),
+    ("def pool(x, k, p=[torch.relu][0]):\n    fn = getattr(x, 'nope', p)\n    return fn(x)", "calls `fn` bound by a default"),
+    ("class P:\n    def __init__(self):\n        self.fns = [torch.relu]\n        self.fns = self.fns\n"
+     "    def forward(self, x):\n        for f in self.fns:\n            x = f(x)\n        return x\n"
+     "def pool(x, k):\n    return P().forward(x)", "calls `f` bound by a loop or comprehension target"),
+    ("def pool(x, k):\n    return __builtins__['ev' + 'al']('x')", "the interpreter's machinery"),
+    ("def pool(x, k, fn=[torch.relu][0]):\n    return helper(fn, x)\ndef helper(g, x):\n    return g(x)",
+     "is passed to `helper`"),
+    ("def pick(fn=[torch.relu][0]):\n    return fn\ndef pool(x, k):\n    return pick()(x)", "hands on a value"),
+])
+def test_other_ways_to_hide_what_is_called_are_refused(cheat, words):
+    assert words in _refusal(cheat)
+
+
+def test_the_api_lists_forbidden_and_untraced_uses_separately():
+    tree = ast.parse("def pool(x, k, fn=[torch.relu][0]):\n    y = getattr(F, 'avg_pool2d')(x, k)\n    return fn(y)")
+    assert forbidden_uses(tree, LESSON4, SETUP) == ["getattr(F, 'avg_pool2d') (torch.nn.functional.avg_pool2d)"]
+    found = untraced_uses(tree, SETUP)
+    assert len(found) == 1 and found[0].startswith("`fn(...)` (line 3) calls `fn`")
+    honest = ast.parse("def pool(x, k):\n    return x.unfold(2, k, k).mean(-1)")
+    assert forbidden_uses(honest, LESSON4, SETUP) == [] and untraced_uses(honest, SETUP) == []
+
+
+def test_scopes_follow_python_rules():
+    """A class body's names are not visible in its methods; a comprehension's target is its own; a
+    parameter shadows the set-up's name of the same spelling."""
+    shadow = "def pool(x, F):\n    return F.avg_pool2d(x)"  # F is the caller's data here, not torch's module
+    assert forbidden_uses(ast.parse(shadow), ["torch"], SETUP) == []
+    class_body = "class P:\n    F = 1\n    def f(self, x):\n        return F.avg_pool2d(x)"
+    assert forbidden_uses(ast.parse(class_body), ["torch"], SETUP) == ["F.avg_pool2d (torch.nn.functional.avg_pool2d)"]
+    comprehension = "def pool(x):\n    F = x\n    return [F.sum() for F in [torch]]"
+    assert "calls an attribute of `F`" in untraced_uses(ast.parse(comprehension), SETUP)[0]
+
+
+def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
+    """Each lesson's reference solution cells, read as the grader reads them, have nothing forbidden and
+    nothing untraced for every check_avoids of the lesson's tests."""
+    from pathlib import Path
+
+    from autograder.trusted.lesson import _code_of, definition_source, load_lesson
+    from autograder.trusted.verdicts import parent_namespace
+
+    root = Path(__file__).resolve().parents[1]
+    checked = 0
+    for name in ("lesson2_loops", "lesson3_numpy", "lesson4_torch", "lesson5_gap"):
+        lesson = load_lesson(name, root)
+        namespace = parent_namespace(lesson)
+        cells = [lesson.reference_sources().get(i, "") for i in lesson.code_solution_ids]
+        for test in lesson.tests:
+            for node in ast.walk(ast.parse(_code_of(test.source))):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check_avoids":
+                    target = ast.unparse(node.args[0]).split(".")[0]
+                    forbidden = eval(ast.unparse(node.args[1]), dict(namespace))
+                    check_avoids(_Graded(definition_source(cells, target), namespace), forbidden, target)
+                    checked += 1
+    assert checked >= 10
+
+
+class _OwnAttributes(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.pool_size = k
+
+    def forward(self, x):
+        return x[..., ::self.pool_size, ::self.pool_size]
+
+
+class _CalledAttribute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shrink = [torch.relu][0]
+
+    def forward(self, x):
+        return self.shrink(x)
+
+
+def test_in_the_notebook_a_method_is_read_with_its_class():
+    """In the student's kernel a method's source comes with its class: ``self.pool_size`` set in
+    ``__init__`` is the student's own name, and a function stored on ``self`` and called is refused."""
+    check_avoids(_OwnAttributes.forward, LESSON4, "forward")
+    with pytest.raises(AssertionError, match=re.escape("calls `.shrink`, an attribute your code sets to a function")):
+        check_avoids(_CalledAttribute.forward, LESSON4, "forward")
+
+
+def test_a_loop_over_dtypes_is_data_but_a_loop_over_functions_is_not():
+    honest = "def pool(x, k):\n    for dtype in (torch.float32, torch.float64):\n        y = x.to(dtype)\n    return y[..., ::k, ::k]"
+    check_avoids(_Graded(honest), LESSON4, "pool")
+    cheat = "def pool(x, k):\n    for dtype in (torch.float32, torch.relu):\n        y = x.to(dtype)\n    return y"
+    assert "is passed to `x.to`" in _refusal(cheat)
+
+
+def test_a_name_rebound_from_itself_is_resolved_and_ends():
+    cheat = "def head_parameters(c, h, w, k):\n    m = torch\n    for _ in range(2):\n        m = m.nn\n    return m.Linear(c, k)"
+    assert "m.Linear (torch.nn.Linear)" in _refusal(cheat, LESSON5)
