@@ -6,8 +6,6 @@ and grades with the trusted grader."""
 from __future__ import annotations
 
 import os
-import pwd
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +17,7 @@ from autograder import cli, export
 from autograder.sample_class import fill
 from autograder.solutions import solution_cells
 from workflow_fakes import LESSON, REPO, make_course
+from accounts import local_account
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -28,19 +27,8 @@ HUB_ACCOUNT = "jovyan"
 @pytest.fixture(scope="module")
 def hub_account():
     """The uid of the single-user servers' account ``jovyan`` (created here, as root, when missing)."""
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        if os.environ.get("CI"):
-            pytest.fail("the exchange test runs the students' commands as jovyan: it needs root and unshare")
-        pytest.skip("needs root and unshare")
-    created = False
-    try:
-        uid = pwd.getpwnam(HUB_ACCOUNT).pw_uid
-    except KeyError:
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", HUB_ACCOUNT], check=True)
-        uid, created = pwd.getpwnam(HUB_ACCOUNT).pw_uid, True
-    yield uid
-    if created:
-        subprocess.run(["userdel", HUB_ACCOUNT], check=False)
+    with local_account(HUB_ACCOUNT, ("unshare",), "the exchange test runs the students' commands as jovyan") as uid:
+        yield uid
 
 
 def as_student(uid: int, name: str, home: Path, *argv: str) -> subprocess.CompletedProcess:

@@ -5,7 +5,6 @@ one sentence, never a traceback and never a student's zero."""
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import corpus
 from autograder.trusted import batch, sandbox
 from autograder.trusted.sandbox import GraderFault, lease_folder, sandbox_uid
 from workflow_fakes import make_course
+from accounts import local_account
 
 REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "avgpool-ta"
@@ -51,20 +51,8 @@ def _prefix() -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def account():
     """The uid of a second, unprivileged grading account (made here, as root, when missing)."""
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"):
-        if os.environ.get("CI"):
-            pytest.fail("the second-user test needs root, unshare and setpriv")
-        pytest.skip("needs root, unshare and setpriv")
-    created = False
-    try:
-        uid = pwd.getpwnam(ACCOUNT).pw_uid
-    except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ACCOUNT],
-                       check=True)
-        uid, created = pwd.getpwnam(ACCOUNT).pw_uid, True
-    yield uid
-    if created:
-        subprocess.run(["userdel", ACCOUNT], check=False)
+    with local_account(ACCOUNT, ("unshare", "setpriv"), "the second-user test", system=True) as uid:
+        yield uid
 
 
 def as_account(code: str, tmpdir: str = "/tmp") -> subprocess.CompletedProcess:
