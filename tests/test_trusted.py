@@ -205,6 +205,55 @@ def test_stand_ins_return_plain_data_and_refuse_to_be_judged_by_student_code():
     assert not verdicts["helper_source"].passed and "torch" in verdicts["helper_source"].message  # and its helpers
 
 
+def test_hidden_inputs_are_drawn_from_the_run_seed_which_the_record_keeps():
+    """The parent draws the inputs from (run seed, cell seed) and the child sees exactly those: one seed
+    gives the same verdicts twice, another seed other inputs; the seed goes into the verdicts, the record
+    and the verdict cache's key."""
+    import course.checks
+    from autograder.trusted.intake import Intake
+    from autograder.trusted.records import cache_key, make_record
+
+    prelude = "import numpy as np\nfrom course.checks import check_value, random_input\n"
+    solution = "def echo(x):\n    return x\n"
+    tests = {"echo": "x = random_input((2, 3), np.float64, seed=4)\nprint(repr(echo(x).tolist()))",
+             "nonzero": "x = random_input((3, 3), np.float64, seed=5)\n"
+                        "check_value(int(np.count_nonzero(echo(x))), 9, 'no zero')\nprint('ok')"}
+    lesson = tiny_lesson(solution, tests, prelude=prelude)
+
+    def graded(seed):
+        result = run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900), seed=seed)
+        return result, [(t.grade_id, t.passed, t.output, t.message) for t in result.tests]
+
+    first, once = graded(11)
+    _, again = graded(11)
+    _, other = graded(12)
+    assert first.seed == 11 and once == again, "one seed, the same verdicts"
+    assert once[0][2] != other[0][2], "another seed, other inputs"
+    course.checks.run_seed = 11
+    try:
+        drawn = course.checks.random_input((2, 3), np.float64, seed=4)
+    finally:
+        course.checks.run_seed = None
+    assert once[0][2].strip() == repr(drawn.tolist()), "the child got what the parent drew"
+    assert course.checks.run_seed is None, "run_tests leaves no run seed behind"
+    assert not once[1][1] or not other[1][1] or any(not graded(s)[1][1][1] for s in range(13, 40)), \
+        "some run seed draws zeros (ReLU or integer inputs), which standard-normal inputs never hold"
+    record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), first, first.containment)
+    assert record.seed == 11 and record.as_dict()["seed"] == 11
+    assert run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900)).seed is not None, "a fresh seed"
+    assert cache_key("content", FAST, 11) != cache_key("content", FAST, 12)
+
+
+def test_a_rerun_resumes_an_unfinished_runs_seed(tmp_path):
+    from autograder.trusted.records import run_finished, run_seed
+
+    first = run_seed(tmp_path)
+    assert run_seed(tmp_path) == first, "a run that did not finish is resumed with its seed"
+    assert run_seed(tmp_path, 5) == 5 and run_seed(tmp_path) == 5, "a given seed is the run's seed"
+    run_finished(tmp_path, 5)
+    assert run_seed(tmp_path) != 5, "after a finished run, a fresh seed"
+
+
 def test_helpers_marked_runs_with_student_code_are_shipped_to_the_child():
     prelude = ("import numpy as np\nimport builtins\nfrom course.checks import runs_with_student_code, check_value\n"
                "describe = runs_with_student_code(builtins.repr)\n")
