@@ -138,7 +138,7 @@ def test_under_a_run_seed_inputs_follow_both_seeds(monkeypatch):
 
 def input_kind(x: np.ndarray) -> str:
     """Which of checks.INPUT_KINDS an array looks like (by its values)."""
-    if np.abs(x).min() >= 1e3 and (np.all(x > 0) or np.all(x < 0)):
+    if np.abs(x[x != 0]).min() >= 1e3 and (np.all(x >= 0) or np.all(x <= 0)):
         return "large"
     if np.abs(x).max() < 0.1:
         return "tiny"
@@ -166,7 +166,8 @@ def test_under_a_run_seed_every_kind_appears_finite_in_every_dtype(monkeypatch):
             assert y.dtype == dtype and y.shape == (2, 3, 8, 8) and np.isfinite(y).all()
             assert input_kind(y) == kind or kind == "tiny", f"the kind does not depend on the dtype ({run})"
     assert set(seen) == set(checks.INPUT_KINDS), seen
-    assert min(seen.values()) >= 20, f"each kind about a fifth of the draws: {seen}"
+    assert min(seen.values()) >= 10 and seen["relu"] > max(n for k, n in seen.items() if k != "relu"), \
+        f"each kind at least a tenth of the draws, ReLU outputs the most: {seen}"
     assert zero_windows > 0, "ReLU inputs sometimes hold a whole window of zeros"
 
 
