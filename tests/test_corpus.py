@@ -132,7 +132,8 @@ def test_case_gets_its_expected_outcome(graded, case):
     messages = {t["grade_id"]: t["message"][:300] for t in record.tests if t["grade_id"] in wrong}
     if wrong and set(wrong) <= set(case.gap):
         pytest.xfail(f"KNOWN GAP in {case.lesson} {sorted(wrong)}: {case.gap_reason}")
-    assert record.seed == SEED, "the record keeps the run's seed"
+    ran = record.status not in ("invalid submission", "no solution cells")
+    assert record.seed == (SEED if ran else None), "the record keeps the run's seed (none when no test ran)"
     assert not wrong, (f"{case.name}: tests with the wrong outcome (got, expected) at run seed {SEED}: {wrong}\n"
                        f"{messages}\n{record.reason}")
     assert record.status in case.status, f"{case.name}: status {record.status!r} ({record.reason}), expected {case.status}"

@@ -452,10 +452,16 @@ def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
     with __import__("tempfile").TemporaryDirectory() as scratch:
         made = nbgrader(tmp_path, "generate_assignment", LESSON1, f"--CourseDirectory.release_directory={scratch}")
     assert made.returncode == 0, made.stderr[-2000:]
-    graded = nbgrader(tmp_path, "autograde", LESSON1, "--TrustedExecute.test_seconds=10")
+    graded = nbgrader(tmp_path, "autograde", LESSON1, "--TrustedExecute.test_seconds=10", "--TrustedExecute.seed=99")
     assert graded.returncode == 0, graded.stderr[-3000:]
     with sqlite3.connect(tmp_path / "gradebook.db") as db:
         rows = dict(db.execute("SELECT base_cell.name, grade.auto_score FROM grade JOIN base_cell"
                                " ON grade.cell_id = base_cell.id").fetchall())
     assert rows["worked_example_tests"] == 0
     assert sum(rows.values()) == lesson1.max_score - 2
+    from autograder.trusted.records import load_record
+
+    assert load_record(tmp_path, LESSON1, "mallory").seed == 99, "the configured seed drew the hidden inputs"
+    again = nbgrader(tmp_path, "autograde", LESSON1, "--force", "--TrustedExecute.seed=100")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert load_record(tmp_path, LESSON1, "mallory").seed == 100, "a record of another seed is recomputed"
