@@ -136,11 +136,19 @@ def cmd_grade(args: argparse.Namespace) -> int:
     Grade every submission in submitted/ (or the chosen lessons/students) with the trusted
     grader: student code runs in a sandboxed process, verdicts come from one that never ran it.
     Scores go into gradebook.db (formgrader keeps working; manual grades are kept), one record
-    per submission into records/. Safe to stop and rerun.
+    per submission into records/.
+
+    Hidden test inputs are drawn afresh for every grading run from the run's seed, which each
+    record keeps and the summary prints; --seed N grades again with the inputs of run N (same
+    code, same seed: the same verdicts, reused from records/cache/). Safe to stop and rerun: a
+    run that did not finish (stopped, killed, an error, or a grader-error record) is resumed by the next `grade`
+    without --seed, with its seed and the verdicts it already computed; a run that finished is
+    followed by one with a fresh seed, which grades every submission again.
 
     examples:
       avgpool-course grade --jobs 2
       avgpool-course grade --lesson lesson2_loops --student alice
+      avgpool-course grade --seed 1234567 --student alice     reproduce alice's grading in run 1234567
       avgpool-course grade --cluster tcp://scheduler.example:8786
     """
     root = root_of(args)
@@ -151,11 +159,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise CourseError(f"--jobs must be >= 1, got {args.jobs}")
     started = time.monotonic()
     where = {"cluster": args.cluster} if args.cluster else {}  # local worker processes unless --cluster
+    if args.seed is not None:
+        where["seed"] = args.seed
     results = [r.as_dict() for r in load_grader()(lessons, args.student or None, jobs=args.jobs, root=root,
                                                       progress=not args.quiet, **where)]
     how = f"on the Dask cluster at {args.cluster}" if args.cluster else f"with --jobs {args.jobs}"
+    seeds = sorted({r["seed"] for r in results if r.get("seed") is not None})
     print(f"graded {len(results)} submissions in {time.monotonic() - started:.0f} s {how}; "
-          f"gradebook: {coursedir.gradebook_name(root)}")
+          f"gradebook: {coursedir.gradebook_name(root)}"
+          + (f"; hidden inputs of run seed {', '.join(map(str, seeds))} (--seed reproduces it)" if seeds else ""))
     by_status: dict[str, int] = {}
     for record in results:
         by_status[record["status"]] = by_status.get(record["status"], 0) + 1
@@ -427,6 +439,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once (default 1)")
     sub.add_argument("--cluster", metavar="ADDRESS", help="grade on the workers of the Dask cluster whose "
                      "scheduler is at ADDRESS (tcp://HOST:8786); the gradebook is written here")
+    sub.add_argument("--seed", type=int, metavar="N", help="the grading run's seed for the hidden test inputs "
+                     "(a record's seed reproduces its run; default: resume an unfinished run's, else a fresh one)")
     sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     add("feedback", cmd_feedback, only=("lesson", "student"))

@@ -92,10 +92,50 @@ def runs_with_student_code(helper: Callable) -> Callable:
     return wrapper
 
 
+#: Set by the trusted grader (in its parent process only) while it grades one submission: the grading
+#: run's seed (an int the record keeps). With it, :func:`input_generator` and :func:`random_input` draw
+#: from both it and the test's own seed, so hidden inputs change from one grading run to the next and
+#: the same run seed gives the same inputs again. ``None`` in a student's kernel and in the child.
+run_seed = None
+
+#: The kinds of input :func:`random_input` draws from under the grader, one per call (see there), and how
+#: often: pooling mostly follows a ReLU, so ReLU outputs come most often.
+INPUT_KINDS = {"normal": 0.15, "relu": 0.4, "integer": 0.15, "large": 0.15, "tiny": 0.15}
+
+
+def input_generator(seed: int) -> np.random.Generator:
+    """The generator a test draws from: seeded by ``seed`` alone in a notebook (the same on every
+    machine), by ``(run_seed, seed)`` under the trusted grader (fresh every grading run, reproducible
+    from the record's seed)."""
+    return np.random.default_rng(seed if run_seed is None else [int(run_seed), int(seed)])
+
+
 def random_input(shape: Iterable[int], dtype: Any = np.float64, seed: int = 0) -> np.ndarray:
-    """A seeded standard-normal array of ``shape`` and ``dtype`` (the same on every machine)."""
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal(tuple(shape)).astype(dtype)
+    """An array of ``shape`` and ``dtype`` drawn from :func:`input_generator` ``(seed)``.
+
+    In a notebook: standard normal, the same on every machine. Under the trusted grader each call draws
+    one of :data:`INPUT_KINDS`: standard normal; ReLU outputs (``max(z - 0.5, 0)``: zeros inside windows,
+    sometimes whole windows of them); small integers in ``[-4, 4]`` (exact in every float dtype); large
+    magnitudes (``1e3`` to ``1e4``, a third of them 0, one sign per call: a window's sum has no
+    cancellation that float rounding could turn into an error above ``rtol``); tiny ones (standard
+    normal ``× 1e-3``). Every value is finite in float16 too.
+    """
+    shape = tuple(shape)
+    rng = input_generator(seed)
+    if run_seed is None:
+        return rng.standard_normal(shape).astype(dtype)
+    kind = rng.choice(list(INPUT_KINDS), p=list(INPUT_KINDS.values()))
+    if kind == "relu":
+        values = np.maximum(rng.standard_normal(shape) - 0.5, 0.0)
+    elif kind == "integer":
+        values = rng.integers(-4, 5, shape).astype(np.float64)
+    elif kind == "large":
+        values = rng.choice([-1.0, 1.0]) * rng.uniform(1e3, 1e4, shape) * (rng.random(shape) < 2 / 3)
+    elif kind == "tiny":
+        values = rng.standard_normal(shape) * 1e-3
+    else:
+        values = rng.standard_normal(shape)
+    return values.astype(dtype)
 
 
 def _plain(value: Any) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from course.checks import runs_with_student_code
+from course.checks import input_generator, runs_with_student_code
 
 __all__ = [
     "forward_backward",
@@ -111,14 +111,6 @@ def double_backward(function: Callable, x, grad_out, direction, *args) -> tuple:
     return value.detach(), ""
 
 
-def _generator(seed: int):
-    """Seeded in a notebook (reproducible); under the trusted grader fresh points every grading run, so
-    no backward can be fitted to known points."""
-    import secrets
-
-    from course import checks
-
-    return np.random.default_rng([seed, secrets.randbits(64)] if checks.router is not None else seed)
 
 
 def _dot(a, b) -> float:
@@ -141,7 +133,7 @@ def run_gradcheck(function: Callable, shape: Sequence[int], args: Sequence = (),
     """
     import torch
 
-    rng = _generator(seed)
+    rng = input_generator(seed)  # under the grader: fresh points every grading run
     label = f"for args {tuple(args)!r} on shape {tuple(shape)}"
 
     def tensor(like_shape):

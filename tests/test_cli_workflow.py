@@ -16,6 +16,7 @@ import nbformat
 import pytest
 
 from autograder import cli, coursedir, export
+from autograder.trusted.records import load_records
 from workflow_fakes import LESSON, REPO, fake_grade, make_course
 
 COMMANDS = ("release", "collect", "grade", "feedback", "export", "report", "bundle", "sample-class", "course")
@@ -153,6 +154,15 @@ def test_grade_normal_path(course, tmp_path, capsys):
     assert status == 0 and "graded 2 submissions" in out and "ok 2" in out
     grades = export.read_grades(course)
     assert grades.score == {("alice", LESSON): 25.0, ("bob_smith", LESSON): 0.0}
+
+
+def test_grade_seed_reproduces_a_run_and_the_summary_names_it(course, tmp_path, capsys):
+    collected(course, tmp_path, capsys)
+    status, out, _ = run(capsys, "grade", "--root", course, "--seed", "4242", "--lesson", LESSON)
+    assert status == 0 and "run seed 4242 (--seed reproduces it)" in out
+    assert {r.seed for r in load_records(course)} == {4242}
+    status, out, _ = run(capsys, "grade", "--root", course, "--lesson", LESSON)
+    assert status == 0 and "run seed" not in out, "without --seed the grader picks the seed (the fake: none)"
 
 
 def test_grade_empty_submissions_folder(course, capsys):

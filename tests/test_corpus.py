@@ -5,11 +5,15 @@ Every case of ``tests/data/corpus/`` is submitted as its own student, the whole 
 the case's expected outcome: status and per-test pass/fail. Around it: one record per submission, the
 gradebook agrees with the records and holds nothing else, protected files are byte-for-byte unchanged,
 output is capped, hangs stop in time, and a subset graded again beside CPU hogs scores the same.
+
+The class is graded with one run seed (the hidden inputs): ``CORPUS_SEED`` if set, else a fixed one, so
+this file is deterministic; every expectation must hold at every seed (run it with a few).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -25,6 +29,7 @@ from autograder.trusted.records import STATUS_GRADER_ERROR, STATUSES
 
 REPO = Path(__file__).resolve().parent.parent
 LIMITS = Limits(test_seconds=5, cell_seconds=5, start_seconds=90, memory_bytes=5 << 29, output_chars=20_000)
+SEED = int(os.environ.get("CORPUS_SEED", "20260531"))
 pytestmark = pytest.mark.slow
 
 
@@ -62,7 +67,7 @@ def graded(tmp_path_factory):
     protected = [REPO / "source", REPO / "release", REPO / "nbgrader_config.py", REPO / "tests",
                  root / "source", root / "release", root / "nbgrader_config.py"]
     before = tree_hash(*protected)
-    records = grade(root=root, jobs=2, progress=False, limits=LIMITS)
+    records = grade(root=root, jobs=2, progress=False, limits=LIMITS, seed=SEED)
     after = tree_hash(*protected)
     return {"root": root, "records": {r.student: r for r in records}, "list": records, "before": before,
             "after": after}
@@ -128,7 +133,10 @@ def test_case_gets_its_expected_outcome(graded, case):
     messages = {t["grade_id"]: t["message"][:300] for t in record.tests if t["grade_id"] in wrong}
     if wrong and set(wrong) <= set(case.gap):
         pytest.xfail(f"KNOWN GAP in {case.lesson} {sorted(wrong)}: {case.gap_reason}")
-    assert not wrong, f"{case.name}: tests with the wrong outcome (got, expected): {wrong}\n{messages}\n{record.reason}"
+    ran = record.status not in ("invalid submission", "no solution cells")
+    assert record.seed == (SEED if ran else None), "the record keeps the run's seed (none when no test ran)"
+    assert not wrong, (f"{case.name}: tests with the wrong outcome (got, expected) at run seed {SEED}: {wrong}\n"
+                       f"{messages}\n{record.reason}")
     assert record.status in case.status, f"{case.name}: status {record.status!r} ({record.reason}), expected {case.status}"
     assert record.max_score == lesson.max_score
     assert record.score == sum(t.points for t in lesson.tests if want[t.id])
@@ -248,7 +256,7 @@ def test_a_run_beside_cpu_hogs_gives_identical_scores(graded):
     first = [graded["records"][c.student] for c in subset]
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        loaded = compute(root, work, LIMITS, jobs=2, progress=False, use_cache=False)
+        loaded = compute(root, work, LIMITS, jobs=2, progress=False, use_cache=False, seed=SEED)
     finally:
         for hog in hogs:
             hog.kill()
@@ -284,8 +292,11 @@ def test_a_batch_killed_midway_and_rerun_ends_with_the_same_gradebook(graded, tm
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+    killed = json.loads((root / "records" / "run.json").read_text())
+    assert killed["finished"] is False
     records = grade(root=root, jobs=2, progress=False, limits=LIMITS)
     assert sorted(r.student for r in records) == sorted(c.student for c in subset)
+    assert {r.seed for r in records} == {killed["seed"]}, "the rerun resumes the killed run's seed (and its cache)"
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         for case in subset:

@@ -115,6 +115,60 @@ def test_random_input_is_seeded():
     assert a.dtype == np.float32 and a.shape == (2, 3)
     assert np.array_equal(a, random_input((2, 3), np.float32, seed=5))
     assert not np.array_equal(a, random_input((2, 3), np.float32, seed=6))
+    # in a student's kernel (no run seed): the standard normal draw of the cell's seed, as it always was
+    assert np.array_equal(a, np.random.default_rng(5).standard_normal((2, 3)).astype(np.float32))
+
+
+def test_under_a_run_seed_inputs_follow_both_seeds(monkeypatch):
+    from course import checks
+
+    kernel = random_input((3, 4, 5), np.float64, seed=5)
+    monkeypatch.setattr(checks, "run_seed", 123)
+    first = random_input((3, 4, 5), np.float64, seed=5)
+    assert np.array_equal(first, random_input((3, 4, 5), np.float64, seed=5)), "one run seed, one input"
+    assert not np.array_equal(first, random_input((3, 4, 5), np.float64, seed=6)), "each cell seed its own"
+    points = checks.input_generator(5).standard_normal(4)  # what run_gradcheck draws its points from
+    assert np.array_equal(points, checks.input_generator(5).standard_normal(4))
+    monkeypatch.setattr(checks, "run_seed", 124)
+    assert not np.array_equal(first, random_input((3, 4, 5), np.float64, seed=5)), "another run, other inputs"
+    assert not np.array_equal(points, checks.input_generator(5).standard_normal(4))
+    monkeypatch.setattr(checks, "run_seed", None)
+    assert np.array_equal(kernel, random_input((3, 4, 5), np.float64, seed=5)), "the kernel's draw is back"
+
+
+def input_kind(x: np.ndarray) -> str:
+    """Which of checks.INPUT_KINDS an array looks like (by its values)."""
+    if np.abs(x[x != 0]).min() >= 1e3 and (np.all(x >= 0) or np.all(x <= 0)):
+        return "large"
+    if np.abs(x).max() < 0.1:
+        return "tiny"
+    if np.array_equal(x, np.round(x)) and np.abs(x).max() <= 4:
+        return "integer"
+    if x.min() == 0 and (x > 0).any():
+        return "relu"
+    return "normal" if (x < 0).any() and not np.array_equal(x, np.round(x)) else "unknown"
+
+
+def test_under_a_run_seed_every_kind_appears_finite_in_every_dtype(monkeypatch):
+    from course import checks
+
+    seen: dict[str, int] = {}
+    zero_windows = 0
+    for run in range(200):
+        monkeypatch.setattr(checks, "run_seed", run)
+        x = random_input((2, 3, 8, 8), np.float64, seed=7)
+        kind = input_kind(x)
+        seen[kind] = seen.get(kind, 0) + 1
+        windows = x.reshape(2, 3, 4, 2, 4, 2)
+        zero_windows += int((windows == 0).all(axis=(3, 5)).any())
+        for dtype in (np.float16, np.float32, np.float64):
+            y = random_input((2, 3, 8, 8), dtype, seed=7)
+            assert y.dtype == dtype and y.shape == (2, 3, 8, 8) and np.isfinite(y).all()
+            assert input_kind(y) == kind or kind == "tiny", f"the kind does not depend on the dtype ({run})"
+    assert set(seen) == set(checks.INPUT_KINDS), seen
+    assert min(seen.values()) >= 10 and seen["relu"] > max(n for k, n in seen.items() if k != "relu"), \
+        f"each kind at least a tenth of the draws, ReLU outputs the most: {seen}"
+    assert zero_windows > 0, "ReLU inputs sometimes hold a whole window of zeros"
 
 
 # --- plotting, data, setup, reference ------------------------------------------------------------------

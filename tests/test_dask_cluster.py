@@ -43,7 +43,8 @@ def test_a_cluster_grades_as_local_grading_does_even_when_a_worker_dies(cluster,
     monkeypatch.setenv("PATH", f"{DASK.parent}{os.pathsep}{os.environ['PATH']}")
     address, workers = cluster
     local = _course(tmp_path, "local")
-    batch.grade(root=local, jobs=2, progress=False, limits=LIMITS, check_reference=False)  # canary: tested elsewhere
+    seed = 31337  # one run seed on both sides: the same hidden inputs
+    batch.grade(root=local, jobs=2, progress=False, limits=LIMITS, check_reference=False, seed=seed)  # canary: tested elsewhere
     expected = export.read_grades(local).score
 
     remote = _course(tmp_path, "remote")
@@ -58,8 +59,10 @@ def test_a_cluster_grades_as_local_grading_does_even_when_a_worker_dies(cluster,
 
     killer = threading.Thread(target=kill_a_worker_after_the_first_record, daemon=True)
     killer.start()
-    records = batch.grade(root=remote, progress=False, limits=LIMITS, cluster=address, check_reference=False)
+    records = batch.grade(root=remote, progress=False, limits=LIMITS, cluster=address, check_reference=False,
+                          seed=seed)
     assert killed.is_set(), "the worker was killed while the batch ran"
+    assert {r.seed for r in records} == {seed}, "the workers drew the run's hidden inputs"
     assert workers[0].poll() is not None
     assert sorted((r.student, r.status) for r in records) == \
         sorted((r["student"], r["status"]) for r in map(json.loads, (
@@ -73,9 +76,9 @@ def test_the_cli_sends_grading_to_the_cluster_and_says_where_it_ran(cluster, tmp
     address, _ = cluster
     root = make_course(tmp_path / "cli")
     corpus.build(next(c for c in corpus.cases(LESSON) if c.name == "reference"), root, "ada")
-    status = cli.main(["grade", "--root", str(root), "--cluster", address, "-q"])
+    status = cli.main(["grade", "--root", str(root), "--cluster", address, "-q", "--seed", "77"])
     out = capsys.readouterr().out
-    assert status == 0 and f"on the Dask cluster at {address}" in out
+    assert status == 0 and f"on the Dask cluster at {address}" in out and "run seed 77" in out
     assert export.read_grades(root).score == {("ada", LESSON): 25.0}
 
 

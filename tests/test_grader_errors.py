@@ -61,6 +61,7 @@ def test_a_grader_fault_is_a_grader_error_with_no_score_and_a_nonzero_exit(cours
     monkeypatch.setattr(batch, "run_tests", real)
     assert cli.main(["grade", "--root", str(course), "--jobs", "1", "--quiet"]) == 0
     bob = {r.student: r for r in load_records(course)}["bob"]
+    assert bob.seed == records["alice"].seed, "a run with a grader error is resumed with its seed (alice's cache)"
     assert bob.status == "ok" and 0 < bob.score < bob.max_score
     assert gradebook_scores(course)["bob"] == bob.score
 

@@ -205,6 +205,55 @@ def test_stand_ins_return_plain_data_and_refuse_to_be_judged_by_student_code():
     assert not verdicts["helper_source"].passed and "torch" in verdicts["helper_source"].message  # and its helpers
 
 
+def test_hidden_inputs_are_drawn_from_the_run_seed_which_the_record_keeps():
+    """The parent draws the inputs from (run seed, cell seed) and the child sees exactly those: one seed
+    gives the same verdicts twice, another seed other inputs; the seed goes into the verdicts, the record
+    and the verdict cache's key."""
+    import course.checks
+    from autograder.trusted.intake import Intake
+    from autograder.trusted.records import cache_key, make_record
+
+    prelude = "import numpy as np\nfrom course.checks import check_value, random_input\n"
+    solution = "def echo(x):\n    return x\n"
+    tests = {"echo": "x = random_input((2, 3), np.float64, seed=4)\nprint(repr(echo(x).tolist()))",
+             "nonzero": "x = random_input((3, 3), np.float64, seed=5)\n"
+                        "check_value(int(np.count_nonzero(echo(x))), 9, 'no zero')\nprint('ok')"}
+    lesson = tiny_lesson(solution, tests, prelude=prelude)
+
+    def graded(seed):
+        result = run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900), seed=seed)
+        return result, [(t.grade_id, t.passed, t.output, t.message) for t in result.tests]
+
+    first, once = graded(11)
+    _, again = graded(11)
+    _, other = graded(12)
+    assert first.seed == 11 and once == again, "one seed, the same verdicts"
+    assert once[0][2] != other[0][2], "another seed, other inputs"
+    course.checks.run_seed = 11
+    try:
+        drawn = course.checks.random_input((2, 3), np.float64, seed=4)
+    finally:
+        course.checks.run_seed = None
+    assert once[0][2].strip() == repr(drawn.tolist()), "the child got what the parent drew"
+    assert course.checks.run_seed is None, "run_tests leaves no run seed behind"
+    assert not once[1][1] or not other[1][1] or any(not graded(s)[1][1][1] for s in range(13, 40)), \
+        "some run seed draws zeros (ReLU or integer inputs), which standard-normal inputs never hold"
+    record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), first, first.containment)
+    assert record.seed == 11 and record.as_dict()["seed"] == 11
+    assert run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900)).seed is not None, "a fresh seed"
+    assert cache_key("content", FAST, 11) != cache_key("content", FAST, 12)
+
+
+def test_a_rerun_resumes_an_unfinished_runs_seed(tmp_path):
+    from autograder.trusted.records import run_finished, run_seed
+
+    first = run_seed(tmp_path)
+    assert run_seed(tmp_path) == first, "a run that did not finish is resumed with its seed"
+    assert run_seed(tmp_path, 5) == 5 and run_seed(tmp_path) == 5, "a given seed is the run's seed"
+    run_finished(tmp_path, 5)
+    assert run_seed(tmp_path) != 5, "after a finished run, a fresh seed"
+
+
 def test_helpers_marked_runs_with_student_code_are_shipped_to_the_child():
     prelude = ("import numpy as np\nimport builtins\nfrom course.checks import runs_with_student_code, check_value\n"
                "describe = runs_with_student_code(builtins.repr)\n")
@@ -403,10 +452,16 @@ def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
     with __import__("tempfile").TemporaryDirectory() as scratch:
         made = nbgrader(tmp_path, "generate_assignment", LESSON1, f"--CourseDirectory.release_directory={scratch}")
     assert made.returncode == 0, made.stderr[-2000:]
-    graded = nbgrader(tmp_path, "autograde", LESSON1, "--TrustedExecute.test_seconds=10")
+    graded = nbgrader(tmp_path, "autograde", LESSON1, "--TrustedExecute.test_seconds=10", "--TrustedExecute.seed=99")
     assert graded.returncode == 0, graded.stderr[-3000:]
     with sqlite3.connect(tmp_path / "gradebook.db") as db:
         rows = dict(db.execute("SELECT base_cell.name, grade.auto_score FROM grade JOIN base_cell"
                                " ON grade.cell_id = base_cell.id").fetchall())
     assert rows["worked_example_tests"] == 0
     assert sum(rows.values()) == lesson1.max_score - 2
+    from autograder.trusted.records import load_record
+
+    assert load_record(tmp_path, LESSON1, "mallory").seed == 99, "the configured seed drew the hidden inputs"
+    again = nbgrader(tmp_path, "autograde", LESSON1, "--force", "--TrustedExecute.seed=100")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert load_record(tmp_path, LESSON1, "mallory").seed == 100, "a record of another seed is recomputed"

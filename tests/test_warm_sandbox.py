@@ -165,8 +165,8 @@ def test_warm_is_a_policy_setting_and_no_part_of_a_verdicts_cache_key(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.SandboxPolicy.warm = False\n")
     limits = load_policy(tmp_path).limits()
     assert limits.warm is False and load_policy(REPO).limits().warm is True
-    assert cache_key("content", limits) == cache_key("content", Limits())
-    assert cache_key("content", limits) != cache_key("content", Limits(test_seconds=1))
+    assert cache_key("content", limits, 1) == cache_key("content", Limits(), 1)
+    assert cache_key("content", limits, 1) != cache_key("content", Limits(test_seconds=1), 1)
 
 
 @warm_only

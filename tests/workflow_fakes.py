@@ -46,7 +46,7 @@ def _layout(source_nb) -> tuple[dict[str, float], dict[str, str], dict[str, str]
     return points, follows, hidden
 
 
-def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True) -> list[Record]:
+def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True, seed=None) -> list[Record]:
     """Grade ``root/submitted`` by comparing solution text with the reference; same outputs as the real one."""
 
     root = Path(root)
@@ -105,7 +105,8 @@ def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True) ->
                               leaks.hidden_test_lines(root, lesson))
                 nbformat.write(nb, str(autograded))
             record = Record(student, lesson, status, sum(t["points"] for t in tests), sum(points.values()),
-                            tests, reason, containment="none: the fake grader runs no code", content_key="fake")
+                            tests, reason, containment="none: the fake grader runs no code", content_key="fake",
+                            seed=seed)
             save_record(root, record)
             records.append(record)
     return records

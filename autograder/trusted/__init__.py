@@ -9,10 +9,10 @@ writer at a time (:mod:`.batch`).
 API::
 
     grade(lessons=None, students=None, jobs=1, root=REPO, progress=True, *, limits=None,
-          use_cache=True, gradebook=True) -> list[Record]
-    grade_submission(root, student, lesson, limits=None, *, slot=0, use_cache=True) -> Record
+          use_cache=True, gradebook=True, check_reference=True, cluster=None, seed=None) -> list[Record]
+    grade_submission(root, student, lesson, limits=None, *, seed, slot=0, use_cache=True) -> Record
     load_records(root) -> list[Record]
-    run_tests(lesson, sources, limits=None, *, uid=None, root=None) -> Verdicts
+    run_tests(lesson, sources, limits=None, *, uid=None, root=None, seed=None) -> Verdicts
     load_lesson(lesson, root) -> Lesson;  containment() -> Containment;  Limits(...)
 """
 

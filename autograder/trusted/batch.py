@@ -6,8 +6,13 @@ workers first grade each lesson's reference (the canary), which also warms their
 stages the sanitized notebooks (release notebook + the student's solution sources) and runs nbgrader's
 autograde on them through its API, one lesson at a time, in this process: nbgrader's
 ``TrustedExecute`` preprocessor (see :mod:`autograder.trusted.nbgrader_plugin`) writes the cached
-verdicts into the test cells and nbgrader's own ``SaveAutoGrades`` scores them. A run killed half-way
-and started again reuses the cache and ends with the same gradebook as one clean run.
+verdicts into the test cells and nbgrader's own ``SaveAutoGrades`` scores them.
+
+Every grading run has one seed (:func:`grade`'s ``seed``, else a fresh one), from which every test draws
+its hidden inputs (``course.checks.run_seed``); the canary, every submission and every record share it,
+and it is part of the cache key. A run killed half-way and started again resumes its seed
+(:func:`~autograder.trusted.records.run_seed`), reuses the cache and ends with the same gradebook as one
+clean run.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from autograder.trusted import intake as intake_mod
 from autograder.coursedir import CourseError, check_lessons, run_nbgrader
 from autograder.trusted.lesson import load_lesson
 from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
-                                        read_json, save_record, write_json)
+                                        read_json, run_finished, run_seed, save_record, write_json)
 from autograder.trusted.policy import load_policy
 from autograder.trusted.sandbox import GraderFault, Limits, containment, sandbox_uid
 from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
@@ -54,7 +59,7 @@ def _verdicts_from(data: dict) -> Verdicts | None:
         return None
 
 
-def _opened(root: Path, student: str, lesson_name: str, limits: Limits, use_cache: bool):
+def _opened(root: Path, student: str, lesson_name: str, limits: Limits, use_cache: bool, seed: int):
     """``(lesson, taken, key, record)`` of one submission: ``record`` is already final (and saved) when
     no student code has to run (not a readable notebook, or its verdicts are cached), else ``None``."""
     lesson = load_lesson(lesson_name, root)
@@ -63,7 +68,7 @@ def _opened(root: Path, student: str, lesson_name: str, limits: Limits, use_cach
         record = make_record(student, lesson, taken, None, containment().describe())
         save_record(root, record)
         return lesson, taken, None, record
-    key = cache_key(lesson.content_key(taken.sources), limits)
+    key = cache_key(lesson.content_key(taken.sources), limits, seed)
     cached = _verdicts_from(read_json(cache_path(root, key)) or {}) if use_cache else None
     record = _finished(root, student, lesson, taken, key, cached, store=False) if cached is not None else None
     return lesson, taken, key, record
@@ -78,29 +83,29 @@ def _finished(root: Path, student: str, lesson, taken, key: str, verdicts: Verdi
     return record
 
 
-def grade_submission(root: Path, student: str, lesson_name: str, limits: Limits | None = None, *,
+def grade_submission(root: Path, student: str, lesson_name: str, limits: Limits | None = None, *, seed: int,
                      slot: int = 0, use_cache: bool = True) -> Record:
-    """Phase 1 for one submission ``submitted/<student>/<lesson>/``: its record (also saved under
-    ``records/``). Never raises for anything a submission contains."""
+    """Phase 1 for one submission ``submitted/<student>/<lesson>/`` with the hidden inputs of run ``seed``:
+    its record (also saved under ``records/``). Never raises for anything a submission contains."""
     root = Path(root).resolve()
     limits = limits or load_policy(root).limits()
-    lesson, taken, key, record = _opened(root, student, lesson_name, limits, use_cache)
+    lesson, taken, key, record = _opened(root, student, lesson_name, limits, use_cache, seed)
     if record is not None:
         return record
     try:
-        verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root)
+        verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root, seed=seed)
     except GraderFault as fault:
-        return _grader_error_record(root, student, lesson_name, fault.message)
+        return _grader_error_record(root, student, lesson_name, fault.message, seed)
     return _finished(root, student, lesson, taken, key, verdicts)
 
 
-def cluster_verdicts(lesson, sources: dict[str, str], limits: Limits, root: str) -> Verdicts:
+def cluster_verdicts(lesson, sources: dict[str, str], limits: Limits, root: str, seed: int) -> Verdicts:
     """On a Dask worker: the verdicts of one submission (its solution sources), in the same sandbox as
     local grading, with a sandbox uid of this worker process's own. Needs nothing of the course folder
     but the course's packages (the lesson and the sources come with the task); a
     :class:`GraderFault` travels back to the client, which records a grader error."""
     os.environ.setdefault("MPLBACKEND", "Agg")
-    return run_tests(lesson, sources, limits, uid=sandbox_uid(100 + os.getpid() % 800), root=Path(root))
+    return run_tests(lesson, sources, limits, uid=sandbox_uid(100 + os.getpid() % 800), root=Path(root), seed=seed)
 
 
 def _init_worker(slots) -> None:
@@ -109,21 +114,21 @@ def _init_worker(slots) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
 
 
-def _work(root: str, student: str, lesson: str, limits: Limits, use_cache: bool) -> Record:
-    return grade_submission(Path(root), student, lesson, limits, slot=_SLOT, use_cache=use_cache)
+def _work(root: str, student: str, lesson: str, limits: Limits, use_cache: bool, seed: int) -> Record:
+    return grade_submission(Path(root), student, lesson, limits, seed=seed, slot=_SLOT, use_cache=use_cache)
 
 
-def _canary_work(root: str, lesson: str, limits: Limits) -> str:
+def _canary_work(root: str, lesson: str, limits: Limits, seed: int) -> str:
     """In a pool worker: :func:`canary` of ``lesson`` ("" when the reference got full marks, else why not).
     It also starts the worker's warm template of the lesson, which the submissions then use."""
     try:
-        canary(Path(root), lesson, limits, slot=_SLOT)
+        canary(Path(root), lesson, limits, seed, slot=_SLOT)
     except CanaryFailed as failed:
         return str(failed)
     return ""
 
 
-def _failed_record(root: Path, student: str, lesson_name: str, message: str, status: str) -> Record:
+def _failed_record(root: Path, student: str, lesson_name: str, message: str, status: str, seed: int) -> Record:
     """A record without verdicts: ``crash`` (the submission broke the grader's worker) or
     ``grader-error`` (the grader failed; no score goes into the gradebook)."""
     lesson = load_lesson(lesson_name, root)
@@ -131,18 +136,18 @@ def _failed_record(root: Path, student: str, lesson_name: str, message: str, sta
               "seconds": 0.0, "fault": status, "output": ""} for t in lesson.tests]
     taken = intake_mod.read_submission(root / "submitted" / student / lesson_name, lesson)
     record = Record(student, lesson_name, status, 0.0, lesson.max_score, tests, message, containment().describe(),
-                    lesson.content_key(taken.sources), [], taken.notes)
+                    lesson.content_key(taken.sources), [], taken.notes, seed=seed)
     save_record(root, record)
     return record
 
 
-def _crash_record(root: Path, student: str, lesson_name: str, message: str) -> Record:
-    return _failed_record(root, student, lesson_name, message, "crash")
+def _crash_record(root: Path, student: str, lesson_name: str, message: str, seed: int) -> Record:
+    return _failed_record(root, student, lesson_name, message, "crash", seed)
 
 
-def _grader_error_record(root: Path, student: str, lesson_name: str, message: str) -> Record:
+def _grader_error_record(root: Path, student: str, lesson_name: str, message: str, seed: int) -> Record:
     return _failed_record(root, student, lesson_name, f"the grader failed (not the student): {message}",
-                          STATUS_GRADER_ERROR)
+                          STATUS_GRADER_ERROR, seed)
 
 
 def submissions(root: Path, lessons: list[str] | None = None, students: list[str] | None = None) -> list[tuple[str, str]]:
@@ -163,8 +168,10 @@ def submissions(root: Path, lessons: list[str] | None = None, students: list[str
 
 
 def compute(root: Path, work: list[tuple[str, str]], limits: Limits, jobs: int = 1, progress: bool = True,
-            use_cache: bool = True, cluster: str | None = None, canaries: list[str] = ()) -> list[Record]:
-    """Phase 1: the record of every ``(student, lesson)`` in ``work``, ``jobs`` at a time here, or on the
+            use_cache: bool = True, cluster: str | None = None, canaries: list[str] = (), *,
+            seed: int) -> list[Record]:
+    """Phase 1: the record of every ``(student, lesson)`` in ``work`` with the hidden inputs of run
+    ``seed``, ``jobs`` at a time here, or on the
     workers of the Dask cluster whose scheduler is at ``cluster``. ``canaries`` (with ``jobs`` > 1): the
     lessons whose reference the pool's workers grade first, all of them before any submission
     (:class:`CanaryFailed`, nothing graded, unless each gets full marks)."""
@@ -175,24 +182,25 @@ def compute(root: Path, work: list[tuple[str, str]], limits: Limits, jobs: int =
     bar = tqdm(total=len(work), desc="grading", unit="submission", disable=not progress, leave=True)
     try:
         if cluster:
-            _cluster_round(root, work, limits, use_cache, records, bar, cluster)
+            _cluster_round(root, work, limits, use_cache, records, bar, cluster, seed)
         elif jobs <= 1:
             for student, lesson in work:
                 try:
-                    records[(student, lesson)] = grade_submission(root, student, lesson, limits, use_cache=use_cache)
+                    records[(student, lesson)] = grade_submission(root, student, lesson, limits, seed=seed,
+                                                                  use_cache=use_cache)
                 except Exception as exc:  # a grader bug must not lose the batch: record it
-                    records[(student, lesson)] = _grader_error_record(root, student, lesson, repr(exc))
+                    records[(student, lesson)] = _grader_error_record(root, student, lesson, repr(exc), seed)
                 bar.update(1)
         else:
             pending = list(work)
             while pending:
-                pending = _pool_round(root, pending, limits, jobs, use_cache, records, bar, canaries)
+                pending = _pool_round(root, pending, limits, jobs, use_cache, records, bar, seed, canaries)
     finally:
         bar.close()
     return [records[item] for item in work]
 
 
-def _pool_round(root, pending, limits, jobs, use_cache, records, bar, canaries=()) -> list:
+def _pool_round(root, pending, limits, jobs, use_cache, records, bar, seed, canaries=()) -> list:
     """Run ``pending`` in a pool (after the ``canaries``, see :func:`compute`); if the pool breaks (a
     worker was killed), return what is left. A submission that breaks a pool on its own gets a ``crash``
     record."""
@@ -206,12 +214,12 @@ def _pool_round(root, pending, limits, jobs, use_cache, records, bar, canaries=(
                              initargs=(slots,)) as pool:
         try:
             failed = [f for f in pool.map(_canary_work, [str(root)] * len(canaries), canaries,
-                                          [limits] * len(canaries)) if f]
+                                          [limits] * len(canaries), [seed] * len(canaries)) if f]
         except BrokenProcessPool:
             failed = ["a grading worker died while it graded a lesson's reference solution; nothing was graded"]
         if failed:
             raise CanaryFailed("; ".join(failed))
-        futures = {pool.submit(_work, str(root), s, l, limits, use_cache): (s, l) for s, l in pending}
+        futures = {pool.submit(_work, str(root), s, l, limits, use_cache, seed): (s, l) for s, l in pending}
         for future in as_completed(futures):
             item = futures[future]
             try:
@@ -220,21 +228,22 @@ def _pool_round(root, pending, limits, jobs, use_cache, records, bar, canaries=(
             except BrokenProcessPool:
                 left.append(item)
             except Exception as exc:  # a grader bug must not lose the batch: record it
-                records[item] = _grader_error_record(root, item[0], item[1], repr(exc))
+                records[item] = _grader_error_record(root, item[0], item[1], repr(exc), seed)
                 bar.update(1)
     if not left:
         return []
     if len(pending) == 1:
         item = left[0]
-        records[item] = _crash_record(root, item[0], item[1], "grading this submission killed the grader's worker")
+        records[item] = _crash_record(root, item[0], item[1], "grading this submission killed the grader's worker",
+                                      seed)
         bar.update(1)
         return []
     for item in left:  # one at a time, so that only the culprit is lost
-        _pool_round(root, [item], limits, 1, use_cache, records, bar)
+        _pool_round(root, [item], limits, 1, use_cache, records, bar, seed)
     return []
 
 
-def _cluster_round(root, work, limits, use_cache, records, bar, address) -> None:
+def _cluster_round(root, work, limits, use_cache, records, bar, address, seed) -> None:
     """Phase 1 on a Dask cluster: the client (this process) reads each submission and its cache, sends
     what has to run to the workers (:func:`cluster_verdicts`) and writes every record itself. Tasks of
     a worker that dies are run again on another one by the scheduler; a submission that keeps killing
@@ -257,14 +266,15 @@ def _cluster_round(root, work, limits, use_cache, records, bar, address) -> None
         futures = {}
         for student, lesson_name in work:
             try:
-                lesson, taken, key, record = _opened(root, student, lesson_name, limits, use_cache)
+                lesson, taken, key, record = _opened(root, student, lesson_name, limits, use_cache, seed)
             except Exception as exc:  # a grader bug must not lose the batch: record it
-                record, lesson, taken, key = _grader_error_record(root, student, lesson_name, repr(exc)), None, None, None
+                record = _grader_error_record(root, student, lesson_name, repr(exc), seed)
+                lesson, taken, key = None, None, None
             if record is not None:
                 records[(student, lesson_name)] = record
                 bar.update(1)
                 continue
-            future = client.submit(cluster_verdicts, lesson, taken.sources, limits, str(root), pure=False,
+            future = client.submit(cluster_verdicts, lesson, taken.sources, limits, str(root), seed, pure=False,
                                    key=f"grade-{lesson_name}-{student}-{uuid.uuid4().hex[:8]}")
             futures[future] = (student, lesson, taken, key)
         for future in completed(futures):
@@ -272,12 +282,13 @@ def _cluster_round(root, work, limits, use_cache, records, bar, address) -> None
             try:
                 records[(student, lesson.name)] = _finished(root, student, lesson, taken, key, future.result())
             except GraderFault as fault:
-                records[(student, lesson.name)] = _grader_error_record(root, student, lesson.name, fault.message)
+                records[(student, lesson.name)] = _grader_error_record(root, student, lesson.name, fault.message,
+                                                                       seed)
             except (KilledWorker, FutureCancelledError):
                 records[(student, lesson.name)] = _crash_record(root, student, lesson.name, "grading this submission "
-                                                                "killed Dask workers again and again")
+                                                                "killed Dask workers again and again", seed)
             except Exception as exc:  # a grader bug must not lose the batch: record it
-                records[(student, lesson.name)] = _grader_error_record(root, student, lesson.name, repr(exc))
+                records[(student, lesson.name)] = _grader_error_record(root, student, lesson.name, repr(exc), seed)
             bar.update(1)
 
 
@@ -325,7 +336,7 @@ def stage(root: Path, records: list[Record]) -> Path:
     return staging
 
 
-def autograde_in_process(root: Path, lesson: str) -> str:
+def autograde_in_process(root: Path, lesson: str, seed: int | None = None) -> str:
     """``nbgrader autograde <lesson>`` on the staged notebooks, in this process through nbgrader's API (no
     interpreter to start, nbgrader imported once per batch). Returns nbgrader's error text ("" when it
     went in). The course's ``nbgrader_config.py`` applies, as for the command."""
@@ -339,6 +350,8 @@ def autograde_in_process(root: Path, lesson: str) -> str:
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.submitted_directory = f"{RECORDS}/{STAGING}"
     config.TrustedExecute.course_root = str(root)
+    if seed is not None:  # a verdict TrustedExecute has to compute itself uses the run's hidden inputs too
+        config.TrustedExecute.seed = int(seed)
     put_bin_on_path()
     with warnings.catch_warnings():  # as the command runs (PYTHONWARNINGS=ignore): nothing on the console
         warnings.simplefilter("ignore")
@@ -347,7 +360,7 @@ def autograde_in_process(root: Path, lesson: str) -> str:
     return "" if result.get("success") else f"{result.get('log', '')[-3000:]}\n{result.get('error', '')[-3000:]}"
 
 
-def write_gradebook(root: Path, records: list[Record], progress: bool = False) -> list[str]:
+def write_gradebook(root: Path, records: list[Record], progress: bool = False, seed: int | None = None) -> list[str]:
     """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, in this
     process (with ``progress``, a line per lesson on stderr). Returns nbgrader's problems (empty when all
     went in)."""
@@ -365,7 +378,7 @@ def write_gradebook(root: Path, records: list[Record], progress: bool = False) -
             print(f"writing the gradebook (nbgrader autograde): lesson {number} of {len(lessons)}, {lesson}, "
                   f"{count} submission(s) ...", end=" ", file=sys.stderr, flush=True)
         ensure_assignment(root, lesson)
-        failed = autograde_in_process(root, lesson)
+        failed = autograde_in_process(root, lesson, seed)
         if failed:
             problems.append(f"nbgrader autograde {lesson} failed:\n{failed}")
         if progress:
@@ -377,24 +390,27 @@ class CanaryFailed(GradingError):
     """The lesson's reference solution did not get full marks here: the grader or its machine is broken."""
 
 
-def canary(root: Path, lesson_name: str, limits: Limits, slot: int = 0) -> None:
-    """Grade the lesson's own reference solution first; anything short of full marks means this grader
-    cannot be trusted today (a missing package, a broken sandbox, limits too tight for the machine)."""
+def canary(root: Path, lesson_name: str, limits: Limits, seed: int, slot: int = 0) -> None:
+    """Grade the lesson's own reference solution first, with the run's ``seed`` (the hidden inputs the
+    submissions get); anything short of full marks means this grader cannot be trusted today (a missing
+    package, a broken sandbox, limits too tight for the machine)."""
     lesson = load_lesson(lesson_name, root)
     try:
-        verdicts = run_tests(lesson, lesson.reference_sources(), limits, uid=sandbox_uid(slot), root=root)
+        verdicts = run_tests(lesson, lesson.reference_sources(), limits, uid=sandbox_uid(slot), root=root, seed=seed)
     except GraderFault as fault:
         raise CanaryFailed(f"{lesson_name}: the reference solution could not be graded ({fault.message}); "
                            "nothing was graded") from None
     lost = [f"{t.grade_id} ({t.fault or 'failed'}: {t.message[:200]})" for t in verdicts.tests if not t.passed]
     if lost:
-        raise CanaryFailed(f"{lesson_name}: the reference solution lost points on {'; '.join(lost)}; the grader "
-                           "or this machine is broken (or the limits are too tight), so nothing was graded")
+        raise CanaryFailed(f"{lesson_name}: the reference solution lost points on {'; '.join(lost)} (run seed "
+                           f"{seed}); the grader or this machine is broken (or the limits are too tight), so "
+                           "nothing was graded")
 
 
 def grade(lessons: list[str] | None = None, students: list[str] | None = None, jobs: int = 1,
           root: Path = REPO, progress: bool = True, *, limits: Limits | None = None, use_cache: bool = True,
-          gradebook: bool = True, check_reference: bool = True, cluster: str | None = None) -> list[Record]:
+          gradebook: bool = True, check_reference: bool = True, cluster: str | None = None,
+          seed: int | None = None) -> list[Record]:
     """Grade ``submitted/<student>/<lesson>/`` of course ``root`` with the trusted grader.
 
     ``lessons``/``students``: which ones (default: every submission of every lesson). ``jobs``: worker
@@ -404,11 +420,15 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
     ``check_reference``: grade each lesson's reference solution first and stop (:class:`CanaryFailed`)
     unless it gets full marks. A submission the grader fails on gets status ``grader-error`` and no
     score in the gradebook.
-    Returns one :class:`Record` per submission, sorted by lesson then student.
+    ``seed``: the run's seed, from which every test draws its hidden inputs (the same seed gives the same
+    verdicts and reuses the cache); default: the seed of the latest run if it did not finish (a rerun
+    after a stop resumes it), else a fresh one (:func:`~autograder.trusted.records.run_seed`).
+    Returns one :class:`Record` per submission (each holds the seed), sorted by lesson then student.
     """
     root = Path(root).resolve()
     limits = limits or load_policy(root).limits()
     work = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
+    seed = run_seed(root, seed)
     started = time.monotonic()
     references = sorted({lesson for _, lesson in work}) if check_reference else []
     in_pool = bool(references) and jobs > 1 and not cluster and len(work) > 1  # the workers grade them first
@@ -417,16 +437,18 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
             print("checking each lesson's reference solution first (it must get full marks here) ...",
                   end="\n" if in_pool else " ", file=sys.stderr, flush=True)
         for lesson in [] if in_pool else references:
-            canary(root, lesson, limits)
+            canary(root, lesson, limits, seed)
         if progress and not in_pool:
             print(f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     records = compute(root, work, limits, jobs=jobs, progress=progress, use_cache=use_cache, cluster=cluster,
-                      canaries=references if in_pool else [])
+                      canaries=references if in_pool else [], seed=seed)
     if gradebook and records:
-        problems = write_gradebook(root, records, progress=progress)
+        problems = write_gradebook(root, records, progress=progress, seed=seed)
         if problems:
             raise GradingError("\n".join(problems))
+    if not any(r.status == STATUS_GRADER_ERROR for r in records):  # else the next run resumes this one
+        run_finished(root, seed)
     if progress:
         print(f"graded {len(records)} submission(s) in {time.monotonic() - started:.1f} s "
-              f"({containment().mode} containment)", file=sys.stderr)
+              f"({containment().mode} containment, run seed {seed})", file=sys.stderr)
     return records

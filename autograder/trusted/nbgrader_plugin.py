@@ -6,7 +6,8 @@ verdict into the cell's outputs (the test's printed text for a pass; an ``error`
 the failure message for a fail, never the hidden test's source), so that nbgrader's own
 ``SaveAutoGrades`` scores it. It takes the verdicts from the record phase 1 wrote for this submission
 (``records/<lesson>/<student>.json``) when that record is of the same code, and computes them itself
-otherwise, so a plain ``nbgrader autograde`` is trusted too. Solution cells get the student's captured
+otherwise (with the hidden inputs of ``c.TrustedExecute.seed``, which the batch sets to its run's seed,
+or of a fresh seed per submission when unset), so a plain ``nbgrader autograde`` is trusted too. Solution cells get the student's captured
 output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``).
 
 :func:`configure` is what ``nbgrader_config.py`` calls.
@@ -20,7 +21,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
-from traitlets import Unicode
+from traitlets import Integer, Unicode
 
 from autograder import leaks
 
@@ -29,6 +30,9 @@ class TrustedExecute(NbGraderPreprocessor):
     """Write trusted verdicts into test cells instead of executing the notebook."""
 
     course_root = Unicode("", help="Course root (default: the current directory, as nbgrader uses)").tag(config=True)
+    seed = Integer(None, allow_none=True, help="The grading run's seed for verdicts computed here (hidden inputs); "
+                   "a record of another seed is recomputed. Default: a fresh seed per submission, and any "
+                   "record of the same code is used").tag(config=True)
     # limits come from the one sandbox policy (c.SandboxPolicy.* in nbgrader_config.py, see policy.py)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
@@ -48,10 +52,11 @@ class TrustedExecute(NbGraderPreprocessor):
         sources = notebook_sources(nb, lesson)
         key = lesson.content_key(sources)
         record = load_record(root, lesson.name, student)
-        if record is None or record.content_key != key or record.status == STATUS_GRADER_ERROR:
+        if record is None or record.content_key != key or record.status == STATUS_GRADER_ERROR \
+                or (self.seed is not None and record.seed not in (None, self.seed)):
             self.log.info("Trusted grader: computing verdicts for %s / %s", student, lesson.name)
             if any(i in sources for i in lesson.code_solution_ids):
-                verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root)
+                verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root, seed=self.seed)
                 record = make_record(student, lesson, Intake("ok", "", sources), verdicts, verdicts.containment)
             else:
                 taken = Intake("no solution cells", "none of the lesson's solution cells is in this notebook", {})

@@ -2,8 +2,10 @@
 
 ``records/<lesson>/<student>.json`` is the record of the latest grading of that submission;
 ``records/cache/<key>.json`` holds verdicts keyed by a hash of (solution sources, trusted test sources,
-set-up sources, limits, grader version), so a re-run (or a run killed half-way and restarted) reuses
-them. Every file is written atomically (temporary file, then ``os.replace``).
+set-up sources, limits, grader version, the grading run's seed), so a re-run with the same seed (or a run
+killed half-way and restarted, which resumes its seed: :func:`run_seed`) reuses them, and a new seed
+draws new hidden inputs. ``records/run.json`` holds the seed of the latest grading run and whether it
+finished. Every file is written atomically (temporary file, then ``os.replace``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Record:
     cells: list[dict] = field(default_factory=list)  # solution-cell outcomes
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    seed: int | None = None  # the grading run's seed (hidden inputs); None when no test ran
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -78,9 +81,36 @@ def read_json(path: Path):
         return None
 
 
-def cache_key(content_key: str, limits: Limits) -> str:
-    payload = json.dumps({"content": content_key, "limits": limits.as_dict(), "grader": GRADER_VERSION}, sort_keys=True)
+def cache_key(content_key: str, limits: Limits, seed: int) -> str:
+    """The verdict cache's key: what a verdict depends on (the code and tests, the limits, the run's seed)."""
+    payload = json.dumps({"content": content_key, "limits": limits.as_dict(), "grader": GRADER_VERSION,
+                          "seed": int(seed)}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+RUN_FILE = "run.json"
+
+
+def run_seed(root: Path, seed: int | None = None) -> int:
+    """The seed of a grading run that starts now, noted (unfinished) in ``records/run.json``: ``seed``
+    when given; else, when the latest run did not finish (stopped, killed, it raised, or a submission got a grader
+    error), that run's seed,
+    so the new run resumes it (its cached verdicts are reused and every record of the batch shares one
+    seed); else a fresh one."""
+    from autograder.trusted.verdicts import new_seed
+
+    path = Path(root) / RECORDS / RUN_FILE
+    if seed is None:
+        last = read_json(path)
+        resumable = isinstance(last, dict) and last.get("finished") is False and type(last.get("seed")) is int
+        seed = last["seed"] if resumable else new_seed()
+    write_json(path, {"seed": int(seed), "finished": False})
+    return int(seed)
+
+
+def run_finished(root: Path, seed: int) -> None:
+    """Note in ``records/run.json`` that the run of ``seed`` finished (the next run draws a fresh seed)."""
+    write_json(Path(root) / RECORDS / RUN_FILE, {"seed": int(seed), "finished": True})
 
 
 def cache_path(root: Path, key: str) -> Path:
@@ -143,4 +173,4 @@ def make_record(student: str, lesson: Lesson, intake: Intake, verdicts: Verdicts
     if not reason and failed:
         reason = f"{len(failed)} of {len(tests)} tests failed: {', '.join(failed)}"
     return Record(student, lesson.name, status, score, lesson.max_score, tests, reason, verdicts.containment,
-                  verdicts.content_key, verdicts.cells, list(intake.notes), verdicts.seconds)
+                  verdicts.content_key, verdicts.cells, list(intake.notes), verdicts.seconds, verdicts.seed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import secrets
 import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -47,6 +48,7 @@ class Verdicts:
     faults: list[str] = field(default_factory=list)  # human-readable, one per fault
     containment: str = ""
     seconds: float = 0.0
+    seed: int | None = None  # the grading run's seed: the hidden inputs were drawn from it
 
     @property
     def fault_kinds(self) -> list[str]:
@@ -385,11 +387,18 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n... {len(text) - limit} more characters dropped ..."
 
 
+def new_seed() -> int:
+    """A fresh grading-run seed (unpredictable, 32 bits, short enough to type after ``--seed``)."""
+    return secrets.randbits(32)
+
+
 def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = None, *, uid: int | None = None,
-              root: Path | None = None) -> Verdicts:
+              root: Path | None = None, seed: int | None = None) -> Verdicts:
     """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells (a *given*
-    cell runs as the reference: :meth:`Lesson.graded_sources`)."""
+    cell runs as the reference: :meth:`Lesson.graded_sources`). The test cells draw their inputs from
+    ``seed`` (``course.checks.run_seed``; a fresh one when ``None``), which the verdicts keep."""
     limits = limits or Limits()
+    seed = new_seed() if seed is None else int(seed)
     sources = lesson.graded_sources(sources)
     if uid is None and containment().drop_uid:  # never run student code as root
         from autograder.trusted.sandbox import sandbox_uid
@@ -405,6 +414,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
 
     session.helpers = sorted(course.checks.MARKED_HELPERS)
     course.checks.router = _Router(session)
+    course.checks.run_seed = seed
     results: list[TestResult] = []
     faults: list[str] = []
     active: dict = {}
@@ -448,6 +458,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                                       _cap(printed.getvalue(), limits.output_chars) if passed else ""))
     finally:
         course.checks.router = None
+        course.checks.run_seed = None
         if session.box is not None:
             active = session.box.active
         session.close()
@@ -469,4 +480,4 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     if active.get("warm"):
         description += "; forked from a warm template (the set-up's modules imported once), contained after the fork"
     return Verdicts(lesson.name, lesson.content_key(sources), results, cells, faults, description,
-                    round(time.monotonic() - started, 3))
+                    round(time.monotonic() - started, 3), seed)

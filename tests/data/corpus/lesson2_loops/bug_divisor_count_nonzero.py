@@ -1,0 +1,32 @@
+# corpus: honest bug: with count_include_pad=False the forward divides by np.count_nonzero(window), which equals the real elements only while no input is 0 (standard-normal inputs hide it; ReLU outputs and small integers do not)
+# category: bug
+# status: ok
+# fails: forward_no_pad_count
+# %% avg_pool2d_loops
+def as_pair(value):
+    return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))
+
+
+def avg_pool2d_loops(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
+    height, width = x.shape[2], x.shape[3]
+    out_h, out_w = output_size((height, width), kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw
+    out = np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+                    top, left = i * sh - ph, j * sw - pw
+                    r0, r1 = max(top, 0), min(top + kh, height)
+                    c0, c1 = max(left, 0), min(left + kw, width)
+                    window = x[b, c, r0:r1, c0:c1]
+                    divisor = kh * kw if count_include_pad else np.count_nonzero(window)
+                    out[b, c, i, j] = window.sum() / divisor
+    return out
