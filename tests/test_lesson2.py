@@ -47,8 +47,8 @@ AFTER_ARGS = "    ph, pw = as_pair(padding)\n"
 FORWARD_BUGS = {
     "off_by_one_window": (forward("min(top + kh, height)", "min(top + kh - 1, height)"),
                           {"forward_tests", "forward_no_pad_count"}),
-    "stride_0_not_kernel_size": (forward("sh, sw = sh or kh, sw or kw", "sh, sw = sh, sw"),
-                                 {"forward_tests", "forward_no_pad_count"}),
+    # stride 0 is forward_tests' rule alone: forward_no_pad_count tests the divisor at explicit strides
+    "stride_0_not_kernel_size": (forward("sh, sw = sh or kh, sw or kw", "sh, sw = sh, sw"), {"forward_tests"}),
     "padding_ignored": (forward("top, left = i * sh - ph, j * sw - pw", "top, left = i * sh, j * sw"),
                         {"forward_tests", "forward_no_pad_count"}),
     "count_include_pad_inverted": (forward("if count_include_pad else", "if not count_include_pad else"),
@@ -76,13 +76,16 @@ BACKWARD_BUGS = {
                                      "input_shape, grad_out.dtype), grad_out, kernel_size, stride, padding, "
                                      "count_include_pad)\n"),
                             {"backward_tests", "backward_no_pad_count", "backward_avoids"}),
+    # one bug, one cell: stride 0 is backward_tests' rule, backward_no_pad_count uses explicit strides
+    "stride_0_not_kernel_size": (backward("sh, sw = sh or kh, sw or kw", "sh, sw = sh, sw"), {"backward_tests"}),
 }
 # output_size is graded through the forward's error tests: one that allows padding > kernel_size // 2.
 OUTPUT_SIZE_BUG = (("output_size", edited("output_size", "if pad[axis] > kernel[axis] // 2:", "if False:")),
                    {"forward_errors"})
 
-# Pair the bugs so that each notebook run checks one forward and one backward bug (7 runs in all).
-RUNS = [(f, b) for f, b in zip(FORWARD_BUGS, BACKWARD_BUGS)]
+# Pair the bugs so that each notebook run checks one forward and one backward bug (7 runs in all): the
+# backward's stride-0 bug, the one left over, rides with the forward's.
+RUNS = [(f, b) for f, b in zip(FORWARD_BUGS, BACKWARD_BUGS)] + [("stride_0_not_kernel_size", "stride_0_not_kernel_size")]
 
 
 def test_reference_passes_every_graded_cell():
