@@ -56,6 +56,18 @@ def run_graded(notebook: Path, replace: dict[str, str] | None = None, timeout: i
     return graded_results(nb)
 
 
+def run_graded_all(lesson: str, variants: dict[str, dict[str, str]], workers: int = 2) -> dict[str, dict[str, bool]]:
+    """:func:`run_graded` of ``lesson``'s source notebook for every ``{name: replacements}`` of ``variants``
+    (ungraded cells blanked), ``workers`` notebooks at a time (each kernel is a process of its own)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(name: str) -> dict[str, bool]:
+        return run_graded(source_notebook(lesson), replace=variants[name], skip_ungraded=True)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(zip(variants, pool.map(run, variants)))
+
+
 def graded_results(nb) -> dict[str, bool]:
     """``{grade_id: passed}`` for every graded test cell of an executed notebook (nbgrader's rule)."""
     results = {}

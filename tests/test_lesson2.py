@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import solutions
-from nbtools import cell_by_id, executed, graded_results, run_graded, solution_source, source_notebook
+from nbtools import cell_by_id, executed, graded_results, run_graded, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
@@ -94,8 +94,8 @@ def test_reference_passes_every_graded_cell():
     assert all(results.values()), results
 
 
-@pytest.mark.parametrize("forward_bug, backward_bug", RUNS, ids=[f"{f}+{b}" for f, b in RUNS])
-def test_wrong_solution_fails_only_its_cells(forward_bug, backward_bug):
+def run_of(forward_bug: str, backward_bug: str) -> tuple[dict[str, str], set[str]]:
+    """The replaced solution cells of one notebook run, and the graded cells that must fail."""
     (f_id, f_src), f_fails = FORWARD_BUGS[forward_bug]
     (b_id, b_src), b_fails = BACKWARD_BUGS[backward_bug]
     replace = {f_id: f_src, b_id: b_src}
@@ -104,7 +104,19 @@ def test_wrong_solution_fails_only_its_cells(forward_bug, backward_bug):
         (o_id, o_src), o_fails = OUTPUT_SIZE_BUG
         replace[o_id] = o_src
         expected_failures |= o_fails
-    results = run_graded(source_notebook(LESSON), replace=replace, skip_ungraded=True)
+    return replace, expected_failures
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict:
+    """The graded-cell verdicts of every run of :data:`RUNS`, two notebooks at a time."""
+    return run_graded_all(LESSON, {f"{f}+{b}": run_of(f, b)[0] for f, b in RUNS})
+
+
+@pytest.mark.parametrize("forward_bug, backward_bug", RUNS, ids=[f"{f}+{b}" for f, b in RUNS])
+def test_wrong_solution_fails_only_its_cells(verdicts, forward_bug, backward_bug):
+    _, expected_failures = run_of(forward_bug, backward_bug)
+    results = verdicts[f"{forward_bug}+{backward_bug}"]
     failed = {cell for cell, passed in results.items() if not passed}
     assert failed == expected_failures, f"{forward_bug} + {backward_bug}: failed {sorted(failed)}"
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -24,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from nbclient import NotebookClient
 from autograder import solutions
-from nbtools import REPO, cell_by_id, executed, graded_results, run_graded, solution_source, source_notebook
+from nbtools import REPO, cell_by_id, executed, graded_results, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson3_numpy"
 GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
@@ -101,18 +100,13 @@ BACKWARD_FAILS = {
 }
 
 
-def run_variant(kind: str) -> dict[str, bool]:
-    """Graded-cell verdicts of the source notebook, with the forward and backward of ``kind`` swapped in."""
-    replace = {"avg_pool2d_numpy": forward_variants()[kind], "avg_pool2d_numpy_backward": backward_variants()[kind]}
-    return run_graded(source_notebook(LESSON), replace=replace, skip_ungraded=True)
-
-
 @pytest.fixture(scope="module")
 def verdicts() -> dict:
-    """Every run of this file's wrong solutions, two notebooks at a time (kernels are processes)."""
-    kinds = list(FORWARD_FAILS)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(kinds, pool.map(run_variant, kinds)))
+    """Every run of this file's wrong solutions (forward and backward of one kind swapped in), two
+    notebooks at a time."""
+    return run_graded_all(LESSON, {kind: {"avg_pool2d_numpy": forward_variants()[kind],
+                                          "avg_pool2d_numpy_backward": backward_variants()[kind]}
+                                   for kind in FORWARD_FAILS})
 
 
 def test_reference_passes_every_graded_cell():
