@@ -41,6 +41,7 @@ import shutil
 import tempfile
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -56,7 +57,7 @@ GENERIC_FOLDERS = {"submissions", "submission", "submitted", "export", "exports"
 NOISE_WORDS = {"late", "attempt", "assignsubmission", "file", "onlinetext", "submission", "submitted",
                "ipynb", "copy", "final", "version", "v", "resubmission", "resubmit", "checkpoint"}
 SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
-ZIP_TIMES = ".zip_times.json"  # beside unpacked files: each zip entry's time (hidden: never a submission)
+UNPACKED = ".collect_unpacked.json"  # what collect unpacked: times, students' zips (hidden: never a submission)
 
 DATE = re.compile(r"(?<!\d)(?P<y>20\d\d)[-_.]?(?P<mo>[01]\d)[-_.]?(?P<d>[0-3]\d)(?:[-_T ]?(?P<h>[0-2]\d)[-_:.]?"
                   r"(?P<mi>[0-5]\d)(?:[-_:.]?(?P<s>[0-5]\d))?)?(?!\d)")
@@ -173,11 +174,14 @@ def find_lessons(text: str, lessons: list[str]) -> set[str]:
     return found
 
 
-def describe(relative: PurePosixPath, lessons: list[str],
-             default_lesson: str | None = None) -> tuple[Name | None, str | None, str]:
+def describe(relative: PurePosixPath, lessons: list[str], default_lesson: str | None = None,
+             trusted: int | None = None) -> tuple[Name | None, str | None, str]:
     """(student's name, lesson, problem) for one file path relative to the export's root.
 
-    ``default_lesson`` (``--lesson``) is the lesson of a file whose path names none."""
+    ``default_lesson`` (``--lesson``) is the lesson of a file whose path names none. The name comes only
+    from the first ``trusted`` parts (default: all), the ones the export itself names; below them lies a
+    student's own upload (a zip they handed in), whose names may be anyone's. The first of those parts
+    that names someone (a per-student folder, else the file name) is the student."""
     folders, stem = list(relative.parts[:-1]), relative.stem
     per_part = [find_lessons(part, lessons) for part in folders + [stem]]
     named = set().union(*per_part) if per_part else set()
@@ -194,13 +198,20 @@ def describe(relative: PurePosixPath, lessons: list[str],
                                 "name exactly one")
         named = deepest
     lesson = next(iter(named))
+    trusted = len(relative.parts) if trusted is None else trusted
     name = None
-    for part in reversed(folders):
+    for part in folders[:trusted]:
         if normalize(part) not in GENERIC_FOLDERS:
             name = name_in(part, lessons)
             if name:
                 break
-    name = name or name_in(stem, lessons)
+    if name is None and trusted >= len(relative.parts):
+        name = name_in(stem, lessons)
+    if name is None and trusted < len(relative.parts):
+        return None, lesson, (f"inside an uploaded archive ({'/'.join(relative.parts[:trusted])}) whose own "
+                              "name, and the folders above it, name no student; names inside a student's "
+                              "upload are never used: place it by hand, or have the student upload the "
+                              "notebook itself")
     if name is None:
         return None, lesson, ("no student name in the path; put the file in a folder named after the "
                               "student, or name it <student>_<lesson>.ipynb")
@@ -449,61 +460,254 @@ def _identify(cands: list[_Candidate], roster: Roster | None, known: list[Person
 
 # --- unpacking ---------------------------------------------------------------------------------------
 
-def unpack_zip(archive: Path, into: Path) -> None:
-    """Extract ``archive`` into ``into``: names as the LMS wrote them (UTF-8 when flagged, else the cp437
-    bytes re-read as UTF-8 when they are), each entry's time in ``into/.zip_times.json``."""
-    times = {}
-    with zipfile.ZipFile(archive) as zf:
+MiB = 1 << 20
+CHUNK = 64 * 1024  # bytes read from an archive member at a time
+
+
+@dataclass(frozen=True)
+class UnpackLimits:
+    """What collect unpacks at most, checked while streaming (nothing is ever written past a limit):
+    bytes of one member, bytes on disk for the whole export at once, a member's growth over its
+    compressed size (once it is past ``ratio_from`` bytes), members on disk at once, and archives
+    within archives (the export is depth 1, a student's zip in it depth 2)."""
+
+    member_bytes: int = 64 * MiB
+    total_bytes: int = 512 * MiB
+    ratio: int = 200
+    ratio_from: int = 1 * MiB
+    members: int = 10_000
+    depth: int = 3
+
+    def __post_init__(self):
+        for name, value in asdict(self).items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise CourseError(f"UnpackLimits.{name}={value!r}: must be a positive whole number")
+
+
+LIMITS = UnpackLimits()
+
+
+def _size(n: int) -> str:
+    return f"{n / MiB:g} MiB" if n >= MiB else f"{n} bytes"
+
+
+class _Refused(Exception):
+    """A limit broken or a member refused while unpacking; ``stop``: nothing more of this archive fits."""
+
+    def __init__(self, reason: str, stop: bool = False):
+        super().__init__(reason)
+        self.stop = stop
+
+
+def _member_name(info: zipfile.ZipInfo) -> tuple[str, str]:
+    """(the member's path as the LMS wrote it, NFC, '/'-separated; why it is refused or '').
+
+    Names are UTF-8 when flagged, else the cp437 bytes re-read as UTF-8 when they are. Refused: absolute
+    paths, ``..``, links and anything that is not a plain file or folder, encrypted members."""
+    name = info.filename
+    if not info.flag_bits & 0x800:
+        try:
+            name = name.encode("cp437").decode("utf-8")
+        except UnicodeError:
+            pass  # really cp437 (or another code page): kept as read
+    name = unicodedata.normalize("NFC", name).replace("\\", "/")
+    kind = (info.external_attr >> 16) & 0o170000
+    if kind == 0o120000:
+        return name, "a symbolic link inside an archive (it could point at another student's file); not unpacked"
+    if kind not in (0, 0o100000, 0o040000):
+        return name, "not a plain file (a device, pipe or socket entry); not unpacked"
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        return name, "an absolute path inside an archive (it could name a file outside it); not unpacked"
+    if ".." in name.split("/"):
+        return name, "a '..' path inside an archive (it could name a file outside it); not unpacked"
+    if info.flag_bits & 0x1:
+        return name, "encrypted; ask the student to upload the notebook without a password"
+    return "/".join(part for part in name.split("/") if part not in ("", ".")), ""
+
+
+class _Unpacker:
+    """Unpacks an export zip, and the zips inside it (each a student's upload), within ``limits``.
+
+    Collects the refusals (``skipped``), each file's time in the export (``times``: a file from a
+    student's zip has the time of that zip in the export) and the folders a student's zip became
+    (``uploads``: names below them are the student's, never an identity); paths relative to ``root``."""
+
+    def __init__(self, root: Path, limits: UnpackLimits):
+        self.root, self.limits = root, limits
+        self.held = 0   # bytes on disk now
+        self.count = 0  # members on disk now
+        self.skipped: list[Skipped] = []
+        self.times: dict[str, str] = {}
+        self.uploads: list[str] = []
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def _members(self, zf: zipfile.ZipFile, shown: str) -> list[tuple[zipfile.ZipInfo, str]]:
+        """The members to unpack: (info, safe name); refused ones reported. Of names equal up to case or
+        Unicode form, the latest by the archive's time is kept and the others reported."""
+        chosen: dict[str, tuple[zipfile.ZipInfo, str]] = {}
+        dropped: list[tuple[str, str]] = []
         for info in zf.infolist():
-            if not info.flag_bits & 0x800:
-                try:
-                    info.filename = info.filename.encode("cp437").decode("utf-8")
-                except UnicodeError:
-                    pass  # really cp437 (or another code page): kept as read
-            info.filename = unicodedata.normalize("NFC", info.filename)
-            target = Path(zf.extract(info, into))
-            if not info.is_dir() and info.date_time > (1980, 1, 1, 0, 0, 0):  # 1980-01-01: no time given
-                times[target.relative_to(into).as_posix()] = dt.datetime(*info.date_time).isoformat()
-    if times:
-        into.mkdir(parents=True, exist_ok=True)
-        (into / ZIP_TIMES).write_text(json.dumps(times, indent=0, ensure_ascii=False))
+            name, problem = _member_name(info)
+            parts = name.split("/")
+            if problem:
+                self.skipped.append(Skipped(f"{shown}: {name}", problem))
+            elif info.is_dir() or not name or SKIP_PARTS & set(parts) or any(p.startswith(".") for p in parts):
+                continue  # folders are made as needed; hidden files are never submissions
+            else:
+                key = name.casefold()
+                old = chosen.get(key)
+                if old is not None and old[0].date_time > info.date_time:
+                    dropped.append((name, key))
+                    continue
+                if old is not None:
+                    dropped.append((old[1], key))
+                chosen[key] = (info, name)
+        for name, key in dropped:
+            self.skipped.append(Skipped(f"{shown}: {name}", f"the archive holds it twice (names equal up to case "
+                                        f"or Unicode form); kept the later one, {chosen[key][1]}"))
+        return list(chosen.values())
+
+    def _write(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path) -> int:
+        """Stream one member into ``target`` (a new file); its size. At a limit: the partial file is
+        deleted and :class:`_Refused` says which limit (no byte past it is written)."""
+        lim = self.limits
+        if self.count >= lim.members:
+            raise _Refused(f"more than {lim.members} files (the member-count limit)", stop=True)
+        if info.file_size > lim.member_bytes:  # the declared size: an early refusal only, never trusted
+            raise _Refused(f"declares {_size(info.file_size)}, over the per-file limit of {_size(lim.member_bytes)}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        size, self.count = 0, self.count + 1
+        try:
+            with zf.open(info) as src, open(target, "xb") as dst:
+                while True:
+                    rooms = {"member": lim.member_bytes - size, "total": lim.total_bytes - self.held,
+                             "ratio": max(lim.ratio * info.compress_size, lim.ratio_from) - size}
+                    room = min(rooms.values())
+                    chunk = src.read(min(CHUNK, room + 1))
+                    if not chunk:
+                        return size
+                    if len(chunk) > room:
+                        broke = min(rooms, key=rooms.get)
+                        raise _Refused({
+                            "member": f"inflates past the per-file limit of {_size(lim.member_bytes)}",
+                            "total": f"the export inflates past the total limit of {_size(lim.total_bytes)}",
+                            "ratio": f"inflates more than {lim.ratio} times its compressed size (the ratio limit)",
+                        }[broke], stop=broke == "total")
+                    dst.write(chunk)
+                    size += len(chunk)
+                    self.held += len(chunk)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            self.held -= size
+            self.count -= 1
+            raise
+
+    def _drop(self, path: Path, size: int) -> None:
+        path.unlink(missing_ok=True)
+        self.held -= size
+        self.count -= 1
+
+    def unpack(self, archive: Path, into: Path, shown: str, depth: int = 1, when: str | None = None) -> None:
+        """Unpack ``archive`` (shown as ``shown``) into ``into``, then the zips in it. Depth 1 (the export):
+        a refused member is left out; deeper (a student's zip): any refusal leaves out the whole zip."""
+        written: list[tuple[Path, int]] = []
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                for info, name in self._members(zf, shown):
+                    target = into / name
+                    try:
+                        written.append((target, self._write(zf, info, target)))
+                    except (_Refused, OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError,
+                            RuntimeError, ValueError) as exc:
+                        reason = str(exc) if isinstance(exc, _Refused) else (
+                            f"cannot be unpacked ({type(exc).__name__}: {str(exc)[:120]})")
+                        if depth > 1:
+                            raise _Refused(f"{name}: {reason}") from None
+                        self.skipped.append(Skipped(f"{shown}: {name}", reason))
+                        if getattr(exc, "stop", False):
+                            self.skipped.append(Skipped(shown, "unpacking stopped there: the rest of the export "
+                                                        "is not placed; collect it in parts"))
+                            break
+                        continue
+                    stamp = when or (dt.datetime(*info.date_time).isoformat()
+                                     if info.date_time > (1980, 1, 1, 0, 0, 0) else None)  # 1980: no time given
+                    if stamp:
+                        self.times[self._rel(target)] = stamp
+        except (_Refused, zipfile.BadZipFile, OSError) as exc:
+            for path, size in written:
+                self._drop(path, size)
+            self.skipped.append(Skipped(shown, f"refused, nothing of it is placed: {exc}"))
+            return
+        for path, size in written:
+            if path.suffix.lower() != ".zip" or not zipfile.is_zipfile(path):
+                continue
+            inner, folder = self._rel(path), path.with_suffix("")
+            if depth >= self.limits.depth:
+                self.skipped.append(Skipped(inner, f"refused, nothing of it is placed: archives nested deeper "
+                                            f"than {self.limits.depth} (the depth limit)"))
+            elif folder.exists():
+                self.skipped.append(Skipped(inner, f"refused: {folder.name} is also a folder of the archive; "
+                                            "ask the student to upload the notebook itself"))
+            else:
+                self.uploads.append(self._rel(folder))
+                self.unpack(path, folder, inner, depth + 1, self.times.get(self._rel(path)))
+            self._drop(path, size)
+            self.times.pop(self._rel(path), None)
 
 
-def _unpack(source: Path, scratch: Path) -> Path:
-    """The folder to scan: ``source`` itself, or a zip (possibly holding zips) unpacked into ``scratch``."""
+def unpack_zip(archive: Path, into: Path, limits: UnpackLimits = LIMITS) -> list[Skipped]:
+    """Unpack ``archive`` (and the zips in it) into ``into`` within ``limits``; what was refused. The
+    files' times in the export and the folders students' zips became go to ``into/.collect_unpacked.json``."""
+    into.mkdir(parents=True, exist_ok=True)
+    unpacker = _Unpacker(into, limits)
+    unpacker.unpack(archive, into, archive.name)
+    (into / UNPACKED).write_text(json.dumps({"times": unpacker.times, "uploads": unpacker.uploads},
+                                            indent=0, ensure_ascii=False))
+    return unpacker.skipped
+
+
+def _unpack(source: Path, scratch: Path, limits: UnpackLimits = LIMITS) -> tuple[Path, list[Skipped]]:
+    """(the folder to scan, what was refused): ``source`` itself, or a zip unpacked into ``scratch``."""
     if source.is_dir():
-        return source
+        return source, []
     if not zipfile.is_zipfile(source):
         raise CourseError(f"{source} is neither a folder nor a .zip archive; pass the LMS export "
                           "(a .zip or the folder it unpacks to)")
-    unpack_zip(source, scratch)
-    for inner in sorted(scratch.rglob("*.zip")):  # some LMS zip each student's files separately
-        if zipfile.is_zipfile(inner):
-            unpack_zip(inner, inner.with_suffix(""))
-            inner.unlink()
-    return scratch
+    return scratch, unpack_zip(source, scratch, limits)
 
 
-def zip_times(base: Path) -> dict[Path, dt.datetime]:
-    """Every unpacked file's zip entry time (naive, the LMS's local time), from the ``.zip_times.json``s."""
-    found = {}
-    for sidecar in Path(base).rglob(ZIP_TIMES):
+def unpacked(base: Path) -> tuple[dict[Path, dt.datetime], set[Path]]:
+    """(each unpacked file's time in the export (naive, the LMS's local time), the folders that students'
+    zips became), from the ``.collect_unpacked.json`` files under ``base``."""
+    times, uploads = {}, set()
+    for sidecar in Path(base).rglob(UNPACKED):
         try:
-            entries = json.loads(sidecar.read_text())
-            found.update({sidecar.parent / rel: dt.datetime.fromisoformat(when) for rel, when in entries.items()})
-        except (OSError, ValueError, TypeError, AttributeError):
-            continue  # a damaged sidecar loses the zip times only
-    return found
+            found = json.loads(sidecar.read_text())
+            times.update({sidecar.parent / rel: dt.datetime.fromisoformat(when)
+                          for rel, when in found["times"].items()})
+            uploads.update(sidecar.parent / rel for rel in found["uploads"])
+        except (OSError, ValueError, TypeError, AttributeError, KeyError):
+            continue  # a damaged sidecar loses the times (and the files below uploads are reported)
+    return times, uploads
 
 
-def _strip_common_top(relatives: list[PurePosixPath], lessons: list[str]) -> list[PurePosixPath]:
-    """Drop one top folder shared by every file (the archive's own name), unless it names a lesson."""
+def _strip_common_top(relatives: list[PurePosixPath], lessons: list[str], trusted: list[int]) -> int:
+    """1 when one top folder holds every file and is only the archive's wrapper (``CS101 export/``): it
+    names no lesson, is no student's upload, and names no student or holds several students' files;
+    else 0. (A lone student's folder is kept: without it only names the student chose would be left.)"""
     tops = {rel.parts[0] for rel in relatives if len(rel.parts) > 1}
-    if len(tops) == 1 and all(len(rel.parts) > 1 for rel in relatives):
-        top = next(iter(tops))
-        if not find_lessons(top, lessons):
-            return [PurePosixPath(*rel.parts[1:]) for rel in relatives]
-    return relatives
+    if len(tops) != 1 or not all(len(rel.parts) > 1 for rel in relatives):
+        return 0
+    top = next(iter(tops))
+    if find_lessons(top, lessons) or min(trusted) < 2:
+        return 0
+    if normalize(top) in GENERIC_FOLDERS or name_in(top, lessons) is None:
+        return 1
+    below = {describe(PurePosixPath(*rel.parts[1:]), lessons, lessons[0], n - 1)[0] for rel, n in
+             zip(relatives, trusted)}
+    return 1 if len({name.slug for name in below if name}) > 1 else 0
 
 
 # --- placing ---------------------------------------------------------------------------------------
@@ -582,14 +786,16 @@ def _check_notebook(path: Path) -> str:
     return ""
 
 
-def _submission_time(relative: PurePosixPath, path: Path, zipped: dict[Path, dt.datetime],
-                     zone: dt.tzinfo) -> tuple[dt.datetime | None, str | None]:
-    """(naive UTC time, where it came from): a date in the name, else timestamp.txt, else the zip entry."""
-    named = parse_time(relative.as_posix())
+def _submission_time(relative: PurePosixPath, path: Path, zipped: dict[Path, dt.datetime], zone: dt.tzinfo,
+                     trusted: int) -> tuple[dt.datetime | None, str | None]:
+    """(naive UTC time, where it came from): a date in the export's own part of the name, else
+    timestamp.txt (not inside a student's upload), else the export's zip entry."""
+    own = trusted >= len(relative.parts)
+    named = parse_time(relative.as_posix() if own else "/".join(relative.parts[:trusted]))
     if named:
         return to_utc(named, zone), "name"
     stamp_file = path.parent / "timestamp.txt"
-    stamp = read_timestamp_file(stamp_file) if stamp_file.exists() else None
+    stamp = read_timestamp_file(stamp_file) if own and stamp_file.exists() else None
     if stamp:
         return stamp, "timestamp.txt"
     if path in zipped:
@@ -597,35 +803,48 @@ def _submission_time(relative: PurePosixPath, path: Path, zipped: dict[Path, dt.
     return None, None
 
 
+def _trusted_parts(path: Path, base: Path, uploads: set[Path]) -> int:
+    """How many leading parts of ``path`` (under ``base``) the export names: up to the first folder a
+    student's zip became, else all of them."""
+    parts = path.relative_to(base).parts
+    return next((k for k in range(1, len(parts)) if base.joinpath(*parts[:k]) in uploads), len(parts))
+
+
 def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str | None = None,
           due: dict[str, dt.datetime] | None = None, zone: dt.tzinfo = dt.timezone.utc,
           roster: Roster | None = None, known: list[Person] = ()) -> dict[tuple[str, str], _Candidate]:
     """Decide where every file under ``base`` goes: ``{(student, lesson): chosen file}``; every file
     left out is added to ``report.skipped`` and every chosen one to ``report.placed``. Writes nothing."""
-    files = sorted(p for p in base.rglob("*") if p.is_file()
-                   and not SKIP_PARTS & set(p.relative_to(base).parts)
-                   and not any(part.startswith(".") for part in p.relative_to(base).parts))
-    relatives = _strip_common_top([PurePosixPath(p.relative_to(base).as_posix()) for p in files], lessons)
-    shown = dict(zip(files, relatives))
-    zipped = zip_times(base)
+    entries = sorted(p for p in base.rglob("*") if not SKIP_PARTS & set(p.relative_to(base).parts)
+                     and not any(part.startswith(".") for part in p.relative_to(base).parts))
+    for link in (p for p in entries if p.is_symlink()):
+        report.skipped.append(Skipped(link.relative_to(base).as_posix(), "a symbolic link (it could point at "
+                                      "another student's file or outside the export); not placed: put the "
+                                      "file itself in the export"))
+    files = [p for p in entries if p.is_file() and not p.is_symlink()]
+    zipped, uploads = unpacked(base)
+    own = [_trusted_parts(p, base, uploads) for p in files]
+    relatives = [PurePosixPath(p.relative_to(base).as_posix()) for p in files]
+    drop = _strip_common_top(relatives, lessons, own) if files else 0
     candidates: list[_Candidate] = []
-    for path in files:
-        relative = shown[path]
+    for path, whole, trusted in zip(files, relatives, own):
+        relative, trusted = PurePosixPath(*whole.parts[drop:]), trusted - drop
         if path.name == "timestamp.txt":
             continue
         if path.suffix.lower() != ".ipynb":
             report.skipped.append(Skipped(str(relative), "not a notebook file (.ipynb expected); ask the "
                                           "student to submit the .ipynb file itself"))
             continue
-        name, lesson_name, problem = describe(relative, lessons, lesson)
+        name, lesson_name, problem = describe(relative, lessons, lesson, trusted)
         problem = problem or _check_notebook(path)
         if problem:
             report.skipped.append(Skipped(str(relative), problem))
             continue
-        stamp, source = _submission_time(relative, path, zipped, zone)
-        copy = COPY_NUMBER.search(relative.stem)
+        stamp, source = _submission_time(relative, path, zipped, zone, trusted)
+        named_by_export = "/".join(relative.parts[:trusted])
+        copy = COPY_NUMBER.search(relative.stem) if trusted >= len(relative.parts) else None
         candidates.append(_Candidate(str(relative), path, name, lesson_name, stamp, source,
-                                     "late" in normalize(relative.as_posix()).split("_"),
+                                     "late" in normalize(named_by_export).split("_"),
                                      int(next(g for g in copy.groups() if g)) if copy else 0))
     problems = _identify(candidates, roster, list(known))
     chosen: dict[tuple[str, str], _Candidate] = {}
@@ -655,13 +874,14 @@ def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str 
 
 def collect(source: str | Path, root: Path, lessons: list[str], due: dict[str, dt.datetime] | None = None,
             dry_run: bool = False, *, lesson: str | None = None, timezone: str | None = None,
-            roster: str | Path | Roster | None = None) -> CollectReport:
+            roster: str | Path | Roster | None = None, limits: UnpackLimits = LIMITS) -> CollectReport:
     """Place every notebook of ``source`` (folder or .zip) into ``root/submitted/<student>/<lesson>/``.
 
     ``due``: ``{lesson: due date (naive UTC)}`` (see :func:`parse_due`); a submission after it (or marked
     LATE by the LMS) is reported late. ``lesson``: the lesson of files whose path names none.
     ``timezone``: the LMS's zone, for times in names and zip entries. ``roster``: a CSV path (see
-    :func:`read_roster`). Writes ``root/reports/collect.json``; the gradebook is written by
+    :func:`read_roster`). ``limits``: what a .zip may unpack to (:class:`UnpackLimits`; each refusal
+    is reported, the rest placed). Writes ``root/reports/collect.json``; the gradebook is written by
     :func:`record_in_gradebook`. Raises :class:`CourseError` only when there is nothing to collect.
     """
     source = Path(source)
@@ -673,10 +893,12 @@ def collect(source: str | Path, root: Path, lessons: list[str], due: dict[str, d
     people = read_roster(roster) if isinstance(roster, (str, Path)) else roster
     report = CollectReport(source=str(source))
     with tempfile.TemporaryDirectory(prefix="collect-") as scratch:
-        base = _unpack(source, Path(scratch))
+        base, refused = _unpack(source, Path(scratch), limits)
+        report.skipped += refused
         if not any(p.is_file() and not p.name.startswith(".") for p in base.rglob("*")):
             raise CourseError(f"{source} holds no files: is it the right export? Download the class's "
-                              "submissions from the LMS as a .zip and pass that")
+                              "submissions from the LMS as a .zip and pass that" +
+                              "".join(f"\n  ! {s.file}: {s.reason}" for s in refused))
         chosen = place(base, lessons, report, lesson=lesson, due=due, zone=zone, roster=people,
                        known=known_students(root))
         if not chosen:
@@ -747,13 +969,15 @@ except ImportError:  # pragma: no cover - nbgrader is a dependency of the gradin
 if FileNameCollectorPlugin is not None:
     class LMSExtractor(ExtractorPlugin):
         """``nbgrader zip_collect``'s extractor, unpacking as collect does: names decoded as the LMS
-        wrote them, zip entry times kept (``.zip_times.json``) for :class:`LMSCollector`."""
+        wrote them, within :data:`LIMITS` (each refusal logged), the export's times and the students'
+        zips kept (``.collect_unpacked.json``) for :class:`LMSCollector`."""
 
         def extract(self, archive_path: str, extracted_path: str) -> None:
             for path in sorted(p for p in Path(archive_path).rglob("*") if p.is_file()):
                 relative = path.relative_to(archive_path)
                 if zipfile.is_zipfile(path):
-                    _unpack(path, Path(extracted_path) / relative.parent / relative.stem)
+                    for refused in _unpack(path, Path(extracted_path) / relative.parent / relative.stem)[1]:
+                        self.log.warning("Not collected: %s: %s", refused.file, refused.reason)
                 else:
                     (Path(extracted_path) / relative).parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, Path(extracted_path) / relative)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import json
+import unicodedata
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -373,6 +375,202 @@ def test_real_release_notebook_is_accepted(tmp_path):
     (folder / f"zoe_{LESSON}.ipynb").write_bytes((REPO / "release" / LESSON / f"{LESSON}.ipynb").read_bytes())
     report = collect.collect(folder, root, [LESSON])
     assert [(p.student, p.lesson) for p in report.placed] == [("zoe", LESSON)] and not report.skipped
+
+
+# --- identity only from the export; bounded unpacking ---------------------------------------------
+
+EARLY, LATER, FUTURE = (2026, 12, 1, 10, 0, 0), (2026, 12, 2, 10, 0, 0), (2099, 1, 1, 0, 0, 0)
+
+
+def _zip_bytes(entries: dict[str, str | bytes | zipfile.ZipInfo], when: tuple = LATER) -> bytes:
+    """A zip (deflated) of ``{name: data}``, every entry at ``when``; a ZipInfo value is a symlink entry."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in entries.items():
+            info = zipfile.ZipInfo(name, when)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _link_entry(name: str, target: str) -> bytes:
+    """A zip holding one symbolic link entry ``name`` -> ``target`` (as zip tools store links)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        info = zipfile.ZipInfo(name, LATER)
+        info.external_attr = (0o120777 << 16)
+        zf.writestr(info, target)
+    return buffer.getvalue()
+
+
+def _source(root: Path, student: str) -> str | None:
+    """The first cell of ``student``'s placed notebook, None when nothing is placed for them."""
+    path = root / "submitted" / student / LESSON / f"{LESSON}.ipynb"
+    return nbformat.read(path, as_version=4).cells[0].source if path.exists() else None
+
+
+def _reasons(report) -> dict[str, str]:
+    return {s.file: s.reason for s in report.skipped}
+
+
+def test_names_inside_a_students_upload_never_place_it_over_another_student(tmp_path):
+    """Alice's zip holds `bob_2_20/<lesson> (9).ipynb`: it is Alice's (her zip's name in the export says
+    so), never Bob's; Carol's holds `../bob/...` and `/bob_2_20_...`: reported, not unpacked; a zip whose
+    export name names nobody is reported. Today's code placed each of them over Bob's notebook."""
+    root = make_course(tmp_path)
+    archive = _zip(tmp_path / "lms.zip", {
+        f"bob_2_20_{LESSON}.ipynb": (_notebook("bob's own"), EARLY),
+        "alice_1_10_upload.zip": (_zip_bytes({f"bob_2_20/{LESSON} (9).ipynb": _notebook("alice's")}, FUTURE), LATER),
+        "carol_3_30_upload.zip": (_zip_bytes({f"../bob/{LESSON}.ipynb": _notebook("carol's"),
+                                              f"/bob_2_20_{LESSON}.ipynb": _notebook("carol's")}, FUTURE), LATER),
+        f"{LESSON}.zip": (_zip_bytes({f"bob/{LESSON}.ipynb": _notebook("nobody's")}, FUTURE), LATER),
+    })
+    report = collect.collect(archive, root, [LESSON])
+    assert (_source(root, "bob"), _source(root, "alice")) == ("bob's own", "alice's")
+    assert {p.student for p in report.placed} == {"alice", "bob"}
+    reasons = _reasons(report)
+    assert "a '..' path" in reasons[f"carol_3_30_upload.zip: ../bob/{LESSON}.ipynb"]
+    assert "an absolute path" in reasons[f"carol_3_30_upload.zip: /bob_2_20_{LESSON}.ipynb"]
+    assert "names inside a student's upload are never used" in reasons[f"{LESSON}/bob/{LESSON}.ipynb"]
+    logged = {s["file"] for s in json.loads((root / "reports" / "collect.json").read_text())["skipped"]}
+    assert set(reasons) == logged
+
+
+def test_a_folder_inside_a_students_folder_is_still_that_student(tmp_path):
+    """A folder export: a student folder inside Ana's is Ana's (today: Bob's, over his notebook); an
+    export of Ana alone keeps her folder as the identity (today: stripped, the file name named Bob)."""
+    root = make_course(tmp_path)
+    export = _write(tmp_path / "moodle", {
+        f"Bob Ray_2_assignsubmission_file_/{LESSON}.ipynb": _notebook("bob's own"),
+        f"Ana Lima_1_assignsubmission_file_/Bob Ray_2_assignsubmission_file_/{LESSON}.ipynb": _notebook("ana's"),
+    })
+    report = collect.collect(export, root, [LESSON])
+    assert (_source(root, "bob_ray"), _source(root, "ana_lima")) == ("bob's own", "ana's")
+    assert not report.skipped
+    lone = _write(tmp_path / "lone", {f"Ana Lima_1_assignsubmission_file_/bob_ray_{LESSON}.ipynb": _notebook()})
+    assert [p.student for p in collect.collect(lone, root, [LESSON], dry_run=True).placed] == ["ana_lima"]
+    wrapped = _write(tmp_path / "wrapped", {f"CS101 export/ana_{LESSON}.ipynb": _notebook(),
+                                            f"CS101 export/bob_{LESSON}.ipynb": _notebook()})
+    assert {p.student for p in collect.collect(wrapped, root, [LESSON], dry_run=True).placed} == {"ana", "bob"}
+
+
+def test_links_are_reported_never_followed(tmp_path):
+    """Symbolic links (to another student's notebook, outside the export, a folder; in a zip) are
+    reported and never placed. Today's code copied Bob's notebook, and the outside file, as others' work."""
+    root = make_course(tmp_path)
+    export = _write(tmp_path / "lms", {f"bob_2_20_{LESSON}.ipynb": _notebook("bob's own")})
+    _write(tmp_path / "outside", {"secret.ipynb": _notebook("secret"), f"erin_5_50_{LESSON}.ipynb": _notebook()})
+    (export / f"alice_1_10_{LESSON}.ipynb").symlink_to(export / f"bob_2_20_{LESSON}.ipynb")
+    (export / f"carol_3_30_{LESSON}.ipynb").symlink_to(tmp_path / "outside" / "secret.ipynb")
+    (export / "erin_5_50").symlink_to(tmp_path / "outside", target_is_directory=True)
+    report = collect.collect(export, root, [LESSON])
+    assert {p.student for p in report.placed} == {"bob"} and _source(root, "bob") == "bob's own"
+    reasons = _reasons(report)
+    for link in (f"alice_1_10_{LESSON}.ipynb", f"carol_3_30_{LESSON}.ipynb", "erin_5_50"):
+        assert "a symbolic link" in reasons[link], link
+    archive = _zip(tmp_path / "lms.zip", {
+        f"bob_2_20_{LESSON}.ipynb": (_notebook("bob's own"), EARLY),
+        "alice_1_10_upload.zip": (_link_entry(f"{LESSON}.ipynb", f"../bob_2_20_{LESSON}.ipynb"), LATER),
+    })
+    report = collect.collect(archive, root, [LESSON])
+    assert [p.student for p in report.placed] == ["bob"]
+    assert "a symbolic link inside an archive" in _reasons(report)[f"alice_1_10_upload.zip: {LESSON}.ipynb"]
+
+
+def test_one_students_two_copies_keep_the_latest_by_the_exports_time(tmp_path):
+    """Two entries whose names differ only in Unicode form or case, or a copy inside the student's own
+    zip (whose name says 2099): the later by the export's time is placed, the other reported. Today's
+    code let the NFD entry overwrite the NFC one on unpacking and took 2099 from the student's name."""
+    root = make_course(tmp_path)
+    nfc = f"José_41_{LESSON}.ipynb"
+    archive = _zip(tmp_path / "lms.zip", {
+        nfc: (_notebook("later"), LATER),
+        unicodedata.normalize("NFD", nfc): (_notebook("earlier"), EARLY),
+        f"ana_1_10_{LESSON}.ipynb": (_notebook("later"), LATER),
+        f"ANA_1_10_{LESSON}.ipynb": (_notebook("earlier"), EARLY),
+        f"bob_2_20_{LESSON}.ipynb": (_notebook("later"), LATER),
+        "bob_2_19_upload.zip": (_zip_bytes({f"{LESSON}_2099-01-01.ipynb": _notebook("earlier"),
+                                            "timestamp.txt": "2099-01-01 00:00:00.000000 UTC"}, FUTURE), EARLY),
+    })
+    report = collect.collect(archive, root, [LESSON])
+    assert {p.student: _source(root, p.student) for p in report.placed} == {"jose": "later", "ana": "later",
+                                                                            "bob": "later"}
+    assert {p.student: p.timestamp for p in report.placed}["bob"] == "2026-12-02 10:00:00.000000 UTC"
+    reasons = _reasons(report)
+    for twice in (nfc, f"ANA_1_10_{LESSON}.ipynb"):  # the NFD name is shown in NFC, as it is unpacked
+        assert "holds it twice" in reasons[f"lms.zip: {twice}"]
+    assert reasons[f"bob_2_19_upload/{LESSON}_2099-01-01.ipynb"] == \
+        f"older copy of bob/{LESSON}; kept bob_2_20_{LESSON}.ipynb"
+
+
+class _Disk:
+    """What collect writes in its scratch folder (through ``open``): bytes in all, and the most on disk
+    at once (the folder's files summed after every write)."""
+
+    def __init__(self, monkeypatch):
+        self.written = self.peak = 0
+        monkeypatch.setattr(collect, "open", self._open, raising=False)
+
+    def _open(self, path, mode="r", *args, **kwargs):
+        handle, disk = open(path, mode, *args, **kwargs), self
+        scratch = next(p for p in Path(path).parents if p.name.startswith("collect-"))
+
+        class Counted:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                handle.close()
+
+            def write(self, data):
+                handle.write(data)
+                handle.flush()
+                disk.written += len(data)
+                held = sum(f.stat().st_size for f in scratch.rglob("*") if f.is_file() and not f.is_symlink())
+                disk.peak = max(disk.peak, held)
+
+        return Counted()
+
+
+KiB = 1024
+
+
+@pytest.mark.parametrize("limits, upload, broken", [
+    (collect.UnpackLimits(ratio=50, ratio_from=64 * KiB), {f"{LESSON}.ipynb": bytes(4 * collect.MiB)},
+     "more than 50 times its compressed size (the ratio limit)"),
+    (collect.UnpackLimits(member_bytes=256 * KiB), {f"{LESSON}.ipynb": b"0123456789abcdef" * (300 * KiB // 16)},
+     "over the per-file limit of 262144 bytes"),
+    (collect.UnpackLimits(total_bytes=300 * KiB), {f"{n}.ipynb": b"0123456789abcdef" * (200 * KiB // 16)
+                                                   for n in "abc"}, "the total limit of 307200 bytes"),
+    (collect.UnpackLimits(members=6), {f"{n}.txt": b"x" for n in "abcdefgh"}, "(the member-count limit)"),
+    (collect.UnpackLimits(depth=2), {"inner.zip": _zip_bytes({f"{LESSON}.ipynb": _notebook()})},
+     "nested deeper than 2 (the depth limit)"),
+], ids=["bomb-ratio", "member", "total", "members", "depth"])
+def test_an_upload_past_a_limit_is_refused_while_streaming_and_the_others_placed(tmp_path, monkeypatch, limits,
+                                                                                upload, broken):
+    """Bob's zip breaks one limit: one line names his zip and the limit, nothing of it is placed, nothing
+    is written past the limit (the scratch folder's peak is measured), Alice and Carol are placed."""
+    root = make_course(tmp_path)
+    archive = _zip(tmp_path / "lms.zip", {f"alice_1_10_{LESSON}.ipynb": (_notebook("alice's"), LATER),
+                                          "bob_2_20_upload.zip": (_zip_bytes(upload), LATER),
+                                          f"carol_3_30_{LESSON}.ipynb": (_notebook("carol's"), LATER)})
+    disk = _Disk(monkeypatch)
+    report = collect.collect(archive, root, [LESSON], limits=limits)
+    assert (_source(root, "alice"), _source(root, "carol"), _source(root, "bob")) == ("alice's", "carol's", None)
+    refused = [s for s in report.skipped if s.file.startswith("bob_2_20_upload")]
+    assert len(refused) == 1 and broken in refused[0].reason and "nothing of it is placed" in refused[0].reason
+    assert f"  ! {refused[0].file}: {refused[0].reason}" in report.summary().splitlines()
+    assert json.loads((root / "reports" / "collect.json").read_text())["skipped"] == [
+        {"file": s.file, "reason": s.reason} for s in report.skipped]
+    assert 0 < disk.peak <= disk.written and disk.peak <= limits.total_bytes
+    if "ratio" in broken:  # 4 MiB of zeros in ~4 KiB: at most 50 times that is ever written
+        bomb = zipfile.ZipFile(io.BytesIO(_zip_bytes(upload))).infolist()[0].compress_size
+        assert disk.written <= 50 * bomb + 2 * len(_notebook("alice's")) + len(_zip_bytes(upload)) < collect.MiB
+
+
+def test_unpack_limits_must_be_positive():
+    with pytest.raises(CourseError, match=r"UnpackLimits.ratio=0: must be a positive whole number"):
+        collect.UnpackLimits(ratio=0)
 
 
 # --- nbgrader: zip_collect with the same rules, the late penalty -------------------------------------
