@@ -15,20 +15,24 @@ The placing rules, in one place (``avgpool-course collect`` and ``nbgrader zip_c
 :class:`LMSCollector`, use the same ones):
 
 * lesson: the lesson name (or its ``lessonN`` prefix) found in the path, else ``--lesson``;
-* student: the deepest folder (or else the file name) once lesson names, copy numbers, dates and LMS
-  words are removed: the words before the first number are the name, that number is the LMS's user
-  id. Names keep their letters in any script (``José Núñez`` -> ``jose_nunez``, ``李明`` -> ``李明``).
-  The student id is the name, or ``<name>_<LMS id>`` when two LMS ids share a name (in this export or
-  in the gradebook), or what ``--roster`` (a Canvas gradebook or Moodle participants CSV) says; the
-  gradebook keeps each student's LMS id, so an id once given stays that student's;
-* time: a date in the name, else nbgrader's ``timestamp.txt`` beside the notebook, else the zip entry's
-  time; times without a zone are the LMS's local time (``--timezone``, default UTC). Written to
+* student: only from the names the export itself gives (never from inside a zip a student uploaded:
+  there any name may be anyone's): the first folder that names someone (or else the file name) once
+  lesson names, copy numbers, dates and LMS words are removed: the words before the first number are
+  the name, that number is the LMS's user id. Names keep their letters in any script (``José Núñez``
+  -> ``jose_nunez``, ``李明`` -> ``李明``). The student id is the name, or ``<name>_<LMS id>`` when two
+  LMS ids share a name (in this export or in the gradebook), or what ``--roster`` (a Canvas gradebook
+  or Moodle participants CSV) says; the gradebook keeps each student's LMS id, so an id once given
+  stays that student's;
+* time: a date in the export's part of the name, else nbgrader's ``timestamp.txt`` beside the notebook
+  (not inside a student's zip), else the export's zip entry time (a student's zip: that zip's time);
+  times without a zone are the LMS's local time (``--timezone``, default UTC). Written to
   ``timestamp.txt`` in nbgrader's format, so that ``nbgrader autograde`` knows how late it is;
 * late: marked LATE by the LMS, or after ``--due``; when one student handed in a lesson twice, the
   latest copy wins (by time, then copy number).
 
 Every file that cannot be placed is reported with the reason and what to do; one bad file never stops
-the others.
+the others. Links, ``..`` and absolute paths are never followed; archives are unpacked within
+:class:`UnpackLimits`, checked while streaming, each refusal reported.
 """
 
 from __future__ import annotations
@@ -631,8 +635,9 @@ class _Unpacker:
                                                         "is not placed; collect it in parts"))
                             break
                         continue
-                    stamp = when or (dt.datetime(*info.date_time).isoformat()
-                                     if info.date_time > (1980, 1, 1, 0, 0, 0) else None)  # 1980: no time given
+                    stamp = when if depth > 1 else (  # a student's zip: its time in the export, or none
+                        dt.datetime(*info.date_time).isoformat() if info.date_time > (1980, 1, 1, 0, 0, 0)
+                        else None)  # 1980-01-01: no time given
                     if stamp:
                         self.times[self._rel(target)] = stamp
         except (_Refused, zipfile.BadZipFile, OSError) as exc:

@@ -491,11 +491,13 @@ def test_one_students_two_copies_keep_the_latest_by_the_exports_time(tmp_path):
         f"bob_2_20_{LESSON}.ipynb": (_notebook("later"), LATER),
         "bob_2_19_upload.zip": (_zip_bytes({f"{LESSON}_2099-01-01.ipynb": _notebook("earlier"),
                                             "timestamp.txt": "2099-01-01 00:00:00.000000 UTC"}, FUTURE), EARLY),
+        "carol_3_30_upload.zip": (_zip_bytes({f"{LESSON}.ipynb": _notebook()}, FUTURE), (1980, 1, 1, 0, 0, 0)),
     })
     report = collect.collect(archive, root, [LESSON])
     assert {p.student: _source(root, p.student) for p in report.placed} == {"jose": "later", "ana": "later",
-                                                                            "bob": "later"}
-    assert {p.student: p.timestamp for p in report.placed}["bob"] == "2026-12-02 10:00:00.000000 UTC"
+                                                                            "bob": "later", "carol": "x = 1"}
+    stamps = {p.student: p.timestamp for p in report.placed}
+    assert (stamps["bob"], stamps["carol"]) == ("2026-12-02 10:00:00.000000 UTC", None), "never the zip's inner times"
     reasons = _reasons(report)
     for twice in (nfc, f"ANA_1_10_{LESSON}.ipynb"):  # the NFD name is shown in NFC, as it is unpacked
         assert "holds it twice" in reasons[f"lms.zip: {twice}"]
