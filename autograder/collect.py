@@ -817,9 +817,12 @@ def _trusted_parts(path: Path, base: Path, uploads: set[Path]) -> int:
 
 def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str | None = None,
           due: dict[str, dt.datetime] | None = None, zone: dt.tzinfo = dt.timezone.utc,
-          roster: Roster | None = None, known: list[Person] = ()) -> dict[tuple[str, str], _Candidate]:
+          roster: Roster | None = None, known: list[Person] = (), unpacked_here: bool = True
+          ) -> dict[tuple[str, str], _Candidate]:
     """Decide where every file under ``base`` goes: ``{(student, lesson): chosen file}``; every file
-    left out is added to ``report.skipped`` and every chosen one to ``report.placed``. Writes nothing."""
+    left out is added to ``report.skipped`` and every chosen one to ``report.placed``. Writes nothing.
+    ``unpacked_here``: ``base`` is what collect unpacked, so its ``.collect_unpacked.json`` files are
+    collect's own (False for a folder export: one found there is anybody's, and ignored)."""
     entries = sorted(p for p in base.rglob("*") if not SKIP_PARTS & set(p.relative_to(base).parts)
                      and not any(part.startswith(".") for part in p.relative_to(base).parts))
     for link in (p for p in entries if p.is_symlink()):
@@ -827,7 +830,7 @@ def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str 
                                       "another student's file or outside the export); not placed: put the "
                                       "file itself in the export"))
     files = [p for p in entries if p.is_file() and not p.is_symlink()]
-    zipped, uploads = unpacked(base)
+    zipped, uploads = unpacked(base) if unpacked_here else ({}, set())
     own = [_trusted_parts(p, base, uploads) for p in files]
     relatives = [PurePosixPath(p.relative_to(base).as_posix()) for p in files]
     drop = _strip_common_top(relatives, lessons, own) if files else 0
@@ -905,7 +908,7 @@ def collect(source: str | Path, root: Path, lessons: list[str], due: dict[str, d
                               "submissions from the LMS as a .zip and pass that" +
                               "".join(f"\n  ! {s.file}: {s.reason}" for s in refused))
         chosen = place(base, lessons, report, lesson=lesson, due=due, zone=zone, roster=people,
-                       known=known_students(root))
+                       known=known_students(root), unpacked_here=base != source)
         if not chosen:
             raise CourseError(f"no student notebook could be placed from {source}:\n" +
                               "\n".join(f"  ! {s.file}: {s.reason}" for s in report.skipped))
@@ -978,9 +981,12 @@ if FileNameCollectorPlugin is not None:
         zips kept (``.collect_unpacked.json``) for :class:`LMSCollector`."""
 
         def extract(self, archive_path: str, extracted_path: str) -> None:
-            for path in sorted(p for p in Path(archive_path).rglob("*") if p.is_file()):
+            for path in sorted(p for p in Path(archive_path).rglob("*") if p.is_file() or p.is_symlink()):
                 relative = path.relative_to(archive_path)
-                if zipfile.is_zipfile(path):
+                if path.is_symlink():
+                    self.log.warning("Not collected: %s: a symbolic link (it could point at another student's "
+                                     "file or outside the archive); put the file itself there", relative)
+                elif zipfile.is_zipfile(path):
                     for refused in _unpack(path, Path(extracted_path) / relative.parent / relative.stem)[1]:
                         self.log.warning("Not collected: %s: %s", refused.file, refused.reason)
                 else:

@@ -463,8 +463,11 @@ def test_links_are_reported_never_followed(tmp_path):
     (export / f"alice_1_10_{LESSON}.ipynb").symlink_to(export / f"bob_2_20_{LESSON}.ipynb")
     (export / f"carol_3_30_{LESSON}.ipynb").symlink_to(tmp_path / "outside" / "secret.ipynb")
     (export / "erin_5_50").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (export / collect.UNPACKED).write_text(json.dumps({"times": {f"bob_2_20_{LESSON}.ipynb": "2099-01-01T00:00:00"},
+                                                       "uploads": []}))  # a folder export's is anybody's
     report = collect.collect(export, root, [LESSON])
     assert {p.student for p in report.placed} == {"bob"} and _source(root, "bob") == "bob's own"
+    assert report.placed[0].timestamp is None, "a .collect_unpacked.json in a folder export is never read"
     reasons = _reasons(report)
     for link in (f"alice_1_10_{LESSON}.ipynb", f"carol_3_30_{LESSON}.ipynb", "erin_5_50"):
         assert "a symbolic link" in reasons[link], link
