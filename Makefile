@@ -38,7 +38,7 @@ release: $(STAMP)
 # Two workers (pytest-xdist): each test file whole on one, the longest first (tests/conftest.py).
 TEST_JOBS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder
 
 # The inner loop: tests that execute no notebook and grade no class.
 CHECK_TESTS := $(addprefix tests/test_,course_helpers.py timing.py network.py shapes_data.py torch_checks.py \

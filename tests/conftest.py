@@ -9,6 +9,7 @@ two workers end together.
 """
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -23,24 +24,35 @@ LONGEST_FIRST = ["corpus", "wheel", "chain", "dask_cluster", "lesson2", "grader_
                  "sandbox", "grader_users", "sample_class", "collect"]
 
 
-def group_of(item: pytest.Item) -> str:
-    """The xdist group of a test: its file's name without ``test_`` (``lessonN`` for a lesson's
-    notebook run, ``browser`` for the browser tests)."""
-    path = Path(str(item.fspath))
+def group_of(nodeid: str) -> str:
+    """The group of a test (by its node id): its file's name without ``test_``; ``lessonN`` for
+    ``tests/test_notebooks.py``'s case of lesson N; ``browser`` for the browser tests."""
+    path = Path(nodeid.split("::")[0])
     if path.parent.name == "browser":
         return "browser"
-    lesson = getattr(item, "callspec", None) and item.callspec.params.get("lesson")
-    if path.name == "test_notebooks.py" and isinstance(lesson, str):
-        return lesson.split("_")[0]
+    lesson = re.search(r"\[(lesson\d+)_", nodeid)
+    if path.name == "test_notebooks.py" and lesson:
+        return lesson.group(1)
     return path.stem.removeprefix("test_")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadscope``, a scope is a group of :func:`group_of` (xdist's own ``loadgroup`` does
+    not group under pytest 9: the group it appends to a node id is not what the scheduler reads)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    if "PYTEST_XDIST_WORKER" not in os.environ:  # only xdist's workers collect under -n
-        return
-    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group_of(item)))
-    items.sort(key=lambda item: rank.get(group_of(item), len(rank)))
+    """On an xdist worker, the longest groups first (the scheduler hands out groups in this order)."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))
