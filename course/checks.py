@@ -460,6 +460,13 @@ def _library_object(path: str) -> Any:
     return found
 
 
+#: The expressions whose value is made of, or chosen from, these parts (what the resolver follows).
+_VALUE_PARTS = {ast.Tuple: lambda node: node.elts, ast.List: lambda node: node.elts, ast.Set: lambda node: node.elts,
+                ast.Dict: lambda node: node.values, ast.BoolOp: lambda node: node.values,
+                ast.IfExp: lambda node: (node.body, node.orelse), ast.Starred: lambda node: (node.value,),
+                ast.NamedExpr: lambda node: (node.value,)}
+
+
 class _Scope:
     """One scope of the checked code (module, function or lambda, class body, comprehension)."""
 
@@ -807,27 +814,12 @@ class _Resolver:
             return found
         if isinstance(node, ast.Lambda):
             return _Carried(None, True)
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        parts = _VALUE_PARTS.get(type(node))
+        if parts is not None:  # a value made of (or chosen from) its parts carries what any part carries
             found = _Carried()
-            for element in node.elts:
-                found = found | self.carried(element, scope)
+            for part in parts(node):
+                found = found | self.carried(part, scope)
             return found
-        if isinstance(node, ast.Starred):
-            return self.carried(node.value, scope)
-        if isinstance(node, ast.Dict):
-            found = _Carried()
-            for element in node.values:
-                found = found | self.carried(element, scope)
-            return found
-        if isinstance(node, ast.IfExp):
-            return self.carried(node.body, scope) | self.carried(node.orelse, scope)
-        if isinstance(node, ast.BoolOp):
-            found = _Carried()
-            for element in node.values:
-                found = found | self.carried(element, scope)
-            return found
-        if isinstance(node, ast.NamedExpr):
-            return self.carried(node.value, scope)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return self.carried(node.elt)
         if isinstance(node, ast.DictComp):
