@@ -143,7 +143,7 @@ def test_protocol_never_unpickles():
 
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=True)
-    with pytest.raises(ValueError):
+    with pytest.raises((ValueError, _child.ProtocolError)):
         _child.decode({"$array": 0}, [buffer.getvalue()], None)
     with pytest.raises(_child.ProtocolError):
         _child.decode({"$pickle": pickle.dumps(1).hex()}, [], None)
