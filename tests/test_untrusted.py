@@ -203,6 +203,20 @@ def test_a_malformed_reply_from_a_graded_call_is_that_tests_crash_and_the_next_t
     assert record.status == "crash"
 
 
+def test_honest_extremes_are_well_formed_messages_not_crashes():
+    """The other side of the ranges: output past the cap, an exception with a 300-character class name
+    and a 10 000-character message are what an honest child sends (capped by the child), never a crash."""
+    honest = ('print("y" * 10000)\nLong = type("E" * 300, (ValueError,), {})\n'
+              'def two():\n    raise Long("x" * 10000)\n')
+    lesson = two_cells({"t_two": "two()", "t_one": "check_value(one, 1, 'one')"})
+    tests, verdicts, record = graded(lesson, {"first": "one = 1", "second": honest})
+    assert tests["t_one"].passed and not tests["t_two"].passed and tests["t_two"].fault is None, tests["t_two"]
+    assert "x" * 100 in tests["t_two"].message
+    cell = {c["id"]: c for c in verdicts.cells}["second"]
+    assert cell["ok"] and cell["fault"] is None and "more characters" in cell["stdout"] and len(cell["stdout"]) < 2100
+    assert record.status == "ok"
+
+
 # --- text: lone surrogates and control characters ------------------------------------------------------
 
 def test_clean_text_replaces_lone_surrogates_and_escapes_control_characters():

@@ -595,7 +595,7 @@ class Child:
             message = str(exc)[:4000]
         except BaseException:
             message = "<the exception's message could not be printed>"
-        return {"type": getattr(kind, "__qualname__", "?"), "builtin": builtin, "message": message,
+        return {"type": str(getattr(kind, "__qualname__", "?"))[:200], "builtin": builtin, "message": message,
                 "memory": isinstance(exc, MemoryError)}
 
     # -- running student code ---------------------------------------------------------------------
@@ -744,7 +744,8 @@ class Child:
             try:
                 reply, out = self.handle(message, blobs)
             except Exception as exc:  # a request the child cannot read
-                reply, out = {"raise": {"type": "ProtocolError", "builtin": "RuntimeError", "message": str(exc)}}, []
+                reply, out = {"raise": {"type": "ProtocolError", "builtin": "RuntimeError",
+                                        "message": str(exc)[:4000]}}, []
             self.channel.send(reply, out)
 
 
