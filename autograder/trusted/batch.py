@@ -369,6 +369,7 @@ def autograde_in_process(root: Path, lesson: str, seed: int | None = None, stude
 
 
 def _last_line(text: str) -> str:
+    """What went wrong, in one line of nbgrader's error text (its last exception line, else its last line)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     errors = [line for line in lines if "Error" in line.split(":")[0]]
     return (errors or lines or ["(no message)"])[-1][:500]
