@@ -143,7 +143,7 @@ def test_protocol_never_unpickles():
 
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=True)
-    with pytest.raises(ValueError):
+    with pytest.raises((ValueError, _child.ProtocolError)):
         _child.decode({"$array": 0}, [buffer.getvalue()], None)
     with pytest.raises(_child.ProtocolError):
         _child.decode({"$pickle": pickle.dumps(1).hex()}, [], None)
@@ -446,9 +446,10 @@ def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
     sources = dict(lesson1.reference_sources())
     sources["worked_example"] = ("np.allclose = lambda *a, **k: True\nby_hand_avg = np.zeros((2, 2))\n"
                                  "by_hand_max = np.zeros((2, 2))\n")
+    sources["knowledge_check"] += '\nlabel = "\udcff"  # a lone surrogate (valid JSON) must not stop nbgrader\n'
     folder = tmp_path / "submitted" / "mallory" / LESSON1
     folder.mkdir(parents=True)
-    nbformat.write(sanitized_notebook(lesson1, sources), str(folder / lesson1.notebook_name))
+    (folder / lesson1.notebook_name).write_text(json.dumps(sanitized_notebook(lesson1, sources)))
     with __import__("tempfile").TemporaryDirectory() as scratch:
         made = nbgrader(tmp_path, "generate_assignment", LESSON1, f"--CourseDirectory.release_directory={scratch}")
     assert made.returncode == 0, made.stderr[-2000:]

@@ -3,8 +3,9 @@
 Only the solution cells of a submission are taken (matched by ``grade_id`` against the release); they
 run in a sandboxed child process (:mod:`.sandbox`); the lesson's own test cells (hidden tests included)
 run in this process against stand-ins for the student's names (:mod:`.verdicts`), which hand back plain
-data only. Scores reach nbgrader's gradebook through nbgrader itself (:mod:`.nbgrader_plugin`), one
-writer at a time (:mod:`.batch`).
+data only; whatever the child or a submission sends is untrusted data, checked field by field and
+cleaned before it is written (:mod:`.untrusted`). Scores reach nbgrader's gradebook through nbgrader
+itself (:mod:`.nbgrader_plugin`), one writer at a time (:mod:`.batch`), each submission on its own.
 
 API::
 

@@ -86,7 +86,7 @@ class Channel:
             raise ProtocolError(f"reply of {size + sum(lengths)} bytes is over the limit of {self.limit}")
         try:
             message = json.loads(self._read(size, deadline, tick))
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep to read
             raise ProtocolError(f"not JSON: {exc}") from None
         if not isinstance(message, dict):
             raise ProtocolError("a frame must hold a JSON object")
@@ -101,8 +101,8 @@ class Unsendable(TypeError):
     """A value that is not plain data and cannot be sent by reference."""
 
 
-IN_CHILD = False  # set by main(): the child writes and reads .npy with its own small code (below)
-_NPY_HEADER = re.compile(r"^\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (True|False), 'shape': \(([\d, ]*)\), \}\s*$")
+IN_CHILD = False  # set by main(): the child writes .npy with its own small code (below)
+_NPY_HEADER = re.compile(r"^\{'descr': '([<>|=]?[a-zA-Z]\d*(?:\[\w+\])?)', 'fortran_order': (True|False), 'shape': \(([\d, ]*)\), \}\s*$")
 
 
 def _npy(array) -> bytes:
@@ -127,14 +127,11 @@ def _npy(array) -> bytes:
 
 
 def _load_npy(blob: bytes):
+    """The array of ``.npy`` 1.0 bytes, read the same way in both processes: never unpickled, and the data
+    must be exactly as long as the header's shape and dtype say (a forged header allocates nothing)."""
     import numpy as np
 
-    if not IN_CHILD:
-        array = np.load(io.BytesIO(blob), allow_pickle=False)
-        if type(array) is not np.ndarray:
-            raise ProtocolError("an array blob did not hold an array")
-        return array
-    if blob[:8] != b"\x93NUMPY\x01\x00":
+    if type(blob) is not bytes or blob[:8] != b"\x93NUMPY\x01\x00":
         raise ProtocolError("not a .npy 1.0 blob")
     size = struct.unpack("<H", blob[8:10])[0]
     match = _NPY_HEADER.match(blob[10:10 + size].decode("latin1"))
@@ -142,6 +139,11 @@ def _load_npy(blob: bytes):
         raise ProtocolError("unreadable .npy header")
     dtype = np.dtype(match.group(1))
     shape = tuple(int(n) for n in match.group(3).replace(" ", "").split(",") if n)
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dtype.itemsize != len(blob) - 10 - size:
+        raise ProtocolError(f"a .npy blob of shape {shape} and dtype {dtype.str} holds {len(blob) - 10 - size} bytes")
     array = np.frombuffer(blob, dtype=dtype, offset=10 + size).copy()
     return array.reshape(shape, order="F" if match.group(2) == "True" else "C")
 
@@ -224,8 +226,14 @@ def encode(value, blobs: list, other, _state=None):
     return other(value)
 
 
+def _blob(blobs: list[bytes], index) -> bytes:
+    if type(index) is not int or not 0 <= index < len(blobs):
+        raise ProtocolError(f"no blob {index!r} among {len(blobs)}")
+    return blobs[index]
+
+
 def decode(node, blobs: list[bytes], ref):
-    """The value of a JSON tree made by :func:`encode` (arrays loaded with ``allow_pickle=False``)."""
+    """The value of a JSON tree made by :func:`encode` (arrays read by :func:`_load_npy`, never unpickled)."""
     if node is None or type(node) in (bool, int, float, str):
         return node
     if type(node) is list:
@@ -254,9 +262,9 @@ def decode(node, blobs: list[bytes], ref):
     if tag == "$range":
         return range(*[int(v) for v in body])
     if tag == "$array":
-        return _load_npy(blobs[int(body)])
+        return _load_npy(_blob(blobs, body))
     if tag == "$npscalar":
-        return _load_npy(blobs[int(body)])[()]
+        return _load_npy(_blob(blobs, body))[()]
     if tag == "$npdtype":
         import numpy as np
 
@@ -271,7 +279,7 @@ def decode(node, blobs: list[bytes], ref):
     if tag == "$tensor":
         import torch
 
-        array = _load_npy(blobs[int(body)])
+        array = _load_npy(_blob(blobs, body))
         tensor = torch.from_numpy(array.copy() if not array.flags.writeable else array)
         dtype = getattr(torch, str(node.get("dtype", "")), None)
         if isinstance(dtype, torch.dtype) and tensor.dtype != dtype:
@@ -587,7 +595,7 @@ class Child:
             message = str(exc)[:4000]
         except BaseException:
             message = "<the exception's message could not be printed>"
-        return {"type": getattr(kind, "__qualname__", "?"), "builtin": builtin, "message": message,
+        return {"type": str(getattr(kind, "__qualname__", "?"))[:200], "builtin": builtin, "message": message,
                 "memory": isinstance(exc, MemoryError)}
 
     # -- running student code ---------------------------------------------------------------------
@@ -736,7 +744,8 @@ class Child:
             try:
                 reply, out = self.handle(message, blobs)
             except Exception as exc:  # a request the child cannot read
-                reply, out = {"raise": {"type": "ProtocolError", "builtin": "RuntimeError", "message": str(exc)}}, []
+                reply, out = {"raise": {"type": "ProtocolError", "builtin": "RuntimeError",
+                                        "message": str(exc)[:4000]}}, []
             self.channel.send(reply, out)
 
 

@@ -36,6 +36,7 @@ from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, ca
                                         read_json, run_finished, run_seed, save_record, write_json)
 from autograder.trusted.policy import load_policy
 from autograder.trusted.sandbox import GraderFault, Limits, containment, sandbox_uid
+from autograder.trusted.untrusted import clean_text
 from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -316,30 +317,37 @@ def ensure_assignment(root: Path, lesson: str) -> None:
                            f"\n{result.stderr[-2000:]}")
 
 
-def stage(root: Path, records: list[Record]) -> Path:
-    """Write the sanitized notebook of every record under ``records/staging/<student>/<lesson>/``."""
+def stage(root: Path, records: list[Record]) -> dict[tuple[str, str], str]:
+    """Write the sanitized notebook of every record under ``records/staging/<student>/<lesson>/``, each on its
+    own: returns ``{(student, lesson): why}`` for those that could not be staged (nothing of theirs is left
+    there), so one submission never stops the staging of the others."""
     root = Path(root).resolve()
     staging = root / RECORDS / STAGING
     if staging.exists():
         shutil.rmtree(staging)
+    lost: dict[tuple[str, str], str] = {}
     for record in records:
-        lesson = load_lesson(record.lesson, root)
-        folder = root / "submitted" / record.student / record.lesson
-        taken = intake_mod.read_submission(folder, lesson)
-        sources = taken.sources if taken.status == "ok" else {}
         out = staging / record.student / record.lesson
-        out.mkdir(parents=True, exist_ok=True)
-        nbformat.write(intake_mod.sanitized_notebook(lesson, sources), str(out / lesson.notebook_name))
-        stamp = intake_mod.valid_timestamp(folder)
-        if stamp:
-            (out / "timestamp.txt").write_text(stamp + "\n")
-    return staging
+        try:
+            lesson = load_lesson(record.lesson, root)
+            folder = root / "submitted" / record.student / record.lesson
+            taken = intake_mod.read_submission(folder, lesson)
+            sources = taken.sources if taken.status == "ok" else {}
+            out.mkdir(parents=True, exist_ok=True)
+            nbformat.write(intake_mod.sanitized_notebook(lesson, sources), str(out / lesson.notebook_name))
+            stamp = intake_mod.valid_timestamp(folder)
+            if stamp:
+                (out / "timestamp.txt").write_text(stamp + "\n")
+        except Exception as exc:  # this submission only: the others are staged and written
+            shutil.rmtree(out, ignore_errors=True)
+            lost[(record.student, record.lesson)] = f"its notebook could not be staged ({type(exc).__name__}: {exc})"
+    return lost
 
 
-def autograde_in_process(root: Path, lesson: str, seed: int | None = None) -> str:
-    """``nbgrader autograde <lesson>`` on the staged notebooks, in this process through nbgrader's API (no
-    interpreter to start, nbgrader imported once per batch). Returns nbgrader's error text ("" when it
-    went in). The course's ``nbgrader_config.py`` applies, as for the command."""
+def autograde_in_process(root: Path, lesson: str, seed: int | None = None, student: str = "*") -> str:
+    """``nbgrader autograde <lesson>`` on the staged notebooks (of ``student``, or all), in this process through
+    nbgrader's API (no interpreter to start, nbgrader imported once per batch). Returns nbgrader's error text
+    ("" when it went in). The course's ``nbgrader_config.py`` applies, as for the command."""
     import warnings
 
     from nbgrader.apps import NbGraderAPI
@@ -356,33 +364,58 @@ def autograde_in_process(root: Path, lesson: str, seed: int | None = None) -> st
     with warnings.catch_warnings():  # as the command runs (PYTHONWARNINGS=ignore): nothing on the console
         warnings.simplefilter("ignore")
         api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-        result = api.autograde(lesson, "*", force=True, create=True)
+        result = api.autograde(lesson, student, force=True, create=True)
     return "" if result.get("success") else f"{result.get('log', '')[-3000:]}\n{result.get('error', '')[-3000:]}"
+
+
+def _last_line(text: str) -> str:
+    """What went wrong, in one line of nbgrader's error text (its last exception line, else its last line)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line.split(":")[0]]
+    return (errors or lines or ["(no message)"])[-1][:500]
 
 
 def write_gradebook(root: Path, records: list[Record], progress: bool = False, seed: int | None = None) -> list[str]:
     """Phase 2: nbgrader autograde on the staged, sanitized notebooks, one lesson at a time, in this
-    process (with ``progress``, a line per lesson on stderr). Returns nbgrader's problems (empty when all
-    went in)."""
+    process (with ``progress``, a line per lesson on stderr). Each submission is staged and written on its
+    own: one that cannot be (its notebook cannot be staged, or nbgrader fails on it, alone too) becomes a
+    ``grader-error`` record, here and in ``records``, while the others' grades are written. Returns the
+    problems that belong to no one submission (empty when all went in)."""
     root = Path(root).resolve()
     records = [r for r in records if r.status != STATUS_GRADER_ERROR]  # no score for the grader's failures
     if not records:
         return []
-    stage(root, records)
+    lost = stage(root, records)
     problems = []
     lessons = sorted({r.lesson for r in records})
     for number, lesson in enumerate(lessons, 1):
         began = time.monotonic()
+        staged = [r for r in records if r.lesson == lesson and (r.student, r.lesson) not in lost]
         if progress:
-            count = sum(r.lesson == lesson for r in records)
             print(f"writing the gradebook (nbgrader autograde): lesson {number} of {len(lessons)}, {lesson}, "
-                  f"{count} submission(s) ...", end=" ", file=sys.stderr, flush=True)
-        ensure_assignment(root, lesson)
-        failed = autograde_in_process(root, lesson, seed)
-        if failed:
-            problems.append(f"nbgrader autograde {lesson} failed:\n{failed}")
+                  f"{len(staged)} submission(s) ...", end=" ", file=sys.stderr, flush=True)
+        failed = ""
+        if staged:
+            ensure_assignment(root, lesson)
+            failed = autograde_in_process(root, lesson, seed)
+        if failed:  # nbgrader goes on past a submission it fails on: which ones are missing, and why
+            name = load_lesson(lesson, root).notebook_name
+            missing = [r for r in staged if not (root / "autograded" / r.student / lesson / name).is_file()]
+            for record in missing:
+                alone = autograde_in_process(root, lesson, seed, record.student)
+                if alone:
+                    lost[(record.student, lesson)] = f"nbgrader autograde failed on it ({_last_line(alone)})"
+            if not missing:
+                problems.append(f"nbgrader autograde {lesson} failed:\n{failed}")
         if progress:
             print("failed" if failed else f"{time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
+    for record in records:
+        if (record.student, record.lesson) in lost:
+            record.status = STATUS_GRADER_ERROR
+            record.reason = clean_text(f"the grader failed (not the student): the gradebook could not be written for "
+                                       f"this submission: {lost[(record.student, record.lesson)]}; fix the cause "
+                                       "and grade again")
+            save_record(root, record)
     return problems
 
 

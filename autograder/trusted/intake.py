@@ -1,7 +1,8 @@
 """Submission intake: read a submitted notebook defensively and keep only the student's solution cells.
 
 Nothing of a submission is trusted except the text of its solution cells, found by ``grade_id`` in the
-release's list of solution cells (first match wins; a missing one counts as empty). Metadata, outputs,
+release's list of solution cells (first match wins; a missing one counts as empty), made safe to write
+(:func:`~autograder.trusted.untrusted.clean_text`: no lone surrogate, no control character). Metadata, outputs,
 kernelspec, test cells and extra files are ignored. The notebook nbgrader then sees is the *sanitized*
 one: the release notebook with those sources swapped in, so malformed input never reaches nbgrader.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.trusted.lesson import Lesson
+from autograder.trusted.untrusted import clean_text
 
 MAX_NOTEBOOK_BYTES = 100 << 20
 MAX_CELL_CHARS = 1 << 20
@@ -88,7 +90,7 @@ def parse_submission(data: bytes, lesson: Lesson) -> Intake:
         if len(source) > MAX_CELL_CHARS:
             notes.append(f"cell {grade_id!r} is over {MAX_CELL_CHARS} characters: ignored")
             continue
-        sources[grade_id] = source
+        sources[grade_id] = clean_text(source)  # what is graded is what gets staged and written
     if not any(i in sources for i in lesson.code_solution_ids):
         ids = ", ".join(lesson.solution_ids)
         return Intake(NO_SOLUTIONS, f"none of the solution cells of {lesson.name} ({ids}) is in this notebook; is it "

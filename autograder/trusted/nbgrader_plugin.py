@@ -114,7 +114,16 @@ class RestoreReleasedCells(OverwriteCells):
     """nbgrader's ``OverwriteCells``, without its "checksum has changed" warning for every locked test cell
     that differs from ``source/`` only by the hidden tests the release removed (every test cell of every
     honest submission): such a cell is put back silently. Any other change of a locked cell is still
-    reported and overwritten, as nbgrader does."""
+    reported and overwritten, as nbgrader does. Every text of the notebook is made safe to write first."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        """nbgrader's, on the notebook with every text made safe to write (a lone surrogate in a submitted
+        notebook, valid JSON, would stop nbgrader writing it: :func:`~autograder.trusted.untrusted.clean_tree`)."""
+        from nbformat import from_dict
+
+        from autograder.trusted.untrusted import clean_tree
+
+        return super().preprocess(from_dict(clean_tree(nb)), resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")

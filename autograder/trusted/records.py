@@ -20,6 +20,7 @@ from pathlib import Path
 from autograder.trusted.intake import Intake
 from autograder.trusted.lesson import Lesson, GRADER_VERSION
 from autograder.trusted.sandbox import Limits
+from autograder.trusted.untrusted import clean_tree
 from autograder.trusted.verdicts import Verdicts
 
 RECORDS = "records"
@@ -45,6 +46,12 @@ class Record:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     seed: int | None = None  # the grading run's seed (hidden inputs); None when no test ran
+
+    def __post_init__(self):
+        """Every text that came from a submission or its child made safe to write (records, feedback, the
+        gradebook, a terminal): :func:`~autograder.trusted.untrusted.clean_tree`."""
+        self.tests, self.cells, self.notes = clean_tree(self.tests), clean_tree(self.cells), clean_tree(self.notes)
+        self.reason, self.containment = clean_tree(self.reason), clean_tree(self.containment)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from autograder.trusted import _child
 from autograder.trusted._child import Channel, ChannelClosed, ChannelTimeout, ProtocolError
+from autograder.trusted.untrusted import checked
 
 RUNNER_SOURCE = inspect.getsource(_child)
 SANDBOX_UID_BASE = 61000
@@ -446,39 +447,39 @@ class Sandbox:
         }
         deadline = time.monotonic() + self.limits.start_seconds
         self.outcomes = []
-        current = None
+        current = last = None  # the cell running now, the last cell that started
         try:
             self._send(config, [], deadline)
-            hello, _ = self._recv(deadline)
-            self.active = hello.get("active", {})
+            hello, _ = self._recv(deadline, ("hello",))
+            self.active = hello["active"]
             self.active["warm"] = self.warm
             while True:
-                message, _ = self._recv(deadline)
-                op = message.get("op")
+                expected = ("cell_done",) if current is not None else ("cell_start", "ready")
+                message, _ = self._recv(deadline, expected, cells=len(self.cells), cell=current,
+                                        first=0 if last is None else last + 1)
+                op = message["op"]
                 if op == "cell_start":
-                    current = int(message["index"])
+                    current = last = message["index"]
                     self.student_ran = True
                     deadline = time.monotonic() + hang_seconds(self.limits.cell_seconds)
                     self.budget(self.limits.cell_seconds)
                 elif op == "cell_done":
-                    cell = self.cells[int(message["index"])]
                     error = message.get("raise")
-                    outcome = CellOutcome(
-                        cell.get("id", "?"), error is None, error,
-                        _text(message.get("stdout")), _text(message.get("stderr")), float(message.get("seconds", 0)))
+                    outcome = CellOutcome(self.cells[current].get("id", "?"), error is None, error,
+                                          _text(message["stdout"]), _text(message["stderr"]), message["seconds"])
                     if error and error.get("memory"):
                         outcome.fault = "memory"
                     self.outcomes.append(outcome)
                     current = None
                     self.cpu_limit = None
                     deadline = time.monotonic() + self.limits.start_seconds
-                elif op == "ready":
-                    self.names = [str(n) for n in message.get("names", [])]
+                else:  # ready
+                    self.names = message["names"]
                     self.cpu_limit = None
                     break
-                else:
-                    raise ProtocolError(f"unexpected message {op!r} while starting")
         except Fault as fault:
+            if current is None and last is not None:
+                current = last  # between cells (a message out of turn, say): what the last cell started did it
             if current is not None and current < len(self.cells):
                 self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False,
                                                  {"type": type(fault).__name__, "builtin": "Exception",
@@ -666,11 +667,15 @@ class Sandbox:
                 raise self._fail(self._died()) from None
             view = view[written:]
 
-    def _recv(self, deadline: float) -> tuple[dict, list[bytes]]:
+    def _recv(self, deadline: float, expected: tuple[str, ...], **bounds) -> tuple[dict, list[bytes]]:
+        """The next message, one of the ``expected`` kinds, every field checked (:func:`untrusted.checked`
+        with ``bounds``); anything malformed kills the child as a crash (the grader's error only where no
+        student code ran yet: see ``student_ran``)."""
         if self.dead or self.channel is None:
             raise self.fault or CrashFault("the student's process is gone")
         try:
-            return self.channel.recv(deadline, tick=self._watch)
+            message, blobs = self.channel.recv(deadline, tick=self._watch)
+            return checked(message, expected, output_chars=self.limits.output_chars, **bounds), blobs
         except ChannelTimeout:
             raise self._fail(TimeoutFault("student code ran past the time limit and was stopped")) from None
         except ChannelClosed:
@@ -678,16 +683,17 @@ class Sandbox:
         except (MemoryFault, TimeoutFault) as fault:
             raise self._fail(fault) from None
         except (ProtocolError, ValueError, OSError) as exc:
-            raise self._fail(CrashFault(f"the student's process sent something unreadable ({exc})")) from None
+            raise self._fail(CrashFault(f"the student's process sent the grader a malformed message ({exc}); "
+                                        "student code must not write to the grader's pipes")) from None
 
     def request(self, message: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]:
         """Send one request and wait for its reply until ``deadline`` (``time.monotonic()``)."""
         self._send(message, blobs, deadline)
-        reply, out = self._recv(deadline)
+        reply, out = self._recv(deadline, ("reply",))
         error = reply.get("raise")
         if isinstance(error, dict) and error.get("memory"):
             raise self._fail(MemoryFault("student code ran out of memory (MemoryError: "
-                                         f"{str(error.get('message', ''))[:200]})"))
+                                         f"{error['message'][:200]})"))
         return reply, out
 
 
@@ -870,14 +876,10 @@ def _frame(message: dict, blobs: list[bytes]) -> bytes:
     return b"".join(parts + [data, *blobs])
 
 
-def _text(captured) -> str:
-    if not isinstance(captured, dict):
-        return ""
-    text = str(captured.get("text", ""))
-    dropped = captured.get("dropped", 0)
-    if isinstance(dropped, int) and dropped > 0:
-        text += f"\n... {dropped} more characters of output dropped ..."
-    return text
+def _text(captured: dict) -> str:
+    """A checked capture (``{"text", "dropped"}``): the text kept, and a line saying how much was dropped."""
+    dropped = captured["dropped"]
+    return captured["text"] + (f"\n... {dropped} more characters of output dropped ..." if dropped else "")
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,6 +21,7 @@ from autograder.trusted import _child
 from autograder.trusted.lesson import Lesson, definition_source, names_bound, names_read
 from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox,
                                         containment, hang_seconds, hidden_paths)
+from autograder.trusted.untrusted import decoded
 
 _FAULT_ORDER = ("memory", "timeout", "crash")
 
@@ -254,11 +255,10 @@ class Session:
         return _child.encode(value, blobs, other)
 
     def _decode(self, node, blobs, source: str | None = None):
-        def ref(item):
-            label = str(item.get("type", "object"))
-            return _object_class(label)(self, item, label, source)
+        def ref(item):  # checked: {"$ref": int, "type": text, "callable": bool}
+            return _object_class(item["type"])(self, item, item["type"], source)
 
-        return _child.decode(node, blobs, ref)
+        return decoded(node, blobs, ref)
 
     def request(self, message: dict, args=(), kwargs=None, target=None):
         if self.fault is not None:
@@ -284,7 +284,7 @@ class Session:
             source = None
         try:
             return self._decode(reply.get("ok"), out, source)
-        except (_child.ProtocolError, ValueError, TypeError, KeyError, IndexError) as exc:
+        except _child.ProtocolError as exc:
             self.fault = CrashFault(f"the student's process sent back something unreadable ({exc})")
             box.kill()
             raise self.fault from None

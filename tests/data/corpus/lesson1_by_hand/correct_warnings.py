@@ -1,4 +1,4 @@
-# corpus: correct, but every call warns and prints to stderr (plain nbgrader would score those cells 0)
+# corpus: correct, but every call warns and prints to stderr (plain nbgrader would score those cells 0), and a cell prints a lone surrogate and terminal escapes (which once removed its autograded notebook and stopped the gradebook phase: now cleaned)
 # category: correct
 # status: ok
 # fails:
@@ -37,3 +37,5 @@ def output_size(input_size, kernel_size, stride=0, padding=0):
             raise ValueError("the padded input is smaller than the window")
     step = tuple(k if s == 0 else s for k, s in zip(kernel, step))
     return tuple((size[a] + 2 * pad[a] - kernel[a]) // step[a] + 1 for a in range(2))
+# %% worked_example +
+print("a lone surrogate: \udcff, a screen wipe: \x1b[2J, a window title: \x1b]0;owned\x07")
