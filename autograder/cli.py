@@ -26,6 +26,7 @@ from pathlib import Path
 from autograder import coursedir
 from autograder import release as rel
 from autograder.coursedir import CourseError
+from autograder.stopping import Stopped, stoppable
 
 #: The grading function (``autograder.trusted.grade`` unless a test puts another one here).
 GRADER = None
@@ -471,7 +472,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        with stoppable():  # SIGTERM, SIGINT, SIGHUP: every process the command started ends first
+            return args.run(args)
     except CourseError as exc:  # release, lesson, grading and bundle errors are all CourseErrors
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Stopped as stop:
+        print(f"error: {stop}", file=sys.stderr)
+        return stop.exit_status

@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
+from autograder import stopping
 from autograder.trusted import _child
 from autograder.trusted._child import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 
@@ -297,16 +298,33 @@ def clean_env() -> dict:
     }
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(signum: int = signal.SIGKILL) -> None:
     """In the forked child before exec: be killed when the grader dies (Linux), so a grader killed
-    mid-batch leaves no student code running (unshare --kill-child then takes the namespace down)."""
+    mid-batch leaves no student code running (unshare --kill-child then takes the namespace down; the
+    child arms its own again after its uid drop, which clears it). ``signum``: the signal it gets."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
 
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+            ctypes.CDLL(None).prctl(1, int(signum), 0, 0, 0)  # PR_SET_PDEATHSIG
         except Exception:
             pass
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an orphan whose reaper has not waited yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return not os.path.isdir("/proc") or os.path.exists(f"/proc/{pid}")
 
 
 def _uid_processes(uid: int) -> list[int]:
@@ -327,6 +345,22 @@ def _uid_processes(uid: int) -> list[int]:
         except OSError:
             continue
     return pids
+
+
+def _sweep_uid(uid: int, seconds: float = 10.0) -> None:
+    """SIGKILL every process of sandbox uid ``uid`` (what student code started, daemons that left the
+    process group included) until none is left, for at most ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        left = _uid_processes(uid)
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
 
 
 @dataclass
@@ -424,6 +458,7 @@ class Sandbox:
         finally:
             os.close(child_read)
             os.close(child_write)
+        _LIVE.add(self)
         self.channel = Channel(parent_read, parent_write, limit=self.limits.reply_bytes)
         os.set_blocking(parent_write, False)
         config = {
@@ -510,17 +545,7 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 pass
         if self.uid is not None and self.mode.drop_uid:
-            end = time.monotonic() + 10
-            while time.monotonic() < end:
-                left = _uid_processes(self.uid)
-                if not left:
-                    break
-                for pid in left:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                time.sleep(0.05)
+            _sweep_uid(self.uid)
         if self.cgroup is not None:
             self.cgroup.remove()  # kills anything of the child's still in it first
             self.cgroup = None
@@ -539,6 +564,7 @@ class Sandbox:
 
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
+        _LIVE.discard(self)
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system, as the kernel accounts them) used so far by every process and
@@ -793,13 +819,7 @@ class Template:
         try:
             return self._ask({"op": "wait", "pid": pid}).get("status")
         except (OSError, ValueError):  # the template is gone, and PR_SET_PDEATHSIG took its children
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return -signal.SIGKILL
-            except PermissionError:
-                pass
-            return None
+            return None if _running(pid) else -signal.SIGKILL
 
     def close(self) -> None:
         if self.sock is not None:
@@ -860,6 +880,59 @@ def close_templates() -> None:
 
 
 atexit.register(close_templates)
+
+
+# -- stopping: what a grading process started ends with it ------------------------------------------------
+
+#: Sandboxes of this process whose child may be running (added at start, removed by ``kill``).
+_LIVE: "set[Sandbox]" = set()
+
+
+def reap_all() -> None:
+    """End every process this process's sandboxes started, now, taking no lock (a signal handler may have
+    interrupted a sandbox that holds one): each child's process group (with it its PID namespace, whose
+    init's end ends every process in it), the warm templates (their children die with them), every
+    process of this process's sandbox uids (daemons that left the group), and the children's cgroups
+    (anything left in them). :mod:`autograder.stopping` calls it when the grader is stopped."""
+    pid = os.getpid()
+    boxes = list(_LIVE)
+    groups = [box.proc.pid for box in boxes if box.proc is not None]
+    groups += [template.proc.pid for key, template in list(_TEMPLATES.items())
+               if key[0] == pid and getattr(template, "proc", None) is not None]
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if containment.cache_info().currsize and containment().drop_uid:  # never probe from a signal handler
+        for uid, (owner, _) in list(_LEASES.items()):
+            if owner == pid:
+                _sweep_uid(uid, 5.0)
+    for box in boxes:
+        cgroup, box.cgroup = box.cgroup, None
+        if cgroup is not None:
+            cgroup.remove()
+
+
+stopping.on_stop(reap_all)
+
+
+def _end_worker(signum, frame) -> None:
+    reap_all()
+    os._exit(128 + signum)
+
+
+def serve_as_worker(parent: int) -> None:
+    """In a grading worker process (started by grading process ``parent``): end with the grader. Its
+    parent's death, even by SIGKILL, sends it SIGTERM; SIGTERM or SIGHUP end every process it started
+    (:func:`reap_all`) and exit; SIGINT (a Ctrl-C reaches the whole process group) is the parent's to
+    handle, which then stops the workers (:func:`autograder.stopping.stoppable`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _end_worker)
+    _die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:  # the grader died before the line above
+        _end_worker(signal.SIGTERM, None)
 
 
 def _frame(message: dict, blobs: list[bytes]) -> bytes:

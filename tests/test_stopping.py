@@ -1,0 +1,201 @@
+"""A grader that can be stopped: SIGTERM (what a scheduler, a JupyterHub culling the server or Ctrl-C
+sends) or SIGKILL to ``python -m autograder grade`` in the middle of a batch ends every process the batch
+started (pool workers, warm templates, sandboxed children, and a daemon the student's code started by
+double fork and ``setsid``), leaves only whole records, and a rerun grades what is missing and gives the
+grades of an uninterrupted run.
+
+The class is tiny: one lesson of one test cell (whose printed values come from the run's seed), ``ann``
+(honest) and ``bob`` (honest too, but his solution cell starts a daemon that writes to a file and then
+sleeps, so the batch is mid-flight while the daemon runs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograder.trusted import batch, containment, load_records, sandbox
+
+REPO = Path(__file__).resolve().parent.parent
+LESSON = "tiny"
+SEED = 4242
+#: How long every process of a stopped batch may take to end (the issue: "within a few seconds").
+GONE_SECONDS = 5.0
+
+DAEMON = """import os, time
+first = os.fork()
+if first == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv('/bin/sh', ['sh', '-c', 'while :; do echo beat >> daemon-beat.txt; sleep 0.02; done'])
+    os._exit(0)
+os.waitpid(first, 0)
+def double(x):
+    return 2 * x
+time.sleep(1.5)
+"""
+SUBMISSIONS = {"ann": "def double(x):\n    return 2 * x\n", "bob": DAEMON}
+
+
+def _notebook(solution: str):
+    def meta(**fields):
+        return {"nbgrader": {"schema_version": 3, **fields}}
+
+    test = ("x = random_input((3,), np.float64, seed=1)\ncheck_array(double(x), 2 * x, 'double')\n"
+            "print(double(x).tolist())")
+    cells = [new_code_cell("import numpy as np\nfrom course.checks import check_array, random_input"),
+             new_code_cell(solution, metadata=meta(grade_id="answer", solution=True, grade=False, locked=False)),
+             new_code_cell(test, metadata=meta(grade_id="double_tests", solution=False, grade=True, locked=True,
+                                               points=1))]
+    return new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                              "language": "python"}})
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """``(pristine, expected)``: the tiny class with nothing graded, and the grades of one uninterrupted
+    grading run of it with seed :data:`SEED` (phase 1, whose records the gradebook takes as they are)."""
+    pristine = tmp_path_factory.mktemp("stopping") / "pristine"
+    pristine.mkdir()
+    shutil.copy2(REPO / "nbgrader_config.py", pristine / "nbgrader_config.py")
+    for folder, solution in (("source", "### BEGIN SOLUTION\ndef double(x):\n    return 2 * x\n### END SOLUTION"),
+                             ("release", "# YOUR CODE HERE\nraise NotImplementedError()")):
+        (pristine / folder / LESSON).mkdir(parents=True)
+        nbformat.write(_notebook(solution), str(pristine / folder / LESSON / f"{LESSON}.ipynb"))
+    for student, solution in SUBMISSIONS.items():
+        (pristine / "submitted" / student / LESSON).mkdir(parents=True)
+        nbformat.write(_notebook(solution), str(pristine / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
+    uninterrupted = shutil.copytree(pristine, pristine.parent / "uninterrupted")
+    try:
+        batch.grade(root=uninterrupted, jobs=1, progress=False, seed=SEED, check_reference=False, gradebook=False)
+    finally:
+        sandbox.close_templates()
+    return pristine, grades(uninterrupted)
+
+
+def grades(root: Path) -> dict:
+    """Every record's status, score, seed and per-test outcome (the printed values come from the seed)."""
+    return {r.student: (r.status, r.score, r.seed, [(t["grade_id"], t["points"], t["output"]) for t in r.tests])
+            for r in load_records(root)}
+
+
+def start_grading(root: Path, *args: str) -> subprocess.Popen:
+    """``python -m autograder grade --jobs 2`` on ``root``; its output goes to ``.log`` (a file: never a pipe
+    that a surviving process could hold open)."""
+    log = root / f"grade-{time.monotonic_ns()}.log"
+    with open(log, "w") as out:
+        grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--root", str(root), "--jobs", "2",
+                                   "-q", *args], cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    grader.log = log
+    return grader
+
+
+def _alive(pid: int, started: float) -> bool:
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == started and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def wait_until_underway(grader: subprocess.Popen) -> tuple[dict, int]:
+    """Watch the grader's process tree until the student's daemon runs: ``({pid: (create_time, uid)} of
+    every process of the batch seen, the daemon's pid)``."""
+    seen: dict = {}
+    root = psutil.Process(grader.pid)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and grader.poll() is None:
+        for process in root.children(recursive=True):
+            try:
+                seen[process.pid] = (process.create_time(), process.uids().real)
+                if "daemon-beat" in " ".join(process.cmdline()):
+                    return seen, process.pid
+            except psutil.Error:
+                continue
+        time.sleep(0.01)
+    pytest.fail(f"the batch never got under way (grader exit status {grader.poll()})")
+
+
+def left_running(seen: dict) -> list[int]:
+    """Processes of the batch still running: those seen before the signal, and any of a sandbox uid."""
+    uids = {uid for _, uid in seen.values()} - {0, os.getuid()}
+    left = [pid for pid, (started, _) in seen.items() if _alive(pid, started)]
+    return left + [pid for uid in uids for pid in sandbox._uid_processes(uid) if pid not in left]
+
+
+def stop(grader: subprocess.Popen, signum: int, root: Path) -> dict:
+    """Send ``signum`` to the grader mid-batch; check that every process of the batch ends within
+    :data:`GONE_SECONDS` and the daemon's file stops growing. Returns what it measured."""
+    seen, daemon = wait_until_underway(grader)
+    beats = os.open(f"/proc/{daemon}/cwd/daemon-beat.txt", os.O_RDONLY)  # stays readable after its mount goes
+    try:
+        graded_before = {p.stem for p in (root / "records" / LESSON).glob("*.json")}
+        sent = time.monotonic()
+        os.kill(grader.pid, signum)
+        while left_running(seen) and time.monotonic() - sent < GONE_SECONDS:
+            time.sleep(0.01)
+        gone = time.monotonic() - sent
+        left = left_running(seen)
+        size = os.fstat(beats).st_size
+        time.sleep(0.1)
+        assert not left, f"still running {GONE_SECONDS} s after {signal.Signals(signum).name}: " + "; ".join(
+            " ".join(psutil.Process(p).cmdline())[:100] for p in left if psutil.pid_exists(p))
+        assert size > 0 and os.fstat(beats).st_size == size, "the daemon's file stopped growing"
+    finally:
+        os.close(beats)
+        for pid in left_running(seen):  # clean up after a failure on today's code
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    grader.wait(timeout=30)
+    return {"seconds": gone, "processes": len(seen), "graded_before": graded_before}
+
+
+def records_whole(root: Path) -> None:
+    """Every file under ``records/`` is a whole JSON document; no temporary file is left."""
+    import json
+
+    for path in (root / "records").rglob("*"):
+        assert not path.name.endswith(".tmp"), f"a half-written file was left: {path}"
+        if path.is_file() and path.suffix == ".json":
+            json.loads(path.read_text())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signals are Linux's")
+def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_uninterrupted_grades(course, tmp_path):
+    pristine, expected = course
+    root = shutil.copytree(pristine, tmp_path / "course")
+
+    killed = start_grading(root, "--seed", str(SEED))  # SIGKILL: no handler runs, parent-death signals do it all
+    stop(killed, signal.SIGKILL, root)
+    assert killed.returncode == -signal.SIGKILL
+    records_whole(root)
+
+    stopped = start_grading(root)  # resumes the run (its seed, what it finished), then SIGTERM mid-flight
+    measured = stop(stopped, signal.SIGTERM, root)
+    lines = stopped.log.read_text().strip().splitlines()
+    assert stopped.returncode == 128 + signal.SIGTERM, lines
+    assert len(lines) == 1 and lines[0].startswith("error: stopped by SIGTERM"), lines
+    records_whole(root)
+    assert "bob" not in measured["graded_before"], "bob was mid-flight"
+    cached = {p: p.stat().st_mtime_ns for p in (root / "records" / "cache").glob("*.json")}
+
+    try:  # the rerun (what `grade` runs, here in this process: no second interpreter and pool to start)
+        batch.grade(root=root, jobs=1, progress=False, gradebook=False)
+    finally:
+        sandbox.close_templates()
+    assert grades(root) == expected, "the same grades as an uninterrupted run (same seed, same hidden inputs)"
+    assert all(path.stat().st_mtime_ns == stamp for path, stamp in cached.items()), \
+        "what the stopped runs finished is not graded again"
+    print(f"\n{containment().mode}: {measured['processes']} processes of the batch ended "
+          f"{measured['seconds']:.2f} s after SIGTERM")
