@@ -4,7 +4,7 @@ closed terminal) first end every process the command started, then the command s
 What ends what: the grading processes register their reapers here (:func:`on_stop`; the trusted
 sandbox registers :func:`autograder.trusted.sandbox.reap_all`, which ends its children, templates,
 whatever student code started, and their cgroups); worker processes started with ``multiprocessing``
-get SIGTERM and end their own (:func:`autograder.trusted.sandbox.serve_as_worker`). A SIGKILL, which no
+get SIGTERM and end their own (:func:`serve_as_worker`). A SIGKILL, which no
 handler sees, is covered by parent-death signals down the whole tree instead.
 """
 
@@ -126,3 +126,44 @@ def stoppable(exit: bool = False):
         watchdog = _STATE.pop("watchdog", None)
         if watchdog is not None:
             watchdog.cancel()
+
+
+def die_with_parent(signum: int = signal.SIGKILL) -> None:
+    """Have the kernel send this process ``signum`` when its parent ends (Linux's parent-death signal;
+    elsewhere nothing). Run in a child between fork and exec (``preexec_fn``) or first thing in a worker.
+    A change of uid clears it: a child that drops its uid sets it again (``_child.setup_sandbox``)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, int(signum), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:
+            pass
+
+
+def _end_worker(signum, frame) -> None:
+    for reaper in list(_REAPERS):
+        try:
+            reaper()
+        except Exception:
+            pass
+    os._exit(128 + signum)
+
+
+def serve_as_worker(parent: int, then: str, *args) -> None:
+    """The initializer of a worker process started by process ``parent`` (``ProcessPoolExecutor``): end
+    with it, then call ``then(*args)`` (``"module:function"``, imported only now, so the worker is tied to
+    its parent before the seconds its imports take). Its parent's death, even by SIGKILL, sends it SIGTERM
+    (Linux's parent-death signal); SIGTERM or SIGHUP run this process's reapers (:func:`on_stop`) and
+    exit; SIGINT (a Ctrl-C reaches the whole process group) is the parent's to handle, which then stops
+    its workers (:func:`end_started`)."""
+    import importlib
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _end_worker)
+    die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before the line above
+        _end_worker(signal.SIGTERM, None)
+    module, _, name = then.partition(":")
+    getattr(importlib.import_module(module), name)(*args)

@@ -108,8 +108,9 @@ def _alive(pid: int, started: float) -> bool:
 
 
 def wait_until_underway(grader: subprocess.Popen) -> tuple[dict, int]:
-    """Watch the grader's process tree until the student's daemon runs: ``({pid: (create_time, uid)} of
-    every process of the batch seen, the daemon's pid)``."""
+    """Watch the grader's process tree until the student's daemon writes its file: ``({pid: (create_time,
+    uid)} of every process of the batch seen, a descriptor of the daemon's file)``, which stays readable
+    after the daemon's mount namespace is gone."""
     seen: dict = {}
     root = psutil.Process(grader.pid)
     deadline = time.monotonic() + 120
@@ -117,9 +118,9 @@ def wait_until_underway(grader: subprocess.Popen) -> tuple[dict, int]:
         for process in root.children(recursive=True):
             try:
                 seen[process.pid] = (process.create_time(), process.uids().real)
-                if "daemon-beat" in " ".join(process.cmdline()):
-                    return seen, process.pid
-            except psutil.Error:
+                if process.cmdline()[:2] == ["sh", "-c"]:  # the daemon (the grader's own command lines hold no sh)
+                    return seen, os.open(f"/proc/{process.pid}/cwd/daemon-beat.txt", os.O_RDONLY)
+            except (psutil.Error, OSError):  # not started yet, or not written yet
                 continue
         time.sleep(0.01)
     pytest.fail(f"the batch never got under way (grader exit status {grader.poll()})")
@@ -135,8 +136,7 @@ def left_running(seen: dict) -> list[int]:
 def stop(grader: subprocess.Popen, signum: int, root: Path) -> dict:
     """Send ``signum`` to the grader mid-batch; check that every process of the batch ends within
     :data:`GONE_SECONDS` and the daemon's file stops growing. Returns what it measured."""
-    seen, daemon = wait_until_underway(grader)
-    beats = os.open(f"/proc/{daemon}/cwd/daemon-beat.txt", os.O_RDONLY)  # stays readable after its mount goes
+    seen, beats = wait_until_underway(grader)
     try:
         graded_before = {p.stem for p in (root / "records" / LESSON).glob("*.json")}
         sent = time.monotonic()

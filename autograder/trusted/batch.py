@@ -31,11 +31,12 @@ import nbformat
 
 from autograder.trusted import intake as intake_mod
 from autograder.coursedir import CourseError, check_lessons, run_nbgrader
+from autograder.stopping import serve_as_worker
 from autograder.trusted.lesson import load_lesson
 from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
                                         read_json, run_finished, run_seed, save_record, write_json)
 from autograder.trusted.policy import load_policy
-from autograder.trusted.sandbox import GraderFault, Limits, containment, sandbox_uid, serve_as_worker
+from autograder.trusted.sandbox import GraderFault, Limits, containment, sandbox_uid
 from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,9 +109,8 @@ def cluster_verdicts(lesson, sources: dict[str, str], limits: Limits, root: str,
     return run_tests(lesson, sources, limits, uid=sandbox_uid(100 + os.getpid() % 800), root=Path(root), seed=seed)
 
 
-def _init_worker(slots, parent: int) -> None:
+def _init_worker(slots) -> None:
     global _SLOT
-    serve_as_worker(parent)  # ends with the grader (SIGTERM, SIGHUP, its death), taking its sandboxes along
     _SLOT = slots.get()
     os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -211,8 +211,9 @@ def _pool_round(root, pending, limits, jobs, use_cache, records, bar, seed, cana
     for slot in range(1, width + 1):
         slots.put(slot)
     left: list = []
-    with ProcessPoolExecutor(max_workers=width, mp_context=context, initializer=_init_worker,
-                             initargs=(slots, os.getpid())) as pool:
+    # each worker ends with the grader (SIGTERM, SIGHUP, the grader's death), its sandboxes with it
+    with ProcessPoolExecutor(max_workers=width, mp_context=context, initializer=serve_as_worker,
+                             initargs=(os.getpid(), f"{__name__}:_init_worker", slots)) as pool:
         try:
             failed = [f for f in pool.map(_canary_work, [str(root)] * len(canaries), canaries,
                                           [limits] * len(canaries), [seed] * len(canaries)) if f]

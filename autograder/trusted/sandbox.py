@@ -298,19 +298,6 @@ def clean_env() -> dict:
     }
 
 
-def _die_with_parent(signum: int = signal.SIGKILL) -> None:
-    """In the forked child before exec: be killed when the grader dies (Linux), so a grader killed
-    mid-batch leaves no student code running (unshare --kill-child then takes the namespace down; the
-    child arms its own again after its uid drop, which clears it). ``signum``: the signal it gets."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(1, int(signum), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except Exception:
-            pass
-
-
 def _running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie (an orphan whose reaper has not waited yet)."""
     try:
@@ -435,8 +422,8 @@ class Sandbox:
         self.cpu_limit = None
         cgroup = self.cgroup
 
-        def before_exec():
-            _die_with_parent()
+        def before_exec():  # killed when the grader dies: unshare --kill-child then ends the namespace
+            stopping.die_with_parent()
             if cgroup is not None:
                 cgroup.join()
 
@@ -764,7 +751,7 @@ class Template:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-c", RUNNER_SOURCE, "--template", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(theirs.fileno(),), env=env,
-                cwd=self.home, start_new_session=True, preexec_fn=_die_with_parent)
+                cwd=self.home, start_new_session=True, preexec_fn=stopping.die_with_parent)
         except OSError as exc:
             raise GraderFault(f"the warm sandbox template would not start: {exc}") from None
         finally:
@@ -915,24 +902,6 @@ def reap_all() -> None:
 
 
 stopping.on_stop(reap_all)
-
-
-def _end_worker(signum, frame) -> None:
-    reap_all()
-    os._exit(128 + signum)
-
-
-def serve_as_worker(parent: int) -> None:
-    """In a grading worker process (started by grading process ``parent``): end with the grader. Its
-    parent's death, even by SIGKILL, sends it SIGTERM; SIGTERM or SIGHUP end every process it started
-    (:func:`reap_all`) and exit; SIGINT (a Ctrl-C reaches the whole process group) is the parent's to
-    handle, which then stops the workers (:func:`autograder.stopping.stoppable`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _end_worker)
-    _die_with_parent(signal.SIGTERM)
-    if os.getppid() != parent:  # the grader died before the line above
-        _end_worker(signal.SIGTERM, None)
 
 
 def _frame(message: dict, blobs: list[bytes]) -> bytes:
