@@ -46,6 +46,12 @@ time.sleep(1.5)
 SUBMISSIONS = {"ann": "def double(x):\n    return 2 * x\n", "bob": DAEMON}
 
 
+#: Without a PID namespace (``rlimits-only`` containment) a daemon that left the child's process group is
+#: out of the grader's reach (the known limit in THREAT_MODEL.md), and out of these tests' sight.
+needs_pid_namespace = pytest.mark.skipif(not containment().namespaces,
+                                         reason=f"no PID namespace in {containment().mode} containment")
+
+
 def _notebook(solution: str):
     def meta(**fields):
         return {"nbgrader": {"schema_version": 3, **fields}}
@@ -88,13 +94,15 @@ def grades(root: Path) -> dict:
             for r in load_records(root)}
 
 
-def start_grading(root: Path, *args: str) -> subprocess.Popen:
-    """``python -m autograder grade --jobs 2`` on ``root``; its output goes to ``.log`` (a file: never a pipe
-    that a surviving process could hold open)."""
+def start_grading(root: Path, *args: str, command: tuple = ("-m", "autograder", "grade")) -> subprocess.Popen:
+    """``python -m autograder grade --jobs 2`` (or another ``command``) on ``root``; its output goes to
+    ``.log`` (a file: never a pipe that a surviving process could hold open)."""
     log = root / f"grade-{time.monotonic_ns()}.log"
+    if command[-1] == "grade":
+        args = ("--root", str(root), "--jobs", "2", "-q", *args)
     with open(log, "w") as out:
-        grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--root", str(root), "--jobs", "2",
-                                   "-q", *args], cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        grader = subprocess.Popen([sys.executable, *command, *args], cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
     grader.log = log
     return grader
 
@@ -171,7 +179,7 @@ def records_whole(root: Path) -> None:
             json.loads(path.read_text())
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signals are Linux's")
+@needs_pid_namespace
 def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_uninterrupted_grades(course, tmp_path):
     pristine, expected = course
     root = shutil.copytree(pristine, tmp_path / "course")
@@ -191,7 +199,7 @@ def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_
     cached = {p: p.stat().st_mtime_ns for p in (root / "records" / "cache").glob("*.json")}
 
     try:  # the rerun (what `grade` runs, here in this process: no second interpreter and pool to start)
-        batch.grade(root=root, jobs=1, progress=False, gradebook=False)
+        batch.grade(root=root, jobs=1, progress=False, gradebook=False, check_reference=False)
     finally:
         sandbox.close_templates()
     assert grades(root) == expected, "the same grades as an uninterrupted run (same seed, same hidden inputs)"
@@ -199,3 +207,57 @@ def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_
         "what the stopped runs finished is not graded again"
     print(f"\n{containment().mode}: {measured['processes']} processes of the batch ended "
           f"{measured['seconds']:.2f} s after SIGTERM")
+
+
+#: ``nbgrader autograde`` as it reaches the trusted grader: TrustedExecute on one submission, in the main thread.
+AUTOGRADE_ONE = """import sys, nbformat
+from autograder.coursedir import course_config
+from autograder.trusted.nbgrader_plugin import TrustedExecute
+root = sys.argv[1]
+step = TrustedExecute(config=course_config(root), course_root=root)
+step.preprocess(nbformat.read(root + "/submitted/bob/tiny/tiny.ipynb", as_version=4),
+                {"nbgrader": {"assignment": "tiny", "student": "bob"}})
+print("graded, not stopped")
+"""
+
+
+@needs_pid_namespace
+def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, tmp_path, signum=signal.SIGHUP):
+    """Inside ``nbgrader autograde`` (which has no handler of its own), the trusted grader ends every
+    process it started, says so in one line and exits with 128 + the signal, leaving bob without a record."""
+    pristine, _ = course
+    root = shutil.copytree(pristine, tmp_path / "course")
+    grader = start_grading(root, str(root), command=("-c", AUTOGRADE_ONE))
+    measured = stop(grader, signum, root)
+    lines = grader.log.read_text().strip().splitlines()
+    assert grader.returncode == 128 + signum, lines
+    assert len(lines) == 1 and lines[0].startswith(f"error: stopped by {signal.Signals(signum).name}"), lines
+    assert not measured["graded_before"] and not (root / "records" / LESSON).exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_each_stop_signal_ends_what_was_started_then_raises_stopped(monkeypatch, signum):
+    """Inside ``stoppable`` each stop signal runs the reapers, then raises :class:`Stopped` (a
+    KeyboardInterrupt, which no ``except Exception`` swallows) with exit status 128 + signal; outside,
+    the signals are handled as before."""
+    from autograder import stopping
+
+    import multiprocessing
+
+    reaped = []
+    monkeypatch.setattr(stopping, "_REAPERS", [lambda: reaped.append(True)])
+    monkeypatch.setattr(multiprocessing, "active_children", lambda: [])  # never this test run's own workers
+    before = {sig: signal.getsignal(sig) for sig in stopping.STOP_SIGNALS}
+    with pytest.raises(stopping.Stopped) as stopped:
+        with stopping.stoppable():
+            try:
+                os.kill(os.getpid(), signum)
+                time.sleep(5)  # the handler raises before this ends
+            except Exception:
+                pytest.fail("an `except Exception` caught the stop")
+    assert reaped == [True] and stopped.value.exit_status == 128 + signum
+    assert str(stopped.value).startswith(f"stopped by {signal.Signals(signum).name}: every process it started has ended")
+    assert {sig: signal.getsignal(sig) for sig in stopping.STOP_SIGNALS} == before
+    with stopping.stoppable():  # without a signal, nothing happens
+        pass
+    assert not reaped[1:]
