@@ -85,6 +85,7 @@ def _stop(signum, frame) -> None:
     for sig in STOP_SIGNALS:  # a second Ctrl-C does not interrupt the clean-up
         signal.signal(sig, signal.SIG_IGN)
     stop = Stopped(signum)
+    _STATE["stopped"] = stop
     end_started()
     if _STATE.get("exit"):
         _exit_now(stop)
@@ -93,6 +94,13 @@ def _stop(signum, frame) -> None:
     watchdog.start()
     _STATE["watchdog"] = watchdog
     raise stop
+
+
+def check() -> None:
+    """Raise the :class:`Stopped` of a stop that came in again: after a call into a host that swallows
+    every exception (nbgrader's API catches ``KeyboardInterrupt`` too), so the command still stops."""
+    if _STATE.get("stopped") is not None:
+        raise _STATE["stopped"]
 
 
 def _host_defaults() -> bool:

@@ -259,5 +259,35 @@ def test_each_stop_signal_ends_what_was_started_then_raises_stopped(monkeypatch,
     assert str(stopped.value).startswith(f"stopped by {signal.Signals(signum).name}: every process it started has ended")
     assert {sig: signal.getsignal(sig) for sig in stopping.STOP_SIGNALS} == before
     with stopping.stoppable():  # without a signal, nothing happens
-        pass
+        stopping.check()
     assert not reaped[1:]
+    with pytest.raises(stopping.Stopped):  # a host that swallows the stop (nbgrader's API does) cannot keep it
+        with stopping.stoppable():
+            try:
+                os.kill(os.getpid(), signum)
+                time.sleep(5)
+            except BaseException:
+                pass
+            stopping.check()
+
+
+@pytest.mark.skipif(not sandbox.cgroups_available(), reason="this process may not make cgroups")
+def test_the_cgroups_a_killed_grader_left_are_removed_by_the_next_one(monkeypatch):
+    """A grader killed with SIGKILL cannot remove its children's cgroups; the next grading process on the
+    machine removes those of processes that are gone (empty: their processes died with the grader)."""
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    probe = sandbox.Cgroup.create(1 << 30)
+    parents = [os.path.dirname(path) for path in probe.paths.values()]
+    probe.remove()
+    stale = [os.path.join(parent, f"avgpool-trusted-{ended.pid}-1") for parent in parents]
+    for path in stale:
+        os.mkdir(path)
+    try:
+        monkeypatch.setattr(sandbox.Cgroup, "_swept", 0)  # as in a new grading process
+        sandbox.Cgroup.create(1 << 30).remove()
+        assert not any(os.path.exists(path) for path in stale)
+    finally:
+        for path in stale:
+            if os.path.exists(path):
+                os.rmdir(path)

@@ -82,9 +82,27 @@ class Cgroup:
     make one (not root, cgroup v2 only, macOS); the sandbox then falls back to psutil's view."""
 
     _serial = 0
+    _swept = 0  # the process that removed the stale cgroups next to its own
 
     def __init__(self, paths: dict[str, str]):
         self.paths = paths
+
+    @staticmethod
+    def _remove_stale(parents: list[str]) -> None:
+        """Remove the empty cgroups in ``parents`` that grading processes now gone left (one killed with
+        SIGKILL cannot remove its own; nothing is left in them: their children die with it)."""
+        for parent in parents:
+            try:
+                names = os.listdir(parent)
+            except OSError:
+                continue
+            for name in names:
+                pid = name.split("-")[2] if name.startswith("avgpool-trusted-") and name.count("-") == 3 else ""
+                if pid.isdigit() and not _running(int(pid)):
+                    try:
+                        os.rmdir(os.path.join(parent, name))  # fails, and stays, while anything is in it
+                    except OSError:
+                        pass
 
     @classmethod
     def create(cls, memory_bytes: int) -> "Cgroup | None":
@@ -101,6 +119,9 @@ class Cgroup:
             return None
         cls._serial += 1
         name = f"avgpool-trusted-{os.getpid()}-{cls._serial}"
+        if cls._swept != os.getpid():
+            cls._swept = os.getpid()
+            cls._remove_stale([f"/sys/fs/cgroup/{c}{own[c].rstrip('/')}" for c in ("cpuacct", "memory") if c in own])
         paths = {}
         try:
             for controller in ("cpuacct", "memory"):
