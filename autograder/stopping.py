@@ -4,8 +4,8 @@ closed terminal) first end every process the command started, then the command s
 What ends what: the grading processes register their reapers here (:func:`on_stop`; the trusted
 sandbox registers :func:`autograder.trusted.sandbox.reap_all`, which ends its children, templates,
 whatever student code started, and their cgroups); worker processes started with ``multiprocessing``
-get SIGTERM and end their own (:func:`serve_as_worker`). A SIGKILL, which no
-handler sees, is covered by parent-death signals down the whole tree instead.
+get SIGTERM and end their own (:func:`serve_as_worker`). A SIGKILL, which no handler sees, is covered
+by parent-death signals down the whole tree instead (:func:`die_with_parent`).
 """
 
 from __future__ import annotations
@@ -68,6 +68,10 @@ def end_started() -> None:
                 worker.join(1.0)
         except (OSError, ValueError, AssertionError):
             pass
+    _reap()
+
+
+def _reap() -> None:
     for reaper in list(_REAPERS):
         try:
             reaper()
@@ -134,6 +138,7 @@ def stoppable(exit: bool = False):
         watchdog = _STATE.pop("watchdog", None)
         if watchdog is not None:
             watchdog.cancel()
+        _STATE.clear()  # a stop belongs to this command only
 
 
 def die_with_parent(signum: int = signal.SIGKILL) -> None:
@@ -150,11 +155,7 @@ def die_with_parent(signum: int = signal.SIGKILL) -> None:
 
 
 def _end_worker(signum, frame) -> None:
-    for reaper in list(_REAPERS):
-        try:
-            reaper()
-        except Exception:
-            pass
+    _reap()
     os._exit(128 + signum)
 
 

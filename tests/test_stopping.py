@@ -41,7 +41,7 @@ if first == 0:
 os.waitpid(first, 0)
 def double(x):
     return 2 * x
-time.sleep(1.5)
+time.sleep(1)
 """
 SUBMISSIONS = {"ann": "def double(x):\n    return 2 * x\n", "bob": DAEMON}
 
@@ -81,11 +81,11 @@ def course(tmp_path_factory):
         (pristine / "submitted" / student / LESSON).mkdir(parents=True)
         nbformat.write(_notebook(solution), str(pristine / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
     uninterrupted = shutil.copytree(pristine, pristine.parent / "uninterrupted")
-    try:
+    try:  # this process's warm template stays for the rerun (closed at the end of this module)
         batch.grade(root=uninterrupted, jobs=1, progress=False, seed=SEED, check_reference=False, gradebook=False)
+        yield pristine, grades(uninterrupted)
     finally:
         sandbox.close_templates()
-    return pristine, grades(uninterrupted)
 
 
 def grades(root: Path) -> dict:
@@ -198,10 +198,8 @@ def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_
     assert "bob" not in measured["graded_before"], "bob was mid-flight"
     cached = {p: p.stat().st_mtime_ns for p in (root / "records" / "cache").glob("*.json")}
 
-    try:  # the rerun (what `grade` runs, here in this process: no second interpreter and pool to start)
-        batch.grade(root=root, jobs=1, progress=False, gradebook=False, check_reference=False)
-    finally:
-        sandbox.close_templates()
+    # the rerun (what `grade` runs, here in this process: no second interpreter and pool to start)
+    batch.grade(root=root, jobs=1, progress=False, gradebook=False, check_reference=False)
     assert grades(root) == expected, "the same grades as an uninterrupted run (same seed, same hidden inputs)"
     assert all(path.stat().st_mtime_ns == stamp for path, stamp in cached.items()), \
         "what the stopped runs finished is not graded again"
@@ -269,6 +267,7 @@ def test_each_stop_signal_ends_what_was_started_then_raises_stopped(monkeypatch,
             except BaseException:
                 pass
             stopping.check()
+    stopping.check()  # the stop belonged to that command: the next one is not stopped by it
 
 
 @pytest.mark.skipif(not sandbox.cgroups_available(), reason="this process may not make cgroups")

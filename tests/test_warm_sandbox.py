@@ -198,11 +198,11 @@ time.sleep(300)
 
 
 @pytest.mark.skipif(not containment().namespaces, reason="a daemon leaves the grader's reach without a PID namespace")
-@pytest.mark.parametrize("warm", [pytest.param(True, marks=warm_only), False], ids=["warm", "cold"])
-def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(warm):
+def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(warm=sandbox.warm_available(containment())):
     """SIGKILL of the grading process (no handler runs): its warm template, the child (whose uid drop
-    clears the parent-death signal set before it: it arms it again) and a daemon the student's code
-    started all end, and no process of the sandbox uid is left."""
+    clears the parent-death signal set before it: it arms it again; a cold child's parent, ``unshare``,
+    is tied to the grader the same way) and a daemon the student's code started all end, and no process
+    of the sandbox uid is left."""
     import psutil
 
     code = ("import os, sys, threading, time\nfrom autograder.trusted.sandbox import Sandbox, Limits, sandbox_uid\n"

@@ -332,7 +332,7 @@ def _running(pid: int) -> bool:
         return False
     except PermissionError:
         pass
-    return not os.path.isdir("/proc") or os.path.exists(f"/proc/{pid}")
+    return True
 
 
 def _uid_processes(uid: int) -> list[int]:
