@@ -6,7 +6,7 @@ grades of an uninterrupted run.
 
 The class is tiny: one lesson of one test cell (whose printed values come from the run's seed), ``ann``
 (honest) and ``bob`` (honest too, but his solution cell starts a daemon that writes to a file and then
-sleeps, so the batch is mid-flight while the daemon runs)."""
+sleeps, so the batch is mid-flight while the daemon runs and ann is graded)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ SEED = 4242
 GONE_SECONDS = 5.0
 
 DAEMON = """import os, time
+time.sleep(0.5)  # ann, graded next to bob, is done first
 first = os.fork()
 if first == 0:
     os.setsid()
@@ -115,21 +116,25 @@ def _alive(pid: int, started: float) -> bool:
         return False
 
 
-def wait_until_underway(grader: subprocess.Popen) -> tuple[dict, int]:
-    """Watch the grader's process tree until the student's daemon writes its file: ``({pid: (create_time,
-    uid)} of every process of the batch seen, a descriptor of the daemon's file)``, which stays readable
-    after the daemon's mount namespace is gone."""
+def wait_until_underway(grader: subprocess.Popen, first: Path | None) -> tuple[dict, int]:
+    """Watch the grader's process tree until the student's daemon writes its file and the record ``first``
+    (of a submission graded next to bob) is written: ``({pid: (create_time, uid)} of every process of the
+    batch seen, a descriptor of the daemon's file)``, which stays readable after the daemon's mount
+    namespace is gone."""
     seen: dict = {}
-    root = psutil.Process(grader.pid)
+    beats = None
+    tree = psutil.Process(grader.pid)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and grader.poll() is None:
-        for process in root.children(recursive=True):
+        for process in tree.children(recursive=True):
             try:
                 seen[process.pid] = (process.create_time(), process.uids().real)
-                if process.cmdline()[:2] == ["sh", "-c"]:  # the daemon (the grader's own command lines hold no sh)
-                    return seen, os.open(f"/proc/{process.pid}/cwd/daemon-beat.txt", os.O_RDONLY)
+                if beats is None and process.cmdline()[:2] == ["sh", "-c"]:  # the daemon (no other sh here)
+                    beats = os.open(f"/proc/{process.pid}/cwd/daemon-beat.txt", os.O_RDONLY)
             except (psutil.Error, OSError):  # not started yet, or not written yet
                 continue
+        if beats is not None and (first is None or first.exists()):
+            return seen, beats
         time.sleep(0.01)
     pytest.fail(f"the batch never got under way (grader exit status {grader.poll()})")
 
@@ -141,10 +146,11 @@ def left_running(seen: dict) -> list[int]:
     return left + [pid for uid in uids for pid in sandbox._uid_processes(uid) if pid not in left]
 
 
-def stop(grader: subprocess.Popen, signum: int, root: Path) -> dict:
-    """Send ``signum`` to the grader mid-batch; check that every process of the batch ends within
-    :data:`GONE_SECONDS` and the daemon's file stops growing. Returns what it measured."""
-    seen, beats = wait_until_underway(grader)
+def stop(grader: subprocess.Popen, signum: int, root: Path, first: str | None = "ann") -> dict:
+    """Send ``signum`` to the grader mid-batch (once student ``first`` has a record); check that every
+    process of the batch ends within :data:`GONE_SECONDS` and the daemon's file stops growing. Returns
+    what it measured."""
+    seen, beats = wait_until_underway(grader, first and root / "records" / LESSON / f"{first}.json")
     try:
         graded_before = {p.stem for p in (root / "records" / LESSON).glob("*.json")}
         sent = time.monotonic()
@@ -196,8 +202,9 @@ def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_
     assert stopped.returncode == 128 + signal.SIGTERM, lines
     assert len(lines) == 1 and lines[0].startswith("error: stopped by SIGTERM"), lines
     records_whole(root)
-    assert "bob" not in measured["graded_before"], "bob was mid-flight"
+    assert measured["graded_before"] == {"ann"}, "ann was graded, bob was mid-flight"
     cached = {p: p.stat().st_mtime_ns for p in (root / "records" / "cache").glob("*.json")}
+    assert len(cached) == 1, "ann's verdicts"
 
     # the rerun (what `grade` runs, here in this process: no second interpreter and pool to start)
     batch.grade(root=root, jobs=1, progress=False, gradebook=False, check_reference=False)
@@ -227,7 +234,7 @@ def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, 
     pristine, _ = course
     root = shutil.copytree(pristine, tmp_path / "course")
     grader = start_grading(root, str(root), command=("-c", AUTOGRADE_ONE))
-    measured = stop(grader, signum, root)
+    measured = stop(grader, signum, root, first=None)
     lines = grader.log.read_text().strip().splitlines()
     assert grader.returncode == 128 + signum, lines
     assert len(lines) == 1 and lines[0].startswith(f"error: stopped by {signal.Signals(signum).name}"), lines
