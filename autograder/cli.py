@@ -142,11 +142,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     Hidden test inputs are drawn afresh for every grading run from the run's seed, which each
     record keeps and the summary prints; --seed N grades again with the inputs of run N (same
     code, same seed: the same verdicts, reused from records/cache/). Safe to stop and rerun: SIGTERM,
-    SIGINT (Ctrl-C) or SIGHUP ends every process the run started within seconds and exits 128 + the
-    signal (nothing survives a SIGKILL either); a
-    run that did not finish (stopped, killed, an error, or a grader-error record) is resumed by the next `grade`
-    without --seed, with its seed and the verdicts it already computed; a run that finished is
-    followed by one with a fresh seed, which grades every submission again.
+    SIGINT (Ctrl-C) or SIGHUP ends every process the run started within seconds and exits with 128 +
+    the signal (nothing it started survives a SIGKILL either); a run that did not finish (stopped,
+    killed, an error, or a grader-error record) is resumed by the next `grade` without --seed, with
+    its seed and the verdicts it already computed; a run that finished is followed by one with a
+    fresh seed, which grades every submission again.
 
     examples:
       avgpool-course grade --jobs 2

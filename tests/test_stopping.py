@@ -219,10 +219,10 @@ def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_
 AUTOGRADE_ONE = """import sys, nbformat
 from autograder.coursedir import course_config
 from autograder.trusted.nbgrader_plugin import TrustedExecute
-root = sys.argv[1]
+root, student = sys.argv[1:]
 step = TrustedExecute(config=course_config(root), course_root=root)
-step.preprocess(nbformat.read(root + "/submitted/bob/tiny/tiny.ipynb", as_version=4),
-                {"nbgrader": {"assignment": "tiny", "student": "bob"}})
+step.preprocess(nbformat.read(f"{root}/submitted/{student}/tiny/tiny.ipynb", as_version=4),
+                {"nbgrader": {"assignment": "tiny", "student": student}})
 print("graded, not stopped")
 """
 
@@ -230,10 +230,15 @@ print("graded, not stopped")
 @needs_pid_namespace
 def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, tmp_path, signum=signal.SIGHUP):
     """Inside ``nbgrader autograde`` (which has no handler of its own), the trusted grader ends every
-    process it started, says so in one line and exits with 128 + the signal, leaving bob without a record."""
+    process it started, says so in one line and exits with 128 + the signal, leaving cal (bob's daemon,
+    and a solution cell that would run on for a minute) without a record."""
     pristine, _ = course
     root = shutil.copytree(pristine, tmp_path / "course")
-    grader = start_grading(root, str(root), command=("-c", AUTOGRADE_ONE))
+    (root / "submitted" / "cal" / LESSON).mkdir(parents=True)
+    cal = DAEMON.replace("time.sleep(0.5)  # ann, graded next to bob, is done first\n", "")
+    nbformat.write(_notebook(cal.replace("time.sleep(1)", "time.sleep(60)")),
+                   str(root / "submitted" / "cal" / LESSON / f"{LESSON}.ipynb"))
+    grader = start_grading(root, str(root), "cal", command=("-c", AUTOGRADE_ONE))
     measured = stop(grader, signum, root, first=None)
     lines = grader.log.read_text().strip().splitlines()
     assert grader.returncode == 128 + signum, lines
@@ -262,7 +267,8 @@ def test_each_stop_signal_ends_what_was_started_then_raises_stopped(monkeypatch,
             except Exception:
                 pytest.fail("an `except Exception` caught the stop")
     assert reaped == [True] and stopped.value.exit_status == 128 + signum
-    assert str(stopped.value).startswith(f"stopped by {signal.Signals(signum).name}: every process it started has ended")
+    name = signal.Signals(signum).name
+    assert str(stopped.value).startswith(f"stopped by {name}: every process it started has ended")
     assert {sig: signal.getsignal(sig) for sig in stopping.STOP_SIGNALS} == before
     with stopping.stoppable():  # without a signal, nothing happens
         stopping.check()

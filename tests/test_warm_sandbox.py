@@ -198,13 +198,14 @@ time.sleep(300)
 
 
 @pytest.mark.skipif(not containment().namespaces, reason="a daemon leaves the grader's reach without a PID namespace")
-def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(warm=sandbox.warm_available(containment())):
+def test_a_grading_process_that_dies_takes_its_template_and_children_with_it():
     """SIGKILL of the grading process (no handler runs): its warm template, the child (whose uid drop
     clears the parent-death signal set before it: it arms it again; a cold child's parent, ``unshare``,
     is tied to the grader the same way) and a daemon the student's code started all end, and no process
     of the sandbox uid is left."""
     import psutil
 
+    warm = sandbox.warm_available(containment())  # the child this machine grades with
     code = ("import os, sys, threading, time\nfrom autograder.trusted.sandbox import Sandbox, Limits, sandbox_uid\n"
             f"box = Sandbox([{{'id': 'a', 'kind': 'solution', 'source': {DAEMON_CELL!r}}}], "
             f"limits=Limits(cell_seconds=300, warm={warm}), imports=['json'], uid=sandbox_uid(905))\n"

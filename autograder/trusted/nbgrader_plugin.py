@@ -37,7 +37,7 @@ class TrustedExecute(NbGraderPreprocessor):
     # limits come from the one sandbox policy (c.SandboxPolicy.* in nbgrader_config.py, see policy.py)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        with stoppable(exit=True):  # SIGTERM, SIGINT, SIGHUP: the sandbox's processes end, then nbgrader
+        with stoppable(exit=True):  # SIGTERM, SIGINT, SIGHUP: the sandbox's processes end, then one line, exit
             return self._preprocess(nb, resources)
 
     def _preprocess(self, nb: NotebookNode, resources: dict):
