@@ -88,9 +88,10 @@ class Cgroup:
         self.paths = paths
 
     @staticmethod
-    def _remove_stale(parents: list[str]) -> None:
+    def _remove_stale(parents: list[str], age_seconds: float = 60.0) -> None:
         """Remove the empty cgroups in ``parents`` that grading processes now gone left (one killed with
-        SIGKILL cannot remove its own; nothing is left in them: their children die with it)."""
+        SIGKILL cannot remove its own; nothing is left in them: their children die with it), once they
+        are ``age_seconds`` old (never one a grader this process cannot see has just made)."""
         for parent in parents:
             try:
                 names = os.listdir(parent)
@@ -98,11 +99,12 @@ class Cgroup:
                 continue
             for name in names:
                 pid = name.split("-")[2] if name.startswith("avgpool-trusted-") and name.count("-") == 3 else ""
-                if pid.isdigit() and not _running(int(pid)):
-                    try:
-                        os.rmdir(os.path.join(parent, name))  # fails, and stays, while anything is in it
-                    except OSError:
-                        pass
+                path = os.path.join(parent, name)
+                try:
+                    if pid.isdigit() and not _running(int(pid)) and time.time() - os.stat(path).st_mtime > age_seconds:
+                        os.rmdir(path)  # fails, and it stays, while anything is in it
+                except OSError:
+                    pass
 
     @classmethod
     def create(cls, memory_bytes: int) -> "Cgroup | None":
