@@ -26,6 +26,7 @@ from pathlib import Path
 from autograder import coursedir
 from autograder import release as rel
 from autograder.coursedir import CourseError
+from autograder.stopping import Stopped, stoppable
 
 #: The grading function (``autograder.trusted.grade`` unless a test puts another one here).
 GRADER = None
@@ -143,10 +144,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     Hidden test inputs are drawn afresh for every grading run from the run's seed, which each
     record keeps and the summary prints; --seed N grades again with the inputs of run N (same
-    code, same seed: the same verdicts, reused from records/cache/). Safe to stop and rerun: a
-    run that did not finish (stopped, killed, an error, or a grader-error record) is resumed by the next `grade`
-    without --seed, with its seed and the verdicts it already computed; a run that finished is
-    followed by one with a fresh seed, which grades every submission again.
+    code, same seed: the same verdicts, reused from records/cache/). Safe to stop and rerun: SIGTERM,
+    SIGINT (Ctrl-C) or SIGHUP ends every process the run started within seconds and exits with 128 +
+    the signal (nothing it started survives a SIGKILL either); a run that did not finish (stopped,
+    killed, an error, or a grader-error record) is resumed by the next `grade` without --seed, with
+    its seed and the verdicts it already computed; a run that finished is followed by one with a
+    fresh seed, which grades every submission again.
 
     examples:
       avgpool-course grade --jobs 2
@@ -474,7 +477,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        with stoppable():  # SIGTERM, SIGINT, SIGHUP: every process the command started ends first
+            return args.run(args)
     except CourseError as exc:  # release, lesson, grading and bundle errors are all CourseErrors
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Stopped as stop:
+        print(f"error: {stop}", file=sys.stderr)
+        return stop.exit_status

@@ -183,29 +183,67 @@ def test_a_lesson_graded_warm_gets_the_cold_verdicts():
     assert all(t.passed for t in run_tests(lesson, sources, FAST, root=REPO).tests)
 
 
-@warm_only
-def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(tmp_path):
-    code = ("import sys, time\nfrom autograder.trusted.sandbox import Sandbox, Limits\n"
-            "box = Sandbox([{'id': 'a', 'kind': 'solution', 'source': 'import time\\ntime.sleep(300)'}], "
-            "limits=Limits(cell_seconds=300), imports=['json'])\n"
-            "import threading; threading.Thread(target=box.start, daemon=True).start()\n"
-            "while box.proc is None: time.sleep(0.05)\n"
-            "from autograder.trusted import sandbox\n"
-            "t = next(iter(sandbox._TEMPLATES.values()))\n"
-            "print(t.proc.pid, box.proc.pid, flush=True)\ntime.sleep(300)\n")
+#: A solution cell that starts a daemon (double fork, its own session, out of the child's process group)
+#: writing to a file, then waits.
+DAEMON_CELL = """import os, time
+first = os.fork()
+if first == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv('/bin/sh', ['sh', '-c', 'while :; do echo beat >> daemon-beat.txt; sleep 0.02; done'])
+    os._exit(0)
+os.waitpid(first, 0)
+time.sleep(300)
+"""
+
+
+@pytest.mark.skipif(not containment().namespaces, reason="a daemon leaves the grader's reach without a PID namespace")
+def test_a_grading_process_that_dies_takes_its_template_and_children_with_it():
+    """SIGKILL of the grading process (no handler runs): its warm template, the child (whose uid drop
+    clears the parent-death signal set before it: it arms it again; a cold child's parent, ``unshare``,
+    is tied to the grader the same way) and a daemon the student's code started all end, and no process
+    of the sandbox uid is left."""
+    import psutil
+
+    warm = sandbox.warm_available(containment())  # the child this machine grades with
+    code = ("import os, sys, threading, time\nfrom autograder.trusted.sandbox import Sandbox, Limits, sandbox_uid\n"
+            f"box = Sandbox([{{'id': 'a', 'kind': 'solution', 'source': {DAEMON_CELL!r}}}], "
+            f"limits=Limits(cell_seconds=300, warm={warm}), imports=['json'], uid=sandbox_uid(905))\n"
+            "threading.Thread(target=box.start, daemon=True).start()\n"
+            "print(box.uid, flush=True)\ntime.sleep(300)\n")
     grader = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True,
                               start_new_session=True)
+    seen: dict = {}
     try:
-        template_pid, child_pid = map(int, grader.stdout.readline().split())
+        uid = int(grader.stdout.readline())
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(c.startswith("sh -c ") for _, c in seen.values()):
+            for process in psutil.Process(grader.pid).children(recursive=True):
+                try:
+                    seen[process.pid] = (process.create_time(), " ".join(process.cmdline()))
+                except psutil.Error:
+                    pass
+            time.sleep(0.01)
+        assert any(c.startswith("sh -c ") for _, c in seen.values()), "the student's daemon never started"
         grader.kill()
         grader.wait(timeout=10)
+
+        def left() -> list[int]:
+            running = [p for p, (t, _) in seen.items() if _alive(p) and psutil.Process(p).create_time() == t]
+            return running + (sandbox._uid_processes(uid) if containment().drop_uid else [])
+
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(p) for p in (template_pid, child_pid)):
-            time.sleep(0.1)
-        assert not _alive(template_pid) and not _alive(child_pid)
+        while time.monotonic() < deadline and left():
+            time.sleep(0.02)
+        assert not left(), [str(seen.get(p, (0, p))[1])[:80] for p in left()]
     finally:
         if grader.poll() is None:
             os.killpg(grader.pid, signal.SIGKILL)
+        for pid in [p for p, (t, _) in seen.items() if _alive(p)]:  # today's survivors, after a failure
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _alive(pid: int) -> bool:

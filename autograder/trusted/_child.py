@@ -527,6 +527,9 @@ def setup_sandbox(config: dict) -> dict:
             active["uid"] = os.getuid()
         except OSError as exc:
             active["setuid_failed"] = str(exc)
+        # The kernel clears the parent-death signal when the uid changes: arm it again, so the child (the
+        # PID namespace's init, whose end ends every process in it) dies with its parent even now.
+        _die_with_parent()
     try:
         _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     except Exception:
@@ -783,6 +786,7 @@ CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CL
 
 
 def _die_with_parent() -> None:
+    """SIGKILL this process when its parent ends (Linux; set again after every uid change, which clears it)."""
     try:
         _libc().prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
     except Exception:

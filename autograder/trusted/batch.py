@@ -31,6 +31,7 @@ import nbformat
 
 from autograder.trusted import intake as intake_mod
 from autograder.coursedir import CourseError, check_lessons, run_nbgrader
+from autograder import stopping
 from autograder.trusted.lesson import load_lesson
 from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
                                         read_json, run_finished, run_seed, save_record, write_json)
@@ -211,8 +212,9 @@ def _pool_round(root, pending, limits, jobs, use_cache, records, bar, seed, cana
     for slot in range(1, width + 1):
         slots.put(slot)
     left: list = []
-    with ProcessPoolExecutor(max_workers=width, mp_context=context, initializer=_init_worker,
-                             initargs=(slots,)) as pool:
+    # each worker ends with the grader (SIGTERM, SIGHUP, the grader's death), its sandboxes with it
+    with ProcessPoolExecutor(max_workers=width, mp_context=context, initializer=stopping.serve_as_worker,
+                             initargs=(os.getpid(), f"{__name__}:_init_worker", slots)) as pool:
         try:
             failed = [f for f in pool.map(_canary_work, [str(root)] * len(canaries), canaries,
                                           [limits] * len(canaries), [seed] * len(canaries)) if f]
@@ -365,6 +367,7 @@ def autograde_in_process(root: Path, lesson: str, seed: int | None = None, stude
         warnings.simplefilter("ignore")
         api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
         result = api.autograde(lesson, student, force=True, create=True)
+    stopping.check()  # nbgrader's API turns a stop into a failed result: stop here all the same
     return "" if result.get("success") else f"{result.get('log', '')[-3000:]}\n{result.get('error', '')[-3000:]}"
 
 

@@ -24,6 +24,7 @@ from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, Overw
 from traitlets import Integer, Unicode
 
 from autograder import leaks
+from autograder.stopping import stoppable
 
 
 class TrustedExecute(NbGraderPreprocessor):
@@ -36,6 +37,10 @@ class TrustedExecute(NbGraderPreprocessor):
     # limits come from the one sandbox policy (c.SandboxPolicy.* in nbgrader_config.py, see policy.py)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
+        with stoppable(exit=True):  # SIGTERM, SIGINT, SIGHUP: the sandbox's processes end, then one line, exit
+            return self._preprocess(nb, resources)
+
+    def _preprocess(self, nb: NotebookNode, resources: dict):
         from autograder.trusted.intake import Intake, notebook_sources
         from autograder.trusted.lesson import load_lesson
         from autograder.trusted.records import STATUS_GRADER_ERROR, load_record, make_record, save_record

@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
+from autograder import stopping
 from autograder.trusted.intake import Intake
 from autograder.trusted.lesson import Lesson, GRADER_VERSION
 from autograder.trusted.sandbox import Limits
@@ -65,10 +66,28 @@ class Record:
         return {t["grade_id"]: t["points"] for t in self.tests}
 
 
+#: Temporary files this process is writing (a worker stopped by a signal exits without unwinding: its
+#: reaper removes them, see :mod:`autograder.stopping`).
+_WRITING: set[str] = set()
+
+
+def _remove_unfinished() -> None:
+    for temporary in list(_WRITING):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+stopping.on_stop(_remove_unfinished)
+
+
 def write_json(path: Path, data) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file next to it, then ``os.replace``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _WRITING.add(temporary)
     try:
         with os.fdopen(handle, "w") as out:
             json.dump(data, out, indent=1, sort_keys=True)
@@ -79,6 +98,8 @@ def write_json(path: Path, data) -> None:
         except OSError:
             pass
         raise
+    finally:
+        _WRITING.discard(temporary)
 
 
 def read_json(path: Path):

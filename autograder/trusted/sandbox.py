@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
+from autograder import stopping
 from autograder.trusted import _child
 from autograder.trusted._child import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 from autograder.trusted.untrusted import checked
@@ -82,9 +83,29 @@ class Cgroup:
     make one (not root, cgroup v2 only, macOS); the sandbox then falls back to psutil's view."""
 
     _serial = 0
+    _swept = 0  # the process that removed the stale cgroups next to its own
 
     def __init__(self, paths: dict[str, str]):
         self.paths = paths
+
+    @staticmethod
+    def _remove_stale(parents: list[str], age_seconds: float = 60.0) -> None:
+        """Remove the empty cgroups in ``parents`` that grading processes now gone left (one killed with
+        SIGKILL cannot remove its own; nothing is left in them: their children die with it), once they
+        are ``age_seconds`` old (never one a grader this process cannot see has just made)."""
+        for parent in parents:
+            try:
+                names = os.listdir(parent)
+            except OSError:
+                continue
+            for name in names:
+                pid = name.split("-")[2] if name.startswith("avgpool-trusted-") and name.count("-") == 3 else ""
+                path = os.path.join(parent, name)
+                try:
+                    if pid.isdigit() and not _running(int(pid)) and time.time() - os.stat(path).st_mtime > age_seconds:
+                        os.rmdir(path)  # fails, and it stays, while anything is in it
+                except OSError:
+                    pass
 
     @classmethod
     def create(cls, memory_bytes: int) -> "Cgroup | None":
@@ -101,6 +122,9 @@ class Cgroup:
             return None
         cls._serial += 1
         name = f"avgpool-trusted-{os.getpid()}-{cls._serial}"
+        if cls._swept != os.getpid():
+            cls._swept = os.getpid()
+            cls._remove_stale([f"/sys/fs/cgroup/{c}{own[c].rstrip('/')}" for c in ("cpuacct", "memory") if c in own])
         paths = {}
         try:
             for controller in ("cpuacct", "memory"):
@@ -298,16 +322,20 @@ def clean_env() -> dict:
     }
 
 
-def _die_with_parent() -> None:
-    """In the forked child before exec: be killed when the grader dies (Linux), so a grader killed
-    mid-batch leaves no student code running (unshare --kill-child then takes the namespace down)."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except Exception:
-            pass
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an orphan whose reaper has not waited yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def _uid_processes(uid: int) -> list[int]:
@@ -328,6 +356,22 @@ def _uid_processes(uid: int) -> list[int]:
         except OSError:
             continue
     return pids
+
+
+def _sweep_uid(uid: int, seconds: float = 10.0) -> None:
+    """SIGKILL every process of sandbox uid ``uid`` (what student code started, daemons that left the
+    process group included) until none is left, for at most ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        left = _uid_processes(uid)
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
 
 
 @dataclass
@@ -402,8 +446,8 @@ class Sandbox:
         self.cpu_limit = None
         cgroup = self.cgroup
 
-        def before_exec():
-            _die_with_parent()
+        def before_exec():  # killed when the grader dies: unshare --kill-child then ends the namespace
+            stopping.die_with_parent()
             if cgroup is not None:
                 cgroup.join()
 
@@ -425,6 +469,7 @@ class Sandbox:
         finally:
             os.close(child_read)
             os.close(child_write)
+        _LIVE.add(self)
         self.channel = Channel(parent_read, parent_write, limit=self.limits.reply_bytes)
         os.set_blocking(parent_write, False)
         config = {
@@ -511,17 +556,7 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 pass
         if self.uid is not None and self.mode.drop_uid:
-            end = time.monotonic() + 10
-            while time.monotonic() < end:
-                left = _uid_processes(self.uid)
-                if not left:
-                    break
-                for pid in left:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                time.sleep(0.05)
+            _sweep_uid(self.uid)
         if self.cgroup is not None:
             self.cgroup.remove()  # kills anything of the child's still in it first
             self.cgroup = None
@@ -540,6 +575,7 @@ class Sandbox:
 
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
+        _LIVE.discard(self)
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system, as the kernel accounts them) used so far by every process and
@@ -744,7 +780,7 @@ class Template:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-c", RUNNER_SOURCE, "--template", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(theirs.fileno(),), env=env,
-                cwd=self.home, start_new_session=True, preexec_fn=_die_with_parent)
+                cwd=self.home, start_new_session=True, preexec_fn=stopping.die_with_parent)
         except OSError as exc:
             raise GraderFault(f"the warm sandbox template would not start: {exc}") from None
         finally:
@@ -799,13 +835,7 @@ class Template:
         try:
             return self._ask({"op": "wait", "pid": pid}).get("status")
         except (OSError, ValueError):  # the template is gone, and PR_SET_PDEATHSIG took its children
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return -signal.SIGKILL
-            except PermissionError:
-                pass
-            return None
+            return None if _running(pid) else -signal.SIGKILL
 
     def close(self) -> None:
         if self.sock is not None:
@@ -866,6 +896,41 @@ def close_templates() -> None:
 
 
 atexit.register(close_templates)
+
+
+# -- stopping: what a grading process started ends with it ------------------------------------------------
+
+#: Sandboxes of this process whose child may be running (added at start, removed by ``kill``).
+_LIVE: "set[Sandbox]" = set()
+
+
+def reap_all() -> None:
+    """End every process this process's sandboxes started, now, taking no lock (a signal handler may have
+    interrupted a sandbox that holds one): each child's process group (with it its PID namespace, whose
+    init's end ends every process in it), the warm templates (their children die with them), every
+    process of this process's sandbox uids (daemons that left the group), and the children's cgroups
+    (anything left in them). :mod:`autograder.stopping` calls it when the grader is stopped."""
+    pid = os.getpid()
+    boxes = list(_LIVE)
+    groups = [box.proc.pid for box in boxes if box.proc is not None]
+    groups += [template.proc.pid for key, template in list(_TEMPLATES.items())
+               if key[0] == pid and getattr(template, "proc", None) is not None]
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if containment.cache_info().currsize and containment().drop_uid:  # never probe from a signal handler
+        for uid, (owner, _) in list(_LEASES.items()):
+            if owner == pid:
+                _sweep_uid(uid, 5.0)
+    for box in boxes:
+        cgroup, box.cgroup = box.cgroup, None
+        if cgroup is not None:
+            cgroup.remove()
+
+
+stopping.on_stop(reap_all)
 
 
 def _frame(message: dict, blobs: list[bytes]) -> bytes:

@@ -1,0 +1,333 @@
+"""A grader that can be stopped: SIGTERM (what a scheduler, a JupyterHub culling the server or Ctrl-C
+sends) or SIGKILL to ``python -m autograder grade`` in the middle of a batch ends every process the batch
+started (pool workers, warm templates, sandboxed children, and a daemon the student's code started by
+double fork and ``setsid``), leaves only whole records, and a rerun grades what is missing and gives the
+grades of an uninterrupted run.
+
+The class is tiny: one lesson of one test cell (whose printed values come from the run's seed), ``ann``
+(honest) and ``bob`` (honest too, but his solution cell starts a daemon that writes to a file and then
+sleeps, so the batch is mid-flight while the daemon runs and ann is graded)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograder.trusted import batch, containment, load_records, sandbox
+
+REPO = Path(__file__).resolve().parent.parent
+LESSON = "tiny"
+SEED = 4242
+#: How long every process of a stopped batch may take to end (the issue: "within a few seconds").
+GONE_SECONDS = 8.0  # measured: 1 to 2 s, 3 s on a 2-core machine at load 8
+
+DAEMON = """import os, time
+time.sleep(0.5)  # ann, graded next to bob, is done first
+first = os.fork()
+if first == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv('/bin/sh', ['sh', '-c', 'while :; do echo beat >> daemon-beat.txt; sleep 0.02; done'])
+    os._exit(0)
+os.waitpid(first, 0)
+def double(x):
+    return 2 * x
+time.sleep(1)
+"""
+SUBMISSIONS = {"ann": "def double(x):\n    return 2 * x\n", "bob": DAEMON}
+
+
+#: Without a PID namespace (``rlimits-only`` containment) a daemon that left the child's process group is
+#: out of the grader's reach (the known limit in THREAT_MODEL.md), and out of these tests' sight.
+needs_pid_namespace = pytest.mark.skipif(not containment().namespaces,
+                                         reason=f"no PID namespace in {containment().mode} containment")
+
+
+def _notebook(solution: str):
+    def meta(**fields):
+        return {"nbgrader": {"schema_version": 3, **fields}}
+
+    test = ("x = random_input((3,), np.float64, seed=1)\ncheck_array(double(x), 2 * x, 'double')\n"
+            "print(double(x).tolist())")
+    cells = [new_code_cell("import numpy as np\nfrom course.checks import check_array, random_input"),
+             new_code_cell(solution, metadata=meta(grade_id="answer", solution=True, grade=False, locked=False)),
+             new_code_cell(test, metadata=meta(grade_id="double_tests", solution=False, grade=True, locked=True,
+                                               points=1))]
+    return new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                              "language": "python"}})
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """``(pristine, expected)``: the tiny class with nothing graded, and the grades of one uninterrupted
+    grading run of it with seed :data:`SEED` (phase 1, whose records the gradebook takes as they are)."""
+    pristine = tmp_path_factory.mktemp("stopping") / "pristine"
+    pristine.mkdir()
+    shutil.copy2(REPO / "nbgrader_config.py", pristine / "nbgrader_config.py")
+    for folder, solution in (("source", "### BEGIN SOLUTION\ndef double(x):\n    return 2 * x\n### END SOLUTION"),
+                             ("release", "# YOUR CODE HERE\nraise NotImplementedError()")):
+        (pristine / folder / LESSON).mkdir(parents=True)
+        nbformat.write(_notebook(solution), str(pristine / folder / LESSON / f"{LESSON}.ipynb"))
+    for student, solution in SUBMISSIONS.items():
+        (pristine / "submitted" / student / LESSON).mkdir(parents=True)
+        nbformat.write(_notebook(solution), str(pristine / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
+    uninterrupted = shutil.copytree(pristine, pristine.parent / "uninterrupted")
+    try:  # this process's warm template stays for the rerun (closed at the end of this module)
+        batch.grade(root=uninterrupted, jobs=1, progress=False, seed=SEED, check_reference=False, gradebook=False)
+        yield pristine, grades(uninterrupted)
+    finally:
+        sandbox.close_templates()
+
+
+def grades(root: Path) -> dict:
+    """Every record's status, score, seed and per-test outcome (the printed values come from the seed)."""
+    return {r.student: (r.status, r.score, r.seed, [(t["grade_id"], t["points"], t["output"]) for t in r.tests])
+            for r in load_records(root)}
+
+
+def start_grading(root: Path, *args: str, command: tuple = ("-m", "autograder", "grade")) -> subprocess.Popen:
+    """``python -m autograder grade --jobs 2`` (or another ``command``) on ``root``; its output goes to
+    ``.log`` (a file: never a pipe that a surviving process could hold open)."""
+    log = root / f"grade-{time.monotonic_ns()}.log"
+    if command[-1] == "grade":
+        args = ("--root", str(root), "--jobs", "2", "-q", *args)
+    with open(log, "w") as out:
+        grader = subprocess.Popen([sys.executable, *command, *args], cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+    grader.log = log
+    return grader
+
+
+def _alive(pid: int, started: float) -> bool:
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == started and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def wait_until_underway(grader: subprocess.Popen, first: Path | None) -> tuple[dict, int]:
+    """Watch the grader's process tree until the student's daemon writes its file and the record ``first``
+    (of a submission graded next to bob) is written: ``({pid: (create_time, uid)} of every process of the
+    batch seen, a descriptor of the daemon's file)``, which stays readable after the daemon's mount
+    namespace is gone."""
+    seen: dict = {}
+    beats = None
+    tree = psutil.Process(grader.pid)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and grader.poll() is None:
+        for process in tree.children(recursive=True):
+            try:
+                seen[process.pid] = (process.create_time(), process.uids().real)
+                if beats is None and process.cmdline()[:2] == ["sh", "-c"]:  # the daemon (no other sh here)
+                    beats = os.open(f"/proc/{process.pid}/cwd/daemon-beat.txt", os.O_RDONLY)
+            except (psutil.Error, OSError):  # not started yet, or not written yet
+                continue
+        if beats is not None and (first is None or first.exists()):
+            return seen, beats
+        time.sleep(0.01)
+    pytest.fail(f"the batch never got under way (grader exit status {grader.poll()})")
+
+
+def left_running(seen: dict) -> list[int]:
+    """Processes of the batch still running: those seen before the signal, and any of a sandbox uid."""
+    uids = {uid for _, uid in seen.values()} - {0, os.getuid()}
+    left = [pid for pid, (started, _) in seen.items() if _alive(pid, started)]
+    return left + [pid for uid in uids for pid in sandbox._uid_processes(uid) if pid not in left]
+
+
+def stop(grader: subprocess.Popen, signum: int, root: Path, first: str | None = "ann") -> dict:
+    """Send ``signum`` to the grader mid-batch (once student ``first`` has a record); check that every
+    process of the batch ends within :data:`GONE_SECONDS` and the daemon's file stops growing. Returns
+    what it measured."""
+    seen, beats = wait_until_underway(grader, first and root / "records" / LESSON / f"{first}.json")
+    try:
+        graded_before = {p.stem for p in (root / "records" / LESSON).glob("*.json")}
+        sent = time.monotonic()
+        os.kill(grader.pid, signum)
+        while left_running(seen) and time.monotonic() - sent < GONE_SECONDS:
+            time.sleep(0.01)
+        gone = time.monotonic() - sent
+        left = left_running(seen)
+        size = os.fstat(beats).st_size
+        time.sleep(0.1)
+        assert not left, f"still running {GONE_SECONDS} s after {signal.Signals(signum).name}: " + "; ".join(
+            " ".join(psutil.Process(p).cmdline())[:100] for p in left if psutil.pid_exists(p))
+        assert size > 0 and os.fstat(beats).st_size == size, "the daemon's file stopped growing"
+    finally:
+        os.close(beats)
+        for pid in left_running(seen):  # clean up after a failure on today's code
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    grader.wait(timeout=30)
+    return {"seconds": gone, "processes": len(seen), "graded_before": graded_before}
+
+
+def records_whole(root: Path, temporary_left: bool = False) -> None:
+    """Every file under ``records/`` is a whole JSON document; no temporary file is left (a SIGKILL that
+    lands while one is written leaves it: never read, a record is only what ``os.replace`` put in place)."""
+    import json
+
+    for path in (root / "records").rglob("*"):
+        assert temporary_left or not path.name.endswith(".tmp"), f"a half-written file was left: {path}"
+        if path.is_file() and path.suffix == ".json":
+            json.loads(path.read_text())
+
+
+@needs_pid_namespace
+def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_uninterrupted_grades(course, tmp_path):
+    pristine, expected = course
+    root = shutil.copytree(pristine, tmp_path / "course")
+
+    killed = start_grading(root, "--seed", str(SEED))  # SIGKILL: no handler runs, parent-death signals do it all
+    stop(killed, signal.SIGKILL, root)
+    assert killed.returncode == -signal.SIGKILL
+    records_whole(root, temporary_left=True)
+
+    stopped = start_grading(root)  # resumes the run (its seed, what it finished), then SIGTERM mid-flight
+    measured = stop(stopped, signal.SIGTERM, root)
+    lines = stopped.log.read_text().strip().splitlines()
+    assert stopped.returncode == 128 + signal.SIGTERM, lines
+    assert len(lines) == 1 and lines[0].startswith("error: stopped by SIGTERM"), lines
+    records_whole(root)
+    assert measured["graded_before"] == {"ann"}, "ann was graded, bob was mid-flight"
+    cached = {p: p.stat().st_mtime_ns for p in (root / "records" / "cache").glob("*.json")}
+    assert len(cached) == 1, "ann's verdicts"
+
+    # the rerun (what `grade` runs, here in this process: no second interpreter and pool to start)
+    batch.grade(root=root, jobs=1, progress=False, gradebook=False, check_reference=False)
+    assert grades(root) == expected, "the same grades as an uninterrupted run (same seed, same hidden inputs)"
+    assert all(path.stat().st_mtime_ns == stamp for path, stamp in cached.items()), \
+        "what the stopped runs finished is not graded again"
+    print(f"\n{containment().mode}: {measured['processes']} processes of the batch ended "
+          f"{measured['seconds']:.2f} s after SIGTERM")
+
+
+#: ``nbgrader autograde`` as it reaches the trusted grader: TrustedExecute on one submission, in the main thread.
+AUTOGRADE_ONE = """import sys, nbformat
+from autograder.coursedir import course_config
+from autograder.trusted.nbgrader_plugin import TrustedExecute
+root, student = sys.argv[1:]
+step = TrustedExecute(config=course_config(root), course_root=root)
+step.preprocess(nbformat.read(f"{root}/submitted/{student}/tiny/tiny.ipynb", as_version=4),
+                {"nbgrader": {"assignment": "tiny", "student": student}})
+print("graded, not stopped")
+"""
+
+
+@needs_pid_namespace
+def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, tmp_path, signum=signal.SIGHUP):
+    """Inside ``nbgrader autograde`` (which has no handler of its own), the trusted grader ends every
+    process it started, says so in one line and exits with 128 + the signal, leaving cal (bob's daemon,
+    and a solution cell that would run on for a minute) without a record."""
+    pristine, _ = course
+    root = shutil.copytree(pristine, tmp_path / "course")
+    (root / "submitted" / "cal" / LESSON).mkdir(parents=True)
+    cal = DAEMON.replace("time.sleep(0.5)  # ann, graded next to bob, is done first\n", "")
+    nbformat.write(_notebook(cal.replace("time.sleep(1)", "time.sleep(60)")),
+                   str(root / "submitted" / "cal" / LESSON / f"{LESSON}.ipynb"))
+    grader = start_grading(root, str(root), "cal", command=("-c", AUTOGRADE_ONE))
+    measured = stop(grader, signum, root, first=None)
+    lines = grader.log.read_text().strip().splitlines()
+    assert grader.returncode == 128 + signum, lines
+    assert len(lines) == 1 and lines[0].startswith(f"error: stopped by {signal.Signals(signum).name}"), lines
+    assert not measured["graded_before"] and not (root / "records" / LESSON).exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_each_stop_signal_ends_what_was_started_then_raises_stopped(monkeypatch, signum):
+    """Inside ``stoppable`` each stop signal runs the reapers, then raises :class:`Stopped` (a
+    KeyboardInterrupt, which no ``except Exception`` swallows) with exit status 128 + signal; outside,
+    the signals are handled as before."""
+    from autograder import stopping
+
+    import multiprocessing
+
+    reaped = []
+    monkeypatch.setattr(stopping, "_REAPERS", [lambda: reaped.append(True)])
+    monkeypatch.setattr(multiprocessing, "active_children", lambda: [])  # never this test run's own workers
+    before = {sig: signal.getsignal(sig) for sig in stopping.STOP_SIGNALS}
+    with pytest.raises(stopping.Stopped) as stopped:
+        with stopping.stoppable():
+            try:
+                os.kill(os.getpid(), signum)
+                time.sleep(5)  # the handler raises before this ends
+            except Exception:
+                pytest.fail("an `except Exception` caught the stop")
+    assert reaped == [True] and stopped.value.exit_status == 128 + signum
+    name = signal.Signals(signum).name
+    assert str(stopped.value).startswith(f"stopped by {name}: every process it started has ended")
+    assert {sig: signal.getsignal(sig) for sig in stopping.STOP_SIGNALS} == before
+    with stopping.stoppable():  # without a signal, nothing happens
+        stopping.check()
+    assert not reaped[1:]
+    with pytest.raises(stopping.Stopped):  # a host that swallows the stop (nbgrader's API does) cannot keep it
+        with stopping.stoppable():
+            try:
+                os.kill(os.getpid(), signum)
+                time.sleep(5)
+            except BaseException:
+                pass
+            stopping.check()
+    stopping.check()  # the stop belonged to that command: the next one is not stopped by it
+
+
+@pytest.mark.skipif(not sandbox.cgroups_available(), reason="this process may not make cgroups")
+def test_the_cgroups_a_killed_grader_left_are_removed_by_the_next_one(monkeypatch):
+    """A grader killed with SIGKILL cannot remove its children's cgroups; the next grading process on the
+    machine removes those of processes that are gone (empty: their processes died with the grader)."""
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    probe = sandbox.Cgroup.create(1 << 30)
+    parents = [os.path.dirname(path) for path in probe.paths.values()]
+    probe.remove()
+    stale = [os.path.join(parent, f"avgpool-trusted-{ended.pid}-1") for parent in parents]
+    for path in stale:
+        os.mkdir(path)
+    try:
+        sandbox.Cgroup._remove_stale(parents)
+        assert all(os.path.exists(path) for path in stale), "one just made may belong to a grader out of sight"
+        for path in stale:  # a minute later
+            os.utime(path, (time.time() - 120, time.time() - 120))
+        monkeypatch.setattr(sandbox.Cgroup, "_swept", 0)  # as in a new grading process
+        sandbox.Cgroup.create(1 << 30).remove()
+        assert not any(os.path.exists(path) for path in stale)
+    finally:
+        for path in stale:
+            if os.path.exists(path):
+                os.rmdir(path)
+
+
+def test_a_worker_stopped_while_it_writes_a_record_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A pool worker stopped by SIGTERM runs its reapers, then exits without unwinding: the record it was
+    writing is removed (never half-written: a record is only ever put in place whole, by ``os.replace``)."""
+    import json
+
+    from autograder import stopping
+    from autograder.trusted import records
+
+    assert records._remove_unfinished in stopping._REAPERS
+    monkeypatch.setattr(stopping, "_REAPERS", [records._remove_unfinished])  # not this process's sandboxes
+    left = []
+
+    def stopped_while_writing(*args, **kwargs):
+        stopping._reap()  # what the stopped worker's handler does before os._exit
+        left.extend(tmp_path.iterdir())
+        raise SystemExit(143)
+
+    monkeypatch.setattr(json, "dump", stopped_while_writing)
+    with pytest.raises(SystemExit):
+        records.write_json(tmp_path / "ann.json", {"score": 1})
+    assert left == [] and list(tmp_path.iterdir()) == []
