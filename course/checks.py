@@ -304,10 +304,12 @@ class NeedsReview(AssertionError):
 #: A word that negates or reverses what it is next to: ``not`` (but not ``not only``/``not just``), ``no``,
 #: ``never``, ``neither``/``nor``, ``none``, ``nothing``, ``without``, ``cannot``, every ``-n't`` (with or
 #: without the apostrophe), ``rather than``, ``instead of``, ``unlike``, ``far from``, ``fail(s/ed) to``,
-#: ``hardly``, and the words that call a claim untrue (``false``, ``wrong``, ``untrue``, ``myth``, ...).
+#: ``hardly``, and the words that call a claim untrue or take it back (``false``, ``wrong``, ``myth``,
+#: ``doubt``, ``disagree``, ``nope``, ``kidding``, ``misconception``, ``deprecated``, ...).
 NEGATION = re.compile(r"\b(?:not(?! only\b| just\b| merely\b)|no|never|neither|nor|none|nothing|without|cannot|"
-                      r"hardly|rather than|instead of|unlike|far from|fail(?:s|ed)? to|false|wrong|untrue|"
-                      r"incorrect|myth|opposite|contrary|"
+                      r"hardly|rather than|instead of|unlike|far from|fail(?:s|ed)? to|false\w*|wrong\w*|untrue|"
+                      r"incorrect\w*|myths?|opposite|contrary|doubt\w*|dubious|questionable|disagree\w*|nope|nah|"
+                      r"kidding|joking|misconception\w*|mistaken|deprecated|nonsense|bogus|"
                       r"(?:is|are|was|were|do|does|did|has|have|had|wo|ca|could|would|should|must|need)n'?t)\b")
 
 
@@ -330,10 +332,10 @@ def check_short_answer(answer: Any, name: str, all_of: Iterable[str], none_of: I
     words after it with no punctuation between ("..., not the max"). Then:
 
     * a key idea missing, or a wrong answer that no negation governs: not the answer (``AssertionError``);
-    * an opposite that no negation governs, or a negation that is not part of a key idea's own match and
-      governs a key idea or nothing it may ("it does *not* reduce overfitting", "..., that is false"):
-      :class:`NeedsReview`, no point until the instructor reads it;
-    * else the point. (A negation may govern only a wrong answer or an opposite: "the mean, not the max".)
+    * a question mark, an opposite that no negation governs, or any other negation: one that is not part of a key idea's
+      own match and does not govern a wrong answer or an opposite alone, without a key idea ("it does *not*
+      reduce overfitting", "..., that is false"): :class:`NeedsReview`, no point until the instructor reads it;
+    * else the point ("the mean, not the max" scores: its negation governs a wrong answer only).
     """
     if type(answer) is not str:
         raise AssertionError(f"{name}: a short answer is a string, got {answer!r}")
@@ -344,7 +346,7 @@ def check_short_answer(answer: Any, name: str, all_of: Iterable[str], none_of: I
     opposite = [m for pattern in contradicts for m in re.finditer(pattern, text)]
     if not all(keys) or any(not any(_governs(n, m, text) for n in negations) for m in wrong):
         raise AssertionError(f"{name}: {answer!r} is not the answer")
-    why = ""
+    why = "it asks a question instead of stating an answer" if "?" in text else ""
     if any(not any(_governs(n, m, text) for n in negations) for m in opposite):
         why = "it also says something that contradicts the answer"
     matches = [m for found in keys for m in found]

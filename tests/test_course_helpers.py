@@ -134,6 +134,10 @@ def _short(answer: str) -> str:
     ("never fewer parameters, less overfitting", "review"),
     ("rather than fewer parameters, less overfitting", "review"),
     ("not the max fewer parameters, less overfitting", "review"),  # governs a wrong option and a key idea
+    ("fewer parameters and less overfitting are myths", "review"),
+    ("fewer parameters and less overfitting: I disagree", "review"),
+    ("fewer parameters, less overfitting? doubtful", "review"),
+    ("fewer parameters? less overfitting?", "review"),  # a question, not an answer
 ])
 def test_check_short_answer_never_gives_a_point_to_an_answer_that_negates_or_contradicts_the_key(answer, verdict):
     assert _short(answer) == verdict

@@ -168,7 +168,14 @@ SHORT_ANSWERS = {
                ("the max, not the mean", "review"), ("not the mean", "review"),
                ("the maximum value, rather than the average", "review"),
                ("it does not output the mean, it outputs the largest value", "review"),
-               ("the mean is wrong, it is the max", "review"), ("the mean? no", "review")]),
+               ("the mean is wrong, it is the max", "review"), ("the mean? no", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("the max; the mean is for max pooling", "review"), ("max (people think the mean)", "review"),
+               ("the mean of max values", "review"),
+               ("the mean is what max pooling outputs; average pooling outputs the largest", "review"),
+               ("mean? nah, max", "review"), ("the average of nothing: the largest value", "review"),
+               ("the mean (kidding, the max)", "review"), ("largest value, i.e. mean", "review"),
+               ("the sum, then it takes the max instead of the mean", "review"), ("peak, never the mean", "review")]),
     ("lesson1_by_hand", "q4"): dict(
         honest=["one value per channel, shape (N, C, 1, 1)", "(N, C, 1, 1)", "one number for each channel", "[n,c,1,1]",
                 "a single value per feature map, (N,C,1,1)", "one value per channel per image", "N x C x 1 x 1",
@@ -184,7 +191,17 @@ SHORT_ANSWERS = {
                ("(N, C, 1, 1) or (N, 1, 1, 1)", "fail"), ("(N, C)", "fail"),
                ("one value per channel; no wait, it drops the channels", "review"),
                ("not one value per channel", "review"), ("(N, C, 1, 1): the channels are averaged away", "review"),
-               ("it does not keep the channels, one number per image", "review"), ("(N, C, 1, 1) is false", "review")]),
+               ("it does not keep the channels, one number per image", "review"), ("(N, C, 1, 1) is false", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("(N, C, 1, 1) is what max pooling gives; GAP gives (N, 1, 1, 1)", "fail"),
+               ("one value per channel? nope", "review"),
+               ("per channel... just kidding, one value per image", "review"),
+               ("(N, C, H, W), not (N, C, 1, 1)", "review"), ("one value per channel is a misconception", "review"),
+               ("(N, C, 1, 1) for max; average gives (N, C, H, W)", "review"),
+               ("it keeps C only for max pooling", "review"),
+               ("one number for each channel of the batch, i.e. (N, 1, 1, 1)", "fail"),
+               ("each channel is summed into one: shape (1, C, 1, 1)", "fail"),
+               ("(N, C, 1, 1) minus the channels", "review")]),
     ("lesson1_by_hand", "q7"): dict(
         honest=["it removes millions of parameters, and so reduces overfitting",
                 "far fewer parameters, so less overfitting",
@@ -210,7 +227,18 @@ SHORT_ANSWERS = {
                ("fewer parameters and less overfitting is a myth", "review"),
                ("it reduces the weights which makes overfitting worse", "review"),
                ("fewer parameters and less overfitting, no, more parameters", "review"),
-               ("it isn't true that it has fewer parameters and less overfitting", "review")]),
+               ("it isn't true that it has fewer parameters and less overfitting", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("fewer parameters and less overfitting are what dense heads give, not GAP", "review"),
+               ("people say fewer parameters and less overfitting, but that is doubtful", "review"),
+               ("fewer parameters and less overfitting: I disagree", "review"),
+               ("fewer parameters and less overfitting are the two myths", "review"),
+               ("GAP has more weights, whereas dense heads have fewer parameters and less overfitting", "review"),
+               ("fewer parameters... less overfitting... nope", "review"),
+               ("neither: fewer parameters and less overfitting", "review"),
+               ("the dense head has fewer parameters and less overfitting", "review"),
+               ("fewer parameters and less overfitting is a misconception", "review"),
+               ("it increases the parameter count, yet fewer parameters means less overfitting in general", "review")]),
     ("lesson1_by_hand", "q8"): dict(
         honest=["nn.AdaptiveAvgPool2d((1, 1))",  # section 6
                 "torch.nn.AdaptiveAvgPool2d(1)", "AdaptiveAvgPool2d(output_size = (1,1))",
@@ -227,7 +255,17 @@ SHORT_ANSWERS = {
                ("nn.Linear(512, 1000)", "fail"), ("nn.AdaptiveAvgPool1d(1)", "fail"),
                ("nn.AdaptiveAvgPool2d(0)", "fail"),
                ("not nn.AdaptiveAvgPool2d(1)", "review"), ("nn.AdaptiveAvgPool2d(1) is wrong", "review"),
-               ("nn.AdaptiveAvgPool2d(1) or nn.AdaptiveAvgPool2d(7)", "review")]),
+               ("nn.AdaptiveAvgPool2d(1) or nn.AdaptiveAvgPool2d(7)", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("nn.AdaptiveAvgPool2d(1) is deprecated, use nn.AvgPool2d", "fail"),
+               ("nope: nn.AdaptiveAvgPool2d(1)", "review"), ("nn.AdaptiveAvgPool2d(1) -- just kidding", "review"),
+               ("F.adaptive_avg_pool2d(x, 1) rather than nn.AdaptiveAvgPool2d(1)", "review"),
+               ("nn.AdaptiveAvgPool2d(1) would be wrong", "review"),
+               ("nn.AdaptiveAvgPool2d(1)? I doubt it", "review"),
+               ("use nn.Identity(), never nn.AdaptiveAvgPool2d(1)", "review"),
+               ("nn.AdaptiveAvgPool2d(1) and then nn.AdaptiveAvgPool2d(2)", "review"),
+               ("torch.mean, not nn.AdaptiveAvgPool2d(1)", "review"),
+               ("nn.AdaptiveAvgPool2d(1) is a myth", "review")]),
     ("lesson5_gap", "q8"): dict(
         honest=["it has millions fewer parameters to overfit, and no weight is tied to a position",
                 "Far fewer weights to overfit, and no weight is tied to where the object sits.",
@@ -265,7 +303,18 @@ SHORT_ANSWERS = {
                ("fewer parameters and it is not true that no weight is tied to a position", "review"),
                ("fewer parameters, and it has its own weight for each position, shift invariant", "review"),
                ("fewer parameters, but where the object is does not matter is false", "review"),
-               ("fewer parameters and translation variant", "review")]),
+               ("fewer parameters and translation variant", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("the flatten head has fewer parameters and does not depend on where the object is", "review"),
+               ("fewer parameters and translation invariance are what the flatten head gives", "review"),
+               ("fewer parameters, and position independent? doubtful", "review"),
+               ("fewer parameters; no: it depends on the position", "fail"),
+               ("it has fewer parameters, and it learns a separate weight at every position, so shifts hurt", "review"),
+               ("fewer parameters, but translation breaks it", "review"),
+               ("fewer parameters and it is translation-sensitive", "review"),
+               ("fewer parameters; anywhere the object moves, the accuracy drops", "review"),
+               ("fewer parameters, and only where the object sits matters", "fail"),
+               ("fewer parameters and same weights? no, separate weights everywhere", "review")]),
 }
 
 
