@@ -88,8 +88,9 @@ c.GenerateFeedback.preprocessors = [
 ]
 
 # Trusted autograding (autograder/trusted): `nbgrader autograde` writes verdicts computed by a parent
-# process that never runs student code (TrustedExecute replaces Execute; IgnorePattern, LimitOutput,
-# SaveAutoGrades and late penalties stay), and `nbgrader generate_feedback` hides the hidden tests'
+# process that never runs student code (TrustedExecute replaces Execute; TrustedSaveAutoGrades, nbgrader's
+# SaveAutoGrades that also flags short answers to read by hand; IgnorePattern, LimitOutput and late
+# penalties stay), and `nbgrader generate_feedback` hides the hidden tests'
 # source. Where the trusted grader cannot be imported (a student's copy of the course, a Python without
 # the grader installed), every other command works as usual, but `nbgrader autograde` refuses to run:
 # it never falls back to executing submissions in a kernel shared with student code.

@@ -1,9 +1,9 @@
 """The class report: one self-contained HTML page (inline CSS and script, plots as base64 PNG, no network).
 
 Shows, for the graded class: a summary (students, submissions, late ones, files collect could not
-place), the submissions that need a look (refused, suspicious, crashed or timed out, grader errors) with
-what to do, the score distribution per lesson, the pass rate per graded cell, the slowest tests and a
-sortable grade table. Graded cells are always in the release notebook's order.
+place), the submissions that need a look (refused, suspicious, crashed or timed out, grader errors, short
+answers to score by hand) with what to do, the score distribution per lesson, the pass rate per graded
+cell, the slowest tests and a sortable grade table. Graded cells are always in the release notebook's order.
 """
 
 from __future__ import annotations
@@ -38,9 +38,13 @@ TODO = {
                     "`avgpool-course grade --student {student} --lesson {lesson}` again",
     "suspicious": "the grader refused how the code works (a forbidden library, or code that hides what it "
                   "calls): read the solution cells before the score stands; talk to the student if deliberate",
+    "review": "a short answer the keyword rule could not settle (it negates or contradicts itself): it counts 0 "
+              "until you score it by hand in formgrader (Manual Grading > {lesson} > {student}: the cell {cell} "
+              "is flagged as needing a manual grade)",
 }
 KINDS = {"invalid submission": "refused", "no solution cells": "refused", "timeout": "timed out",
-         "memory": "out of memory", "crash": "crashed", "grader-error": "grader error", "suspicious": "suspicious"}
+         "memory": "out of memory", "crash": "crashed", "grader-error": "grader error", "suspicious": "suspicious",
+         "review": "answer to read"}
 
 
 def cell_orders(root: Path, lessons: list[str]) -> dict[str, dict[str, int]]:
@@ -139,26 +143,34 @@ def _one_line(text: str, limit: int = 240) -> str:
 
 
 def needs_a_look(records: list[dict]) -> list[dict]:
-    """Records an instructor must look at: ``{student, lesson, status, kind, reason, todo}``, one line each.
+    """What an instructor must look at: ``{student, lesson, status, kind, reason, todo}``, one line each.
 
-    Not OK (refused, timed out, out of memory, crashed, grader error), or OK but with a test the grader
-    failed for integrity (:data:`INTEGRITY`: cheating caught, or at least a rule broken on purpose).
+    A record that is not OK (refused, timed out, out of memory, crashed, grader error), or OK but with a
+    test the grader failed for integrity (:data:`INTEGRITY`: cheating caught, or at least a rule broken on
+    purpose); and every short answer to score by hand (a test whose verdict has a ``review``: the
+    question's cell and the student's answer).
     """
     found = []
     for record in records:
         status = record["status"]
         reason = record.get("reason") or ""
+        student, lesson = record["student"], record["lesson"]
         if status == "ok":
             caught = [f"{t['grade_id']}: {t.get('message', '')}" for t in record["tests"]
                       if not t.get("passed") and any(p in str(t.get("message", "")) for p in INTEGRITY)]
-            if not caught:
-                continue
-            status = "suspicious"
-            reason = caught[0] + (f" (and {len(caught) - 1} more tests)" if len(caught) > 1 else "")
-        todo = TODO.get(status, "read the record under records/ and the submitted notebook")
-        found.append({"student": record["student"], "lesson": record["lesson"], "status": record["status"],
-                      "kind": KINDS.get(status, status), "reason": _one_line(reason or status),
-                      "todo": todo.format(student=record["student"], lesson=record["lesson"])})
+            status = "suspicious" if caught else ""
+            reason = caught[0] + (f" (and {len(caught) - 1} more tests)" if len(caught) > 1 else "") if caught else ""
+        if status:
+            todo = TODO.get(status, "read the record under records/ and the submitted notebook")
+            found.append({"student": student, "lesson": lesson, "status": record["status"],
+                          "kind": KINDS.get(status, status), "reason": _one_line(reason or status),
+                          "todo": todo.format(student=student, lesson=lesson)})
+        for test in record["tests"]:
+            if test.get("review") is not None and not test.get("passed"):
+                found.append({"student": student, "lesson": lesson, "status": record["status"],
+                              "kind": KINDS["review"],
+                              "reason": _one_line(f"{test['grade_id']}: {test['review']!r}", 600),
+                              "todo": TODO["review"].format(student=student, lesson=lesson, cell=test["grade_id"])})
     return found
 
 
@@ -169,7 +181,9 @@ def _anchor(student: str, lesson: str) -> str:
 def grade_rows(grades: export.Grades, looks: list[dict], extra_students: list[str] = ()) -> list[dict]:
     """The grade table's rows, one per student: ``{student, cells, total, total_sort}``, each cell
     ``{text, sort, late, look}`` (late: :func:`late_mark`; look: the Needs-a-look row it links to)."""
-    flagged = {(l["student"], l["lesson"]): l["kind"] for l in looks}
+    flagged: dict = {}
+    for look in looks:  # a submission's first row (its most serious kind) is the one the mark names
+        flagged.setdefault((look["student"], look["lesson"]), look["kind"])
     rows = []
     for student in sorted(set(grades.students) | set(extra_students)):
         cells = []
@@ -212,7 +226,12 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
     collect_log = root / "reports" / "collect.json"
     skipped = json.loads(collect_log.read_text()).get("skipped", []) if collect_log.exists() else []
     late = sum(bool(value) for key, value in grades.late.items() if key in grades.score)
-    looks = [dict(look, anchor=_anchor(look["student"], look["lesson"])) for look in needs_a_look(records)]
+    looks, anchors = [], set()
+    for look in needs_a_look(records):  # the first of a submission's rows is the one its grade-table mark links to
+        anchor = _anchor(look["student"], look["lesson"])
+        anchor = anchor if anchor not in anchors else f"{anchor}-{len(anchors)}"
+        anchors.add(anchor)
+        looks.append(dict(look, anchor=anchor))
     summary = []
     for lesson in grades.lessons:
         values = [grades.score[(s, lesson)] for s in grades.students if (s, lesson) in grades.score]

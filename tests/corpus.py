@@ -7,6 +7,7 @@
     # status: ok                     (expected record status; alternatives with |)
     # fails: output_size_basic, ...  (test grade_ids that must fail; * = all; the others must pass)
     # passes: ...                    (instead of fails: these pass, all others fail)
+    # reviews: kc_q7, ...            (failed tests whose verdict is a short answer to read by hand)
     # base: reference | stub         (solution cells not given below; default reference)
     # notebook: delete-tests, ...    (how the submitted notebook is damaged, see TRANSFORMS)
     # requires: namespaces | nproc   (containment without which the case is unsafe to run here)
@@ -52,6 +53,7 @@ class Case:
     status: tuple[str, ...]
     fails: tuple[str, ...] | None  # None: see passes
     passes: tuple[str, ...] | None
+    reviews: tuple[str, ...] = ()  # tests that fail with a review verdict (course.checks.NeedsReview)
     base: str = "reference"
     notebook: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
@@ -127,7 +129,7 @@ def parse_case(path: Path, lesson: str) -> Case:
         lesson=lesson, name=path.stem, description=header.get("corpus", ""), category=category,
         status=_split(header.get("status", "ok")),
         fails=_split(header["fails"]) if "fails" in header else (None if "passes" in header else ()),
-        passes=_split(header["passes"]) if "passes" in header else None,
+        passes=_split(header["passes"]) if "passes" in header else None, reviews=_split(header.get("reviews", "")),
         base=header.get("base", "reference"), notebook=notebook, requires=_split(header.get("requires", "")),
         gap=_split(header.get("gap", "").split("--")[0]), gap_reason=header.get("gap", "").partition("--")[2].strip(),
         solutions=solutions, appended=appended, files=files, raw=raw,

@@ -81,6 +81,7 @@ def test_corpus_cases_are_well_formed():
         listed = set(case.fails or ()) | set(case.passes or ())
         assert listed <= known | {"*"}, f"{case.lesson}/{case.name}: unknown test ids {sorted(listed - known - {'*'})}"
         assert set(case.gap) <= known, f"{case.lesson}/{case.name}: unknown gap test ids"
+        assert not any(case.expected(lesson)[i] for i in case.reviews), f"{case.name}: a review is a failed test"
         assert set(case.solutions) | set(case.appended) <= set(lesson.solution_ids), f"{case.name}: unknown cells"
         assert case.description, f"{case.name}: say what the case is in its '# corpus:' line"
     for lesson_name in {c.lesson for c in ALL_CASES}:
@@ -140,6 +141,8 @@ def test_case_gets_its_expected_outcome(graded, case):
     assert record.status in case.status, f"{case.name}: status {record.status!r} ({record.reason}), expected {case.status}"
     assert record.max_score == lesson.max_score
     assert record.score == sum(t.points for t in lesson.tests if want[t.id])
+    assert {t["grade_id"] for t in record.tests if t.get("review") is not None} == set(case.reviews), \
+        f"{case.name}: short answers to read by hand"
 
 
 def test_reference_and_correct_variants_get_full_marks(graded):
@@ -183,6 +186,7 @@ def test_gradebook_holds_exactly_the_grader_scores(graded, monkeypatch):
                 assert entry.manual_score is None, f"{case.student}/{name}: a manual score appeared"
                 assert entry.auto_score == want[name]["points"], f"{case.student}/{name}: gradebook {entry.auto_score}"
                 assert entry.max_score == want[name]["max_points"]
+                assert entry.needs_manual_grade == (name in case.reviews), f"{case.student}/{name}: manual grade flag"
             assert submission.score == record.score and submission.max_score == record.max_score
 
 

@@ -98,6 +98,58 @@ def test_check_answered_checks_the_form_only_and_check_avoids():
     with pytest.raises(ValueError, match="form must be"):
         check_answered("a", "q", "essay", "section 1")
 
+
+def _short(answer: str) -> str:
+    """The verdict of a toy key (fewer parameters, less overfitting; "the max" a wrong option, "more
+    parameters" an opposite): "pass", "fail" or "review"."""
+    from course.checks import NeedsReview, check_short_answer
+
+    try:
+        check_short_answer(answer, "q", all_of=[r"fewer param", r"less overfit|does not overfit"], none_of=[r"\bmax\b"],
+                           contradicts=[r"more param"])
+    except NeedsReview as review:
+        assert review.answer == answer and "needs a look" in str(review) and isinstance(review, AssertionError)
+        return "review"
+    except AssertionError as failed:
+        assert "is not the answer" in str(failed)
+        return "fail"
+    return "pass"
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("Fewer parameters, so less overfitting.", "pass"),
+    ("fewer parameters, so it does not overfit", "pass"),  # the key's own negation
+    ("not only fewer parameters but also less overfitting", "pass"),  # "not only" negates nothing
+    ("fewer parameters, less overfitting, not the max", "pass"),  # a negation that governs a wrong option
+    ("fewer parameters, less overfitting, not more parameters", "pass"),  # ... or an opposite
+    ("fewer parameters", "fail"),  # a key idea missing
+    ("fewer parameters, less overfitting, or the max", "fail"),  # a wrong option named
+    ("fewer parameters and less overfitting, no, the max", "fail"),  # punctuation: "no" does not govern "the max"
+    ("fewer parameters, but it does not give less overfitting", "review"),  # a negation before a key idea
+    ("fewer parameters; less overfitting is not true", "review"),  # ... after it
+    ("fewer parameters, less overfitting: that is false", "review"),  # a word that calls it untrue
+    ("fewer parameters and less overfitting, more parameters", "review"),  # an opposite
+    ("it doesn’t have fewer parameters, and less overfitting", "review"),  # curly apostrophe
+    ("it doesnt have fewer parameters, and less overfitting", "review"),  # no apostrophe
+    ("never fewer parameters, less overfitting", "review"),
+    ("rather than fewer parameters, less overfitting", "review"),
+    ("not the max fewer parameters, less overfitting", "review"),  # governs a wrong option and a key idea
+    ("fewer parameters and less overfitting are myths", "review"),
+    ("fewer parameters and less overfitting: I disagree", "review"),
+    ("fewer parameters, less overfitting? doubtful", "review"),
+    ("fewer parameters? less overfitting?", "review"),  # a question, not an answer
+])
+def test_check_short_answer_never_gives_a_point_to_an_answer_that_negates_or_contradicts_the_key(answer, verdict):
+    assert _short(answer) == verdict
+
+
+def test_check_short_answer_wants_a_string():
+    from course.checks import NeedsReview, check_short_answer
+
+    with pytest.raises(AssertionError, match="a short answer is a string") as refused:
+        check_short_answer(["fewer parameters"], "q", all_of=[r"fewer"])
+    assert not isinstance(refused.value, NeedsReview)
+
     def honest(x):
         return x.mean()
 

@@ -54,7 +54,13 @@ def _answers(lesson) -> dict:
 
 def _passes(cell, answers: dict, visible_only: bool = False) -> tuple[bool, str]:
     """Run one question's cell on ``answers``; (passed, what it printed)."""
-    from course.checks import check_answered, check_short_answer, check_value
+    passed, printed = _verdict(cell, answers, visible_only)
+    return passed == "pass", printed
+
+
+def _verdict(cell, answers: dict, visible_only: bool = False) -> tuple[str, str]:
+    """Run one question's cell on ``answers``: ("pass", "fail" or "review", what it printed)."""
+    from course.checks import NeedsReview, check_answered, check_short_answer, check_value
 
     source = cell.source.split(HIDDEN)[0] if visible_only else cell.source
     namespace = {"check_answered": check_answered, "check_short_answer": check_short_answer,
@@ -63,9 +69,11 @@ def _passes(cell, answers: dict, visible_only: bool = False) -> tuple[bool, str]
     try:
         with contextlib.redirect_stdout(printed):
             exec(compile(source, cell.id, "exec"), namespace)
+    except NeedsReview:
+        return "review", printed.getvalue()
     except AssertionError:
-        return False, printed.getvalue()
-    return True, printed.getvalue()
+        return "fail", printed.getvalue()
+    return "pass", printed.getvalue()
 
 
 def _score(lesson, answer_for) -> float:
@@ -137,35 +145,200 @@ def test_the_visible_check_prints_the_same_feedback_for_a_right_and_a_wrong_answ
         assert not _passes(cell, {**answers, name: 3.5}, visible_only=True)[0], f"{cell.id} accepts 3.5"
 
 
+#: Every short-answer question: honest answers (paraphrases, the notebook's own sentences) that must score,
+#: and wrong or self-contradicting ones, each with what it must get: "fail" (0) or "review" (0 until the
+#: instructor reads it: ``course.checks.NeedsReview``, listed under "Needs a look"). "unsure": honest
+#: answers the rule cannot settle (a negation or another option named), which go to review, never 0.
 SHORT_ANSWERS = {
-    # lesson, question: (answers that mean the same as the lecture's, answers that do not)
-    ("lesson1_by_hand", "q1"): (["The mean of the values in the window.", "their AVERAGE",
-                                 "sum of the window divided by its size", "the averaged value", "the mean, not the max"],
-                                ["the largest value", "the mean or the max", "the sum of the values", "b"]),
-    ("lesson1_by_hand", "q4"): (["(N, C, 1, 1)", "one number for each channel", "[n,c,1,1]",
-                                 "a single value per feature map, (N,C,1,1)",
-                                 "one value per channel per image", "N x C x 1 x 1", "N×C×1×1", "one number per map"],
-                                ["(N, 1, 1, 1)", "one value per image", "(N, C, H/2, W/2)", "a"]),
-    ("lesson1_by_hand", "q7"): (["far fewer parameters, so less overfitting", "it cuts the weights and"
-                                 " generalises better"],
-                                ["it removes parameters", "it is faster to print", "less overfitting"]),
-    ("lesson1_by_hand", "q8"): (["nn.AdaptiveAvgPool2d((1, 1))", "torch.nn.AdaptiveAvgPool2d(1)",
-                                 "AdaptiveAvgPool2d(output_size = (1,1))"],
-                                ["nn.AvgPool2d(2)", "nn.AdaptiveMaxPool2d((1, 1))", "AdaptiveAvgPool2d((7, 7))"]),
-    ("lesson5_gap", "q8"): (["Far fewer weights to overfit, and no weight is tied to where the object sits.",
-                             "fewer parameters; translation does not matter after averaging"],
-                            ["it has fewer parameters", "it keeps more spatial detail", "it is deeper"]),
+    ("lesson1_by_hand", "q1"): dict(
+        honest=["the arithmetic mean of the window's values", "The mean of the values in the window.", "their AVERAGE",
+                "sum of the window divided by its size", "the averaged value",
+                "the arithmetic mean of the values in each window",  # section 1
+                "it keeps the mean",  # the introduction: "average pooling keeps the mean"
+                "the mean of each window: smoothing rather than peak-picking",  # the recap
+                "the mean, not the max", "one number: the average of the k×k values",
+                "1/(k·k) times the sum of the window",
+                "the sum of the window's values over the number of values", "the mean value of the pixels it covers",
+                "Average", "the window’s mean", "sum/(k*k)"],
+        unsure=["max pooling takes the max; average pooling takes the mean",
+                "the mean, which lies between the smallest and the largest value"],
+        wrong=[("the largest value", "fail"), ("the mean or the max", "fail"), ("the sum of the values", "fail"),
+               ("b", "fail"), ("the median of the window", "fail"), ("the mean or the median", "fail"),
+               ("the minimum", "fail"), ("the max or mean", "fail"), ("the peak value", "fail"), ("mean/max", "fail"),
+               ("the max, not the mean", "review"), ("not the mean", "review"),
+               ("the maximum value, rather than the average", "review"),
+               ("it does not output the mean, it outputs the largest value", "review"),
+               ("the mean is wrong, it is the max", "review"), ("the mean? no", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("the max; the mean is for max pooling", "review"), ("max (people think the mean)", "review"),
+               ("the mean of max values", "review"),
+               ("the mean is what max pooling outputs; average pooling outputs the largest", "review"),
+               ("mean? nah, max", "review"), ("the average of nothing: the largest value", "review"),
+               ("the mean (kidding, the max)", "review"), ("largest value, i.e. mean", "review"),
+               ("the sum, then it takes the max instead of the mean", "review"), ("peak, never the mean", "review")]),
+    ("lesson1_by_hand", "q4"): dict(
+        honest=["one value per channel, shape (N, C, 1, 1)", "(N, C, 1, 1)", "one number for each channel", "[n,c,1,1]",
+                "a single value per feature map, (N,C,1,1)", "one value per channel per image", "N x C x 1 x 1",
+                "N×C×1×1", "one number per map",
+                "[N, C, H, W] → [N, C, 1, 1]",  # section 6
+                "it averages each channel to one number",  # section 6
+                "one value per channel",  # the recap
+                "[B, C, 1, 1]",  # lesson 5 writes B
+                "it keeps the channels and reduces H and W to 1", "the channel-wise mean, (N, C, 1, 1)"],
+        unsure=["one number per channel; no spatial size is left"],
+        wrong=[("(N, 1, 1, 1)", "fail"), ("one value per image", "fail"), ("(N, C, H/2, W/2)", "fail"), ("a", "fail"),
+               ("(N, C, H, W)", "fail"), ("it averages the channels together into one number per image", "fail"),
+               ("(N, C, 1, 1) or (N, 1, 1, 1)", "fail"), ("(N, C)", "fail"),
+               ("one value per channel; no wait, it drops the channels", "review"),
+               ("not one value per channel", "review"), ("(N, C, 1, 1): the channels are averaged away", "review"),
+               ("it does not keep the channels, one number per image", "review"), ("(N, C, 1, 1) is false", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("(N, C, 1, 1) is what max pooling gives; GAP gives (N, 1, 1, 1)", "fail"),
+               ("one value per channel? nope", "review"),
+               ("per channel... just kidding, one value per image", "review"),
+               ("(N, C, H, W), not (N, C, 1, 1)", "review"), ("one value per channel is a misconception", "review"),
+               ("(N, C, 1, 1) for max; average gives (N, C, H, W)", "review"),
+               ("it keeps C only for max pooling", "review"),
+               ("one number for each channel of the batch, i.e. (N, 1, 1, 1)", "fail"),
+               ("each channel is summed into one: shape (1, C, 1, 1)", "fail"),
+               ("(N, C, 1, 1) minus the channels", "review")]),
+    ("lesson1_by_hand", "q7"): dict(
+        honest=["it removes millions of parameters, and so reduces overfitting",
+                "far fewer parameters, so less overfitting",
+                "it cuts the weights and generalises better",
+                "it removes millions of parameters, and with them much of the overfitting",  # section 6
+                "a head with fewer weights has less to memorise, so it generalizes better",  # section 6
+                "GAP has no parameters, so the head is much smaller and less prone to overfitting",
+                "fewer params -> less overfitting", "reduces the number of parameters and acts as a regularizer",
+                "the parameter count drops sharply, which reduces overfitting",
+                "it slashes head parameters and so generalizes better",  # lesson 5's words
+                "Fewer weights to learn means less overfitting.",
+                "It is parameter-free, which helps against overfitting."],
+        unsure=["dense heads have far more parameters; GAP removes most parameters, so less overfitting",
+                "fewer parameters, so it cannot memorise the training set: less overfitting"],
+        wrong=[("it removes parameters", "fail"), ("it is faster to print", "fail"), ("less overfitting", "fail"),
+               ("it does not reduce overfitting, it adds parameters", "fail"),
+               ("it has fewer parameters but overfits more", "fail"), ("more parameters, so less overfitting", "fail"),
+               ("it adds parameters and reduces overfitting", "fail"), ("fewer parameters, more overfitting", "fail"),
+               ("GAP is faster and uses less memory", "fail"), ("fewer parameters and less generalization", "fail"),
+               ("not fewer but more parameters, and less overfitting", "fail"),
+               ("fewer parameters does not reduce overfitting", "review"),
+               ("it removes parameters but does not generalise better", "review"),
+               ("fewer parameters and less overfitting is a myth", "review"),
+               ("it reduces the weights which makes overfitting worse", "review"),
+               ("fewer parameters and less overfitting, no, more parameters", "review"),
+               ("it isn't true that it has fewer parameters and less overfitting", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("fewer parameters and less overfitting are what dense heads give, not GAP", "review"),
+               ("people say fewer parameters and less overfitting, but that is doubtful", "review"),
+               ("fewer parameters and less overfitting: I disagree", "review"),
+               ("fewer parameters and less overfitting are the two myths", "review"),
+               ("GAP has more weights, whereas dense heads have fewer parameters and less overfitting", "review"),
+               ("fewer parameters... less overfitting... nope", "review"),
+               ("neither: fewer parameters and less overfitting", "review"),
+               ("the dense head has fewer parameters and less overfitting", "review"),
+               ("fewer parameters and less overfitting is a misconception", "review"),
+               ("it increases the parameter count, yet fewer parameters means less overfitting in general", "review")]),
+    ("lesson1_by_hand", "q8"): dict(
+        honest=["nn.AdaptiveAvgPool2d((1, 1))",  # section 6
+                "torch.nn.AdaptiveAvgPool2d(1)", "AdaptiveAvgPool2d(output_size = (1,1))",
+                "nn.AdaptiveAvgPool2d(1)",  # lesson 5
+                "nn.AdaptiveAvgPool2d(output_size=1)", "layer = nn.AdaptiveAvgPool2d((1, 1))",
+                "pool = torch.nn.AdaptiveAvgPool2d([1, 1])", "nn.AdaptiveAvgPool2d(output_size=(1, 1))",
+                "self.pool = nn.AdaptiveAvgPool2d(1)", "nn.AdaptiveAvgPool2d((1,1)), not nn.AdaptiveMaxPool2d",
+                "`nn.AdaptiveAvgPool2d((1, 1))`", "torch.nn.AdaptiveAvgPool2d( (1 , 1) )"],
+        unsure=["nn.AdaptiveAvgPool2d(1), no parameters"],
+        wrong=[("nn.AvgPool2d(2)", "fail"), ("nn.AdaptiveMaxPool2d((1, 1))", "fail"),
+               ("AdaptiveAvgPool2d((7, 7))", "fail"),
+               ("nn.AdaptiveAvgPool2d(1) or nn.AdaptiveMaxPool2d(1)", "fail"), ("nn.MaxPool2d(7)", "fail"),
+               ("nn.AdaptiveAvgPool2d", "fail"), ("nn.AvgPool2d(7) instead of nn.AdaptiveAvgPool2d(1)", "fail"),
+               ("nn.Linear(512, 1000)", "fail"), ("nn.AdaptiveAvgPool1d(1)", "fail"),
+               ("nn.AdaptiveAvgPool2d(0)", "fail"),
+               ("not nn.AdaptiveAvgPool2d(1)", "review"), ("nn.AdaptiveAvgPool2d(1) is wrong", "review"),
+               ("nn.AdaptiveAvgPool2d(1) or nn.AdaptiveAvgPool2d(7)", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("nn.AdaptiveAvgPool2d(1) is deprecated, use nn.AvgPool2d", "fail"),
+               ("nope: nn.AdaptiveAvgPool2d(1)", "review"), ("nn.AdaptiveAvgPool2d(1) -- just kidding", "review"),
+               ("F.adaptive_avg_pool2d(x, 1) rather than nn.AdaptiveAvgPool2d(1)", "review"),
+               ("nn.AdaptiveAvgPool2d(1) would be wrong", "review"),
+               ("nn.AdaptiveAvgPool2d(1)? I doubt it", "review"),
+               ("use nn.Identity(), never nn.AdaptiveAvgPool2d(1)", "review"),
+               ("nn.AdaptiveAvgPool2d(1) and then nn.AdaptiveAvgPool2d(2)", "review"),
+               ("torch.mean, not nn.AdaptiveAvgPool2d(1)", "review"),
+               ("nn.AdaptiveAvgPool2d(1) is a myth", "review")]),
+    ("lesson5_gap", "q8"): dict(
+        honest=["it has millions fewer parameters to overfit, and no weight is tied to a position",
+                "Far fewer weights to overfit, and no weight is tied to where the object sits.",
+                "fewer parameters; translation does not matter after averaging",
+                "fewer parameters and so less overfitting; nothing to learn per position",  # section 6
+                "fewer parameters, and where a feature fires does not matter, only how much",  # section 6
+                "fewer parameters, so less overfitting, and it is translation invariant",
+                "it learns fewer weights, and the average ignores where the features are",  # question 2's option
+                "less to memorise, and it does not care where the object is",
+                "fewer params; it doesn't care where the object is",
+                "fewer params; it works wherever the shape appears",
+                "far fewer parameters, and the same weights apply at every position",
+                "it has fewer parameters and is position-independent",
+                "GAP slashes head parameters and averages over the whole map, so position is irrelevant",
+                "fewer parameters (less overfitting), and the features are counted regardless of their location",
+                "fewer parameters, and it does not learn a separate weight for each position",
+                "fewer parameters, and it is not sensitive to where the shape is",
+                "fewer parameters, and it does not care where the object is, only whether it is there"],
+        unsure=["fewer parameters; unlike the flatten head, it has no weight per position",
+                "fewer parameters and no weight per position; a dense head has a weight for each position"],
+        wrong=[("it has fewer parameters", "fail"), ("it keeps more spatial detail", "fail"), ("it is deeper", "fail"),
+               ("it has fewer parameters and it keeps a weight for every position", "fail"),
+               ("it has more parameters and does not depend on where the object is", "fail"),
+               ("it has fewer parameters, and it does depend on where the object is", "fail"),
+               ("fewer parameters but position matters", "fail"),
+               ("fewer parameters; it memorises where the object sits", "fail"),
+               ("it learns a weight for each position and has fewer parameters", "fail"),
+               ("millions more parameters, and no weight is tied to a position", "fail"),
+               ("no weight is tied to a position", "fail"),
+               ("fewer parameters, and no it is tied to the position", "fail"),
+               ("fewer parameters, and it does not ignore where the object is", "review"),
+               ("fewer parameters and translation invariance, not!", "review"),
+               ("it has no fewer parameters, and no weight is tied to a position", "review"),
+               ("fewer parameters, so it is not translation invariant", "review"),
+               ("fewer parameters and it is not true that no weight is tied to a position", "review"),
+               ("fewer parameters, and it has its own weight for each position, shift invariant", "review"),
+               ("fewer parameters, but where the object is does not matter is false", "review"),
+               ("fewer parameters and translation variant", "review"),
+               # the helper's own attacks (a reader of course/checks.py who does not know the keys)
+               ("the flatten head has fewer parameters and does not depend on where the object is", "review"),
+               ("fewer parameters and translation invariance are what the flatten head gives", "review"),
+               ("fewer parameters, and position independent? doubtful", "review"),
+               ("fewer parameters; no: it depends on the position", "fail"),
+               ("it has fewer parameters, and it learns a separate weight at every position, so shifts hurt", "review"),
+               ("fewer parameters, but translation breaks it", "review"),
+               ("fewer parameters and it is translation-sensitive", "review"),
+               ("fewer parameters; anywhere the object moves, the accuracy drops", "review"),
+               ("fewer parameters, and only where the object sits matters", "fail"),
+               ("fewer parameters and same weights? no, separate weights everywhere", "review")]),
 }
 
 
+def _short_answer_questions() -> list[tuple[str, str]]:
+    return sorted((name, _name(cell)) for name in LESSONS for cell in _questions(load_lesson(name, REPO))
+                  if _form(cell) == "short answer")
+
+
+def test_every_short_answer_question_has_its_table_of_paraphrases_and_contradictions():
+    assert _short_answer_questions() == sorted(SHORT_ANSWERS)
+    for question, table in SHORT_ANSWERS.items():
+        assert len(table["honest"]) >= 10 and len(table["wrong"]) >= 10, question
+        assert {want for _, want in table["wrong"]} <= {"fail", "review"}, question
+
+
 @pytest.mark.parametrize("lesson_name, question", sorted(SHORT_ANSWERS))
-def test_a_short_answer_is_graded_by_meaning_not_spelling(lesson_name, question):
+def test_a_short_answer_is_graded_by_meaning_and_a_contradiction_never_scores(lesson_name, question):
+    """Each honest answer scores; each wrong one fails or goes to review, as the table says; an honest
+    answer the rule cannot settle goes to review (never a silent 0, never a silent point)."""
     lesson = load_lesson(lesson_name, REPO)
     cell = next(c for c in _questions(lesson) if c.source.startswith(f"feedback = check_answered({question},"))
-    assert _form(cell) == "short answer"
-    right, wrong = SHORT_ANSWERS[(lesson_name, question)]
-    answers = _answers(lesson)
-    for text in right:
-        assert _passes(cell, {**answers, question: text})[0], f"{question}: {text!r} should pass"
-    for text in wrong:
-        assert not _passes(cell, {**answers, question: text})[0], f"{question}: {text!r} should fail"
+    table, answers = SHORT_ANSWERS[(lesson_name, question)], _answers(lesson)
+    got = {text: _verdict(cell, {**answers, question: text})[0]
+           for text in table["honest"] + table["unsure"] + [text for text, _ in table["wrong"]]}
+    expected = {**{t: "pass" for t in table["honest"]}, **{t: "review" for t in table["unsure"]},
+                **dict(table["wrong"])}
+    assert {t: v for t, v in got.items() if v != expected[t]} == {}, question

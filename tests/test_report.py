@@ -226,6 +226,38 @@ def test_needs_a_look_lists_refused_cheating_crashed_and_grader_errors_but_not_o
     assert len(links) == 5 and all(f"id='{href[1:]}'" in section for href in links), "marks link to the rows"
 
 
+def test_needs_a_look_lists_each_short_answer_to_score_by_hand_with_its_question_and_answer(graded, tmp_path):
+    """A test whose verdict is ``review`` (``course.checks.NeedsReview``) is listed on its own row:
+    student, lesson, the question's cell and the answer (escaped), and what to do in formgrader; a
+    suspicious record of the same student keeps its own row, and the grade table's mark links to it."""
+    root = _course_copy(graded, tmp_path)
+    records = graded[2]
+    answers = {"kc_q1": "not the <b>mean</b>", "kc_q7": "fewer parameters, it does not reduce overfitting"}
+    reviewed = dict(records[0], tests=[dict(t, passed=False, points=0.0, message="NeedsReview: ...",
+                                            review=answers[t["grade_id"]]) if t["grade_id"] in answers else t
+                                       for t in records[0]["tests"]])
+    both = dict(records[1], tests=[dict(t, passed=False, message="this exercise must not use torch")
+                                   if t["grade_id"] == "output_size_basic" else
+                                   dict(t, passed=False, points=0.0, review="the max, not the mean")
+                                   if t["grade_id"] == "kc_q1" else t for t in records[1]["tests"]])
+    _write_records(root, [reviewed, both])
+    looks = report.needs_a_look([reviewed, both, records[2]])
+    assert [(l["student"], l["kind"], l["reason"].split(":")[0]) for l in looks] == [
+        (reviewed["student"], "answer to read", "kc_q1"), (reviewed["student"], "answer to read", "kc_q7"),
+        (both["student"], "suspicious", "output_size_basic"), (both["student"], "answer to read", "kc_q1")]
+    assert looks[1]["reason"] == "kc_q7: 'fewer parameters, it does not reduce overfitting'"
+    assert "formgrader" in looks[1]["todo"] and "kc_q7" in looks[1]["todo"] and LESSON in looks[1]["todo"]
+    text = report.build(root)
+    section = _section(text, "Needs a look")
+    assert "Needs a look (4)" in section and "not the &lt;b&gt;mean&lt;/b&gt;" in section and "<b>" not in section
+    rows = _tables(section)[0]["rows"][1:]
+    assert [row[2]["text"] for row in rows] == ["answer to read", "answer to read", "suspicious", "answer to read"]
+    grades = next(t for t in _tables(text) if "sortable" in t["class"])
+    marks = {c["text"]: c["href"] for row in grades["rows"] for c in row if c["href"]}
+    assert any("suspicious" in text for text in marks) and any("answer to read" in text for text in marks)
+    assert all(f"id='{href[0][1:]}'" in section for href in marks.values()), "each mark links to its first row"
+
+
 def test_needs_a_look_says_so_when_empty(graded):
     root, _, records = graded
     assert all(r["status"] == "ok" for r in record_dicts(root))

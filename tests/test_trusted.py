@@ -421,6 +421,70 @@ def test_a_crashed_child_is_reported_and_the_next_start_is_clean():
 
 # --- nbgrader -------------------------------------------------------------------------------------------
 
+def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grading(tmp_path, monkeypatch):
+    """A ``NeedsReview`` raised by the trusted test cell is a verdict of its own: 0 points, the answer kept
+    in the record; in nbgrader's gradebook the cell scores 0 and needs a manual grade, which then counts.
+    A student's own exception of that name is an ordinary failure."""
+    from types import SimpleNamespace
+
+    import nbgrader.api
+    from nbgrader.api import Gradebook
+
+    from autograder.coursedir import put_bin_on_path
+    from autograder.trusted.intake import Intake
+    from autograder.trusted.nbgrader_plugin import REVIEW, TrustedExecute, TrustedSaveAutoGrades
+    from autograder.trusted.records import make_record
+
+    solution = ("q1 = 'fewer parameters, but it does not reduce overfitting'\nq2 = 'it is faster'\n"
+                "class NeedsReview(AssertionError):\n    pass\n"
+                "def sly():\n    raise NeedsReview('q3: look at me')\n")
+    key = "all_of=[r'fewer param', r'reduc\\w* overfit']"
+    tests = {"kc_q1": f"check_short_answer(q1, 'q1', {key})\nprint('ok')",
+             "kc_q2": f"check_short_answer(q2, 'q2', {key})\nprint('ok')",
+             "kc_q3": "sly()\nprint('ok')"}
+    lesson = tiny_lesson(solution, tests, prelude="from course.checks import check_short_answer\n")
+    result = run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900), seed=1)
+    verdicts = {t.grade_id: t for t in result.tests}
+    assert verdicts["kc_q1"].review == "fewer parameters, but it does not reduce overfitting"
+    assert verdicts["kc_q1"].points == 0 and verdicts["kc_q1"].message.startswith("NeedsReview: q1:")
+    assert verdicts["kc_q2"].review is None and verdicts["kc_q2"].points == 0, "a plain wrong answer: 0, no review"
+    assert verdicts["kc_q3"].review is None and verdicts["kc_q3"].message.startswith("NeedsReview:"), "the student's"
+    record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), result, result.containment)
+    assert record.score == 0 and "needs a look (0 until scored by hand): kc_q1" in record.reason
+    assert [t["review"] for t in record.tests] == [verdicts["kc_q1"].review, None, None]
+
+    cells = [nbformat.v4.new_code_cell(tests[g], metadata={"nbgrader": {"grade": True, "solution": False,
+             "grade_id": g, "points": 1, "locked": True, "schema_version": 3}}) for g in tests]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    writer = TrustedExecute()
+    writer.output_chars = 2000
+    writer._write(nb, SimpleNamespace(tests=record.tests, cells=[], status="ok"))
+    assert [c.outputs[0].ename for c in nb.cells] == ["NeedsReview", "AssertionError", "StudentError"]
+    db = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    put_bin_on_path()
+    # a new gradebook asks the alembic command for the schema's version (6 s); a stamp is all it writes
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", lambda: "test")
+    with Gradebook(db) as gb:
+        gb.add_assignment("tiny")
+        gb.add_notebook("tiny", "tiny")
+        for grade_id in tests:
+            gb.add_grade_cell(grade_id, "tiny", "tiny", max_score=1, cell_type="code")
+        gb.add_student("ann")
+        with __import__("warnings").catch_warnings():  # nbgrader's add_submission warns under SQLAlchemy 2.1
+            __import__("warnings").simplefilter("ignore")
+            gb.add_submission("tiny", "ann")
+    info = {"notebook": "tiny", "assignment": "tiny", "student": "ann", "db_url": db, REVIEW: ["kc_q1"]}
+    TrustedSaveAutoGrades().preprocess(nb, {"nbgrader": info})
+    with Gradebook(db) as gb:
+        grades = {g: gb.find_grade(g, "tiny", "tiny", "ann") for g in tests}
+        assert {g: (grade.auto_score, grade.needs_manual_grade) for g, grade in grades.items()} == \
+            {"kc_q1": (0, True), "kc_q2": (0, False), "kc_q3": (0, False)}
+        assert gb.find_submission("tiny", "ann").needs_manual_grade
+        grades["kc_q1"].manual_score = 1.0  # what formgrader's score box writes
+        gb.db.commit()
+        assert gb.find_grade("kc_q1", "tiny", "tiny", "ann").score == 1.0
+
+
 def test_nbgrader_config_wires_the_trusted_grader():
     from traitlets.config import Config
 

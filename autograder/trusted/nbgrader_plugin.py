@@ -8,7 +8,8 @@ the failure message for a fail, never the hidden test's source), so that nbgrade
 (``records/<lesson>/<student>.json``) when that record is of the same code, and computes them itself
 otherwise (with the hidden inputs of ``c.TrustedExecute.seed``, which the batch sets to its run's seed,
 or of a fresh seed per submission when unset), so a plain ``nbgrader autograde`` is trusted too. Solution cells get the student's captured
-output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``).
+output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``); a short
+answer the keyword rule could not settle is flagged "needs manual grade" (:class:`TrustedSaveAutoGrades`).
 
 :func:`configure` is what ``nbgrader_config.py`` calls.
 """
@@ -20,11 +21,15 @@ from pathlib import Path
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
 from traitlets import Integer, Unicode
 
 from autograder import leaks
 from autograder.stopping import stoppable
+
+#: The key of ``resources["nbgrader"]`` under which :class:`TrustedExecute` lists the test cells whose
+#: verdict is a short answer to read by hand, for :class:`TrustedSaveAutoGrades`.
+REVIEW = "trusted_needs_review"
 
 
 class TrustedExecute(NbGraderPreprocessor):
@@ -68,6 +73,7 @@ class TrustedExecute(NbGraderPreprocessor):
                 record = make_record(student, lesson, taken, None, containment().describe())
             save_record(root, record)
         self._write(nb, record, leaks.hidden_test_lines(root, lesson.name))
+        resources["nbgrader"][REVIEW] = [t["grade_id"] for t in record.tests if t.get("review") is not None]
         return nb, resources
 
     def _write(self, nb: NotebookNode, record, hidden: set[str] = frozenset()) -> None:
@@ -98,6 +104,10 @@ class TrustedExecute(NbGraderPreprocessor):
                         name, value = "AssertionError", message
                     if verdict.get("fault"):
                         name = {"timeout": "TimeoutError", "memory": "MemoryError"}.get(verdict["fault"], "StudentCrash")
+                    elif verdict.get("review") is not None:
+                        name = "NeedsReview"
+                    elif name == "NeedsReview":  # a student's exception of that name: not the grader's mark
+                        name = "StudentError"
                     cell.outputs.append(NotebookNode(output_type="error", ename=name, evalue=header + value,
                                                      traceback=[f"{name}: {header}{value}"]))
             elif meta.get("solution") and grade_id in cells:
@@ -113,6 +123,21 @@ class TrustedExecute(NbGraderPreprocessor):
                     value = str(error.get("message", ""))[: self.output_chars]
                     cell.outputs.append(NotebookNode(output_type="error", ename=name, evalue=value,
                                                      traceback=[f"{name}: {value}"]))
+
+
+class TrustedSaveAutoGrades(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades``, which also flags every test cell whose verdict is a short answer to
+    read by hand (``course.checks.NeedsReview``, listed by :class:`TrustedExecute` in the resources) as
+    "needs manual grade": its auto score is 0, formgrader lists the submission as needing grading, and the
+    instructor's manual score on the cell (formgrader's score box of an autograder test cell) replaces it."""
+
+    def _add_score(self, cell: NotebookNode, resources: dict) -> None:
+        super()._add_score(cell, resources)
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        if grade_id in resources["nbgrader"].get(REVIEW, ()):
+            grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
+            grade.needs_manual_grade = True
+            self.gradebook.db.commit()
 
 
 class RestoreReleasedCells(OverwriteCells):
@@ -148,9 +173,9 @@ class RestoreReleasedCells(OverwriteCells):
 def configure(c) -> None:
     """Wire the trusted grader into nbgrader's configuration object ``c`` (from ``nbgrader_config.py``).
 
-    Autograde: ``TrustedExecute`` takes the place of ``Execute``; the rest of nbgrader's list stays
-    (``IgnorePattern``, ``ClearMetadataPreprocessor``, ``LimitOutput``, ``SaveAutoGrades``,
-    ``AssignLatePenalties``, ``CheckCellMetadata``). (Feedback's ``ClearHiddenTests`` is set in
+    Autograde: ``TrustedExecute`` takes the place of ``Execute`` and ``TrustedSaveAutoGrades`` that of
+    ``SaveAutoGrades``; the rest of nbgrader's list stays (``IgnorePattern``, ``ClearMetadataPreprocessor``,
+    ``LimitOutput``, ``AssignLatePenalties``, ``CheckCellMetadata``). (Feedback's ``ClearHiddenTests`` is set in
     ``nbgrader_config.py`` itself, so it holds even where this module cannot be imported.)
     Sanitizing: nbgrader's own list, with :class:`RestoreReleasedCells` for ``OverwriteCells``.
     """
@@ -166,7 +191,7 @@ def configure(c) -> None:
         "nbgrader.preprocessors.IgnorePattern",
         "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",
-        "nbgrader.preprocessors.SaveAutoGrades",
+        "autograder.trusted.nbgrader_plugin.TrustedSaveAutoGrades",
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",
     ]

@@ -39,7 +39,7 @@ class Record:
     status: str  # one of STATUSES
     score: float
     max_score: float
-    tests: list[dict]  # {grade_id, points, max_points, passed, message, seconds, fault, output}
+    tests: list[dict]  # {grade_id, points, max_points, passed, message, seconds, fault, output, review}
     reason: str
     containment: str
     content_key: str
@@ -200,5 +200,8 @@ def make_record(student: str, lesson: Lesson, intake: Intake, verdicts: Verdicts
     failed = [t["grade_id"] for t in tests if not t["passed"]]
     if not reason and failed:
         reason = f"{len(failed)} of {len(tests)} tests failed: {', '.join(failed)}"
+    review = [t["grade_id"] for t in tests if t.get("review") is not None]
+    if review:  # a short answer the keyword rule could not settle: the instructor scores it by hand
+        reason += f"; needs a look (0 until scored by hand): {', '.join(review)}"
     return Record(student, lesson.name, status, score, lesson.max_score, tests, reason, verdicts.containment,
                   verdicts.content_key, verdicts.cells, list(intake.notes), verdicts.seconds, verdicts.seed)

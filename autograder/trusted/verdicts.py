@@ -36,6 +36,8 @@ class TestResult:
     seconds: float
     fault: str | None = None  # "timeout", "memory" or "crash" when student code broke a limit
     output: str = ""  # what the test cell printed (its pass text)
+    review: str | None = None  # a short answer the keyword rule could not settle (course.checks.NeedsReview): 0 until
+    # the instructor scores it by hand (nbgrader flags the cell "needs manual grade"; the report lists it)
 
 
 @dataclass
@@ -430,7 +432,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
             session.deadline = t0 + hang_seconds(limits.test_seconds)
             namespace = dict(base)
             printed = io.StringIO()
-            passed, message = False, ""
+            passed, message, review = False, "", None
             try:
                 with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
                     box = session.ensure()
@@ -450,12 +452,14 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                 message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 if session.fault is not None:
                     message = session.fault.message
+                elif isinstance(exc, course.checks.NeedsReview):  # raised here, in the parent: never by student code
+                    review = _cap(str(exc.answer), 2000)
             fault = session.fault.kind if session.fault is not None else None
             if fault:
                 faults.append(f"{test.id}: {fault}: {message}")
             results.append(TestResult(test.id, test.points if passed else 0.0, test.points, passed,
                                       _cap(message, 2000), round(time.monotonic() - t0, 3), fault,
-                                      _cap(printed.getvalue(), limits.output_chars) if passed else ""))
+                                      _cap(printed.getvalue(), limits.output_chars) if passed else "", review))
     finally:
         course.checks.router = None
         course.checks.run_seed = None
