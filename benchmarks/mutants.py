@@ -25,6 +25,7 @@ import argparse
 import ast
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import random
@@ -44,15 +45,24 @@ CLASSES = ("caught", "missed", "equivalent", "broken", "error")
 
 @dataclasses.dataclass(frozen=True)
 class Mutant:
-    """One mutation of one solution cell: ``source`` is the whole mutated cell."""
+    """One mutation of one solution cell: the ``site``-th of :func:`mutants_of` on ``reference`` (the
+    cell's reference source); :attr:`source` is the whole mutated cell."""
 
-    id: str  # stable: <cell>:<operator>:<line>:<hash of the mutated cell>
+    id: str  # stable: <cell>:<operator>:<line>:<hash of the place and the change>
     cell: str
     operator: str
     line: int
     before: str  # the mutated line, before and after (one-line diff)
     after: str
-    source: str
+    reference: str = dataclasses.field(repr=False, default="")
+    site: int = -1
+
+    @functools.cached_property
+    def source(self) -> str:
+        """The mutated cell (unparsed from its AST; computed when first asked: unparsing is the slow part)."""
+        tree = ast.parse(self.reference)
+        index, _, replacement = _sites(tree)[self.site]
+        return _unparse_with(tree, _parents(tree), list(ast.walk(tree))[index], replacement)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -160,7 +170,7 @@ def _dtype(node):
 
 def _statement(node):
     if isinstance(node, ast.AugAssign):
-        yield "augmented", ast.Assign([node.target], node.value)
+        yield "augmented", ast.copy_location(ast.Assign([node.target], node.value), node)
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.If, ast.For)) or (
             isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant)):  # never a docstring
         yield "removed", None
@@ -240,16 +250,17 @@ def mutants_of(source: str, cell: str) -> list[Mutant]:
     original = ast.parse(source)
     lines = source.splitlines()
     nodes = list(ast.walk(original))
-    parents = _parents(original)
     result = []
-    for index, name, replacement in _sites(original):
+    for site, (index, name, replacement) in enumerate(_sites(original)):
         target = nodes[index]
         line = getattr(target, "lineno", 0)
-        mutated = _unparse_with(original, parents, target, replacement)
         before = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         after = _changed_line(target, replacement, lines[line - 1] if 0 < line <= len(lines) else "")
-        digest = hashlib.sha1(f"{cell}\n{mutated}".encode()).hexdigest()[:8]
-        result.append(Mutant(f"{cell}:{name}:{line}:{digest}", cell, name, line, before, after, mutated))
+        place = (line, getattr(target, "col_offset", 0), getattr(target, "end_lineno", 0),
+                 getattr(target, "end_col_offset", 0))
+        change = "" if replacement is None else ast.unparse(replacement)
+        digest = hashlib.sha1(f"{cell}\n{place}\n{ast.unparse(target)}\n{name}\n{change}".encode()).hexdigest()[:8]
+        result.append(Mutant(f"{cell}:{name}:{line}:{digest}", cell, name, line, before, after, source, site))
     return result
 
 
@@ -333,16 +344,17 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
     return reasons
 
 
-def static_class(mutant: Mutant, reference: str, equivalent: dict[str, str]) -> tuple[str, str] | None:
-    """(class, why) decided without grading: broken, equivalent; None when it must be graded."""
+def static_class(mutant_id: str, source: str, reference: str, equivalent: dict[str, str]) -> tuple[str, str] | None:
+    """(class, why) of mutant ``mutant_id`` (its cell's ``source``, the cell's ``reference``) decided
+    without grading: broken, equivalent; None when it must be graded."""
     try:
-        compile(mutant.source, f"<{mutant.id}>", "exec")
+        compile(source, f"<{mutant_id}>", "exec")
     except (SyntaxError, ValueError) as error:
         return "broken", f"{type(error).__name__}: {error}"
-    if normalised(mutant.source) == normalised(reference):
+    if normalised(source) == normalised(reference):
         return "equivalent", "the same program once unparsed"
-    if mutant.id in equivalent:
-        return "equivalent", equivalent[mutant.id]
+    if mutant_id in equivalent:
+        return "equivalent", equivalent[mutant_id]
     return None
 
 
@@ -402,7 +414,7 @@ def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs:
     summary["baseline_failed"] = sorted(t for t, ok in baseline.items() if not ok)
     records, pending = [], []
     for mutant in chosen:
-        decided = static_class(mutant, reference[mutant.cell], equivalent)
+        decided = static_class(mutant.id, mutant.source, reference[mutant.cell], equivalent)
         if decided:
             records.append((mutant, decided[0], decided[1], []))
         else:
@@ -419,7 +431,7 @@ def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs:
             if progress and done % 10 == 0:
                 progress(f"  {lesson_name}: {done}/{len(pending)} graded")
     for mutant, kind, why, lost in sorted(records, key=lambda r: r[0].id):
-        entry = {k: v for k, v in dataclasses.asdict(mutant).items() if k != "source"}
+        entry = {k: v for k, v in dataclasses.asdict(mutant).items() if k not in ("reference", "site")}
         summary["mutants"].append(dict(entry, **{"class": kind, "why": why, "lost": lost}))
     counts = {kind: sum(1 for m in summary["mutants"] if m["class"] == kind) for kind in CLASSES}
     judged = counts["caught"] + counts["missed"]

@@ -82,13 +82,13 @@ def test_classification(tmp_path):
     assert M.classify(baseline, {}, {"a"}) == "missed", "an unreported test proves nothing"
 
     reference = "def g(x):\n    return x + 1\n"
-    mutant = M.Mutant("g:operator:2:0", "g", "operator", 2, "", "", "def g(x):\n    return x - 1\n")
-    assert M.static_class(mutant, reference, {}) is None
-    assert M.static_class(mutant, reference, {mutant.id: "x is always 0"}) == ("equivalent", "x is always 0")
-    same = M.Mutant("g:x:2:1", "g", "x", 2, "", "", "def g(x):\n    return (x + 1)  # layout only\n")
-    assert M.static_class(same, reference, {})[0] == "equivalent"
-    broken = M.Mutant("g:x:2:2", "g", "x", 2, "", "", "def g(x):\n    return x +\n")
-    assert M.static_class(broken, reference, {})[0] == "broken"
+    mutant = next(m for m in M.mutants_of(reference, "g") if m.after == "return x - 1")
+    assert M.static_class(mutant.id, mutant.source, reference, {}) is None
+    assert M.static_class(mutant.id, mutant.source, reference, {mutant.id: "x is always 0"}) == (
+        "equivalent", "x is always 0")
+    same = "def g(x):\n    return (x + 1)  # layout only\n"
+    assert M.static_class("g:x", same, reference, {})[0] == "equivalent"
+    assert M.static_class("g:x", "def g(x):\n    return x +\n", reference, {})[0] == "broken"
 
     assert isinstance(M.load_equivalent(), dict), "the committed file reads"
     listed = tmp_path / "eq.toml"
