@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import multiprocessing
 import random
 import sys
 import time
@@ -419,7 +420,8 @@ def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs:
             records.append((mutant, decided[0], decided[1], []))
         else:
             pending.append(mutant)
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    # spawned, not forked: a fork would share this process's sandbox state (its warm template, its uid lease)
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_grade_mutant, lesson_name, str(root), reference, m, seed, fed[m.cell]) for m in pending]
         for done, future in enumerate(futures, 1):
             mutant, (graded, why) = future.result()
