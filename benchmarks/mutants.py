@@ -410,7 +410,7 @@ def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs:
     summary = {"lesson": lesson_name, "available": len(every), "seed": seed, "baseline_failed": [],
                "mutants": []}
     if baseline is None:
-        summary["error"] = f"the reference could not be graded: {why}"
+        summary["failure"] = f"the reference could not be graded: {why}"
         return summary
     summary["baseline_failed"] = sorted(t for t, ok in baseline.items() if not ok)
     records, pending = [], []
@@ -446,8 +446,8 @@ def report(summaries: list[dict]) -> str:
     head = f"{'lesson':<18}{'mutants':>8}{'caught':>8}{'equiv':>7}{'missed':>8}{'broken':>8}{'error':>7}{'score':>8}"
     lines = [head, "-" * len(head)]
     for s in summaries:
-        if "error" in s and isinstance(s["error"], str):
-            lines.append(f"{s['lesson']:<18}{s['error']}")
+        if "failure" in s:
+            lines.append(f"{s['lesson']:<18}{s['failure']}")
             continue
         score = f"{s['score']:.0%}" if s["score"] is not None else "-"
         lines.append(f"{s['lesson']:<18}{s['total']:>8}{s['caught']:>8}{s['equivalent']:>7}{s['missed']:>8}"
@@ -499,7 +499,7 @@ def main(argv=None) -> int:
     out.write_text(json.dumps({"seed": args.seed, "limit": args.limit, "seconds": round(time.monotonic() - started, 1),
                                "lessons": summaries}, indent=1))
     print(f"\nwritten: {out}")
-    return 0
+    return 1 if any("failure" in s for s in summaries) else 0
 
 
 if __name__ == "__main__":

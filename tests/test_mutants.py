@@ -105,6 +105,13 @@ def test_classification(tmp_path):
     with pytest.raises(SystemExit):
         M.parse_args(["--limit", "-1"])
 
+    counts = dict(total=2, caught=1, missed=1, equivalent=0, broken=0, error=0, score=0.5)
+    missed = {"class": "missed", "id": "c:operator:1:ab", "cell": "c", "before": "x + 1", "after": "x - 1"}
+    text = M.report([dict(counts, lesson="one", mutants=[missed, dict(missed, id="c:operator:1:cd", **{"class": "caught"})]),
+                     {"lesson": "two", "failure": "the reference could not be graded: why", "mutants": []}])
+    assert "c:operator:1:ab  [c]  x + 1  ->  x - 1" in text and "c:operator:1:cd" not in text
+    assert "two               the reference could not be graded: why" in text and "50%" in text
+
 
 def test_real_grader_catches_a_behaviour_change_and_not_a_no_op():
     lesson = load_lesson("lesson5_gap", REPO)
