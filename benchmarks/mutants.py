@@ -67,8 +67,8 @@ class Mutant:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Mutation operators: each takes a node (and the set of nodes not to touch) and gives (name, replacement)
-# pairs; a replacement of ``None`` removes the statement (it becomes ``pass``).
+# Mutation operators: each takes a node and gives (operator name, replacement node) pairs; a replacement
+# of ``None`` removes the statement (it becomes ``pass``). Messages and docstrings are left alone.
 
 _BINOP_SWAPS = {ast.Add: [ast.Sub], ast.Sub: [ast.Add], ast.Mult: [ast.Div, ast.Add], ast.Div: [ast.Mult, ast.FloorDiv],
                 ast.FloorDiv: [ast.Div, ast.Mult], ast.Mod: [ast.FloorDiv]}
@@ -308,7 +308,7 @@ def graded_cells(lesson) -> dict[str, set[str]]:
     return fed
 
 
-def lesson_mutants(lesson, root: Path = REPO) -> list[Mutant]:
+def lesson_mutants(lesson) -> list[Mutant]:
     """Every mutant of the lesson's graded reference cells (duplicates and unchanged programs included:
     :func:`classify` calls the latter equivalent)."""
     sources = solutions.solution_cells(lesson.source_path)
@@ -404,7 +404,7 @@ def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs:
     lesson = load_lesson(lesson_name, root)
     reference = solutions.solution_cells(lesson.source_path)
     fed = graded_cells(lesson)
-    every = lesson_mutants(lesson, root)
+    every = lesson_mutants(lesson)
     chosen = choose(every, limit, seed)
     baseline, why = grade(lesson_name, str(root), reference, seed)
     summary = {"lesson": lesson_name, "available": len(every), "seed": seed, "baseline_failed": [],
@@ -422,9 +422,13 @@ def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs:
             pending.append(mutant)
     # spawned, not forked: a fork would share this process's sandbox state (its warm template, its uid lease)
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_grade_mutant, lesson_name, str(root), reference, m, seed, fed[m.cell]) for m in pending]
+        futures = {pool.submit(_grade_mutant, lesson_name, str(root), reference, m, seed, fed[m.cell]): m
+                   for m in pending}
         for done, future in enumerate(futures, 1):
-            mutant, (graded, why) = future.result()
+            try:
+                mutant, (graded, why) = future.result()
+            except Exception as exc:  # a worker that died or failed: the grader's fault, never a verdict
+                mutant, graded, why = futures[future], None, f"{type(exc).__name__}: {exc}"
             if graded is None:
                 records.append((mutant, "error", why, []))
             else:
