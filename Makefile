@@ -9,7 +9,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test check lab release bundle bench scale clean help
+.PHONY: course test check lab release bundle bench scale mutants clean help
 
 help:
 	@echo "make course   build + validate release/, grade the sample class, print the grades"
@@ -20,6 +20,7 @@ help:
 	@echo "make bundle   build the student bundle (build/student_bundle.zip)"
 	@echo "make bench    run the benchmarks (benchmarks/results/)"
 	@echo "make scale    grading throughput: nbgrader vs trusted (jobs 1/2, warm/cold, Dask), class cost"
+	@echo "make mutants  mutants of the reference solutions graded by the hidden tests: caught / missed per lesson"
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0] + " (set PYTHON=/path/to/python3.11)"'
@@ -56,6 +57,10 @@ bench: $(STAMP)
 # SCALE_ARGS: e.g. --students 40 for a generated class of 200 submissions on top of the honest corpus
 scale: $(STAMP)
 	$(PY) -m benchmarks.scale $(SCALE_ARGS)
+
+# MUTANTS_ARGS: e.g. --lesson lesson2_loops --limit 20 --jobs 2 --seed 7 (benchmarks/results/mutants.json)
+mutants: $(STAMP)
+	$(PY) -m benchmarks.mutants $(MUTANTS_ARGS)
 
 # LAB_ARGS: more options for JupyterLab (e.g. --no-browser). As root (in many containers) it needs --allow-root.
 lab: $(STAMP)
