@@ -108,8 +108,9 @@ def check() -> None:
 
 
 def _host_defaults() -> bool:
-    """Whether every stop signal still has Python's default handling (no host application took it)."""
-    defaults = (signal.SIG_DFL, signal.default_int_handler, None)
+    """Whether no host application took a stop signal: each has Python's default handling or is ignored
+    (``nohup`` ignores SIGHUP, a shell's background job SIGINT)."""
+    defaults = (signal.SIG_DFL, signal.SIG_IGN, signal.default_int_handler, None)
     return all(signal.getsignal(sig) in defaults for sig in STOP_SIGNALS)
 
 
@@ -120,7 +121,8 @@ def stoppable(exit: bool = False):
     :class:`Stopped` where the main thread was (a record being written is not: records are written
     atomically), for the caller to say so and exit non-zero. ``exit``: print the line and exit at once
     instead (inside a host application, such as ``nbgrader autograde``, that would print a traceback), and
-    only where the host left the signals alone (a Jupyter server that handles them keeps its own way)."""
+    only where the host left the signals alone (a Jupyter server that handles them keeps its own way).
+    A signal ignored when it starts (``nohup`` ignores SIGHUP) stays ignored."""
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is _stop \
             or (exit and not _host_defaults()):
         yield
@@ -129,7 +131,8 @@ def stoppable(exit: bool = False):
     _STATE.clear()
     _STATE["exit"] = exit
     for sig in STOP_SIGNALS:
-        signal.signal(sig, _stop)
+        if previous[sig] is not signal.SIG_IGN:  # what the user chose to ignore (nohup) stays ignored
+            signal.signal(sig, _stop)
     try:
         yield
     finally:

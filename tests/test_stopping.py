@@ -95,6 +95,13 @@ def grades(root: Path) -> dict:
             for r in load_records(root)}
 
 
+def _default_stop_signals() -> None:
+    """In the grader's process before it runs: the stop signals as a terminal gives them (a test run started
+    under ``nohup`` ignores SIGHUP, and an ignored signal is inherited)."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start_grading(root: Path, *args: str, command: tuple = ("-m", "autograder", "grade")) -> subprocess.Popen:
     """``python -m autograder grade --jobs 2`` (or another ``command``) on ``root``; its output goes to
     ``.log`` (a file: never a pipe that a surviving process could hold open)."""
@@ -103,7 +110,7 @@ def start_grading(root: Path, *args: str, command: tuple = ("-m", "autograder", 
         args = ("--root", str(root), "--jobs", "2", "-q", *args)
     with open(log, "w") as out:
         grader = subprocess.Popen([sys.executable, *command, *args], cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+                                  start_new_session=True, preexec_fn=_default_stop_signals)
     grader.log = log
     return grader
 
@@ -246,8 +253,20 @@ def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, 
     assert not measured["graded_before"] and not (root / "records" / LESSON).exists()
 
 
+@pytest.fixture
+def terminal_signals():
+    """This test process's stop signals as a terminal gives them (not as ``nohup`` or a test worker left
+    them), restored afterwards."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    for sig in before:
+        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+    yield
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
-def test_each_stop_signal_ends_what_was_started_then_raises_stopped(monkeypatch, signum):
+def test_each_stop_signal_ends_what_was_started_then_raises_stopped(monkeypatch, terminal_signals, signum):
     """Inside ``stoppable`` each stop signal runs the reapers, then raises :class:`Stopped` (a
     KeyboardInterrupt, which no ``except Exception`` swallows) with exit status 128 + signal; outside,
     the signals are handled as before."""
@@ -331,3 +350,23 @@ def test_a_worker_stopped_while_it_writes_a_record_leaves_no_temporary_file(tmp_
     with pytest.raises(SystemExit):
         records.write_json(tmp_path / "ann.json", {"score": 1})
     assert left == [] and list(tmp_path.iterdir()) == []
+
+
+def test_a_stop_signal_the_user_ignores_stays_ignored_and_the_others_still_stop(monkeypatch):
+    """Started under ``nohup`` (SIGHUP ignored), a stoppable command keeps ignoring SIGHUP, and SIGTERM
+    still stops it."""
+    from autograder import stopping
+
+    monkeypatch.setattr(stopping, "_REAPERS", [])
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stopping.stoppable(exit=True):
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is stopping._stop
+        with pytest.raises(stopping.Stopped):
+            with stopping.stoppable():
+                os.kill(os.getpid(), signal.SIGHUP)  # ignored
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+    finally:
+        signal.signal(signal.SIGHUP, previous)
