@@ -136,6 +136,7 @@ def jupyter_env(home: Path, config_dir: Path | None = None) -> dict[str, str]:
                IPYTHONDIR=str(home / "ipython"), PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}")
     env.pop("JUPYTER_PATH", None)
     env.pop("NBGRADER_EXECUTION", None)
+    env.pop("MPLBACKEND", None)  # a student's lab has none (grading in this test process sets Agg: no inline plots)
     return env
 
 
