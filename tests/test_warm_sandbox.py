@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from daemon import START_DAEMON
 
 from autograder.trusted import _child, load_lesson, sandbox
 from autograder.trusted.policy import load_policy
@@ -185,16 +186,7 @@ def test_a_lesson_graded_warm_gets_the_cold_verdicts():
 
 #: A solution cell that starts a daemon (double fork, its own session, out of the child's process group)
 #: writing to a file, then waits.
-DAEMON_CELL = """import os, time
-first = os.fork()
-if first == 0:
-    os.setsid()
-    if os.fork() == 0:
-        os.execv('/bin/sh', ['sh', '-c', 'while :; do echo beat >> daemon-beat.txt; sleep 0.02; done'])
-    os._exit(0)
-os.waitpid(first, 0)
-time.sleep(300)
-"""
+DAEMON_CELL = "import os, time\n" + START_DAEMON + "time.sleep(300)\n"
 
 
 @pytest.mark.skipif(not containment().namespaces, reason="a daemon leaves the grader's reach without a PID namespace")
