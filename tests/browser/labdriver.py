@@ -409,27 +409,6 @@ def run_all(page) -> None:
     page.wait_for_function(_IMAGES_DECODED, arg=PANEL, polling=250)
 
 
-#: True once each code cell of the given indexes shows a decoded image (its output may be attached late).
-_PLOTS_SHOWN = """([panel, indexes]) => {
-  const cells = [...document.querySelectorAll(panel + ' .jp-Notebook .jp-Cell')];
-  return indexes.every(i => cells[i] && [...cells[i].querySelectorAll('.jp-OutputArea-output img')]
-                                          .some(img => img.complete && img.naturalWidth > 0));
-}"""
-
-
-def wait_for_plots(page, cells: list[dict], timeout_ms: int = 60_000) -> None:
-    """Wait (up to ``timeout_ms``) until every cell of ``cells`` (from :func:`notebook_cells`, in page
-    order) that calls ``plt.show()`` shows a decoded image; :func:`check_plots_render` then says which
-    did not."""
-    indexes = [i for i, cell in enumerate(cells) if cell["type"] == "code" and "plt.show()" in cell["source"]]
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_function(_PLOTS_SHOWN, arg=[PANEL, indexes], polling=250, timeout=timeout_ms)
-    except PlaywrightTimeout:  # the check that follows names the cells
-        pass
-
-
 def cell_outputs(page) -> list[dict]:
     """One entry per cell of the visible notebook: prompt, output text, error text, image sizes."""
     return page.evaluate("""(panel) => [...document.querySelectorAll(panel + ' .jp-Notebook .jp-Cell')].map(c => ({
