@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import tempfile
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 from nbgrader.utils import has_failed
+from traitlets.config import Config
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -32,6 +34,21 @@ def cell_by_id(nb, grade_id: str):
         if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
             return cell
     raise KeyError(f"no cell with grade_id {grade_id!r}")
+
+
+def execute(nb, folder: Path | str | None = None, timeout: int = 120, allow_errors: bool = True):
+    """Execute ``nb`` in place, top to bottom, in a fresh kernel started in ``folder``; returns ``nb``.
+
+    The kernel talks over unix sockets in a temporary folder of its own, never TCP: two xdist workers
+    starting kernels at once can pick the same free port (jupyter_client binds, closes, and hands the
+    number on), and a client then waits for a reply from a kernel that never got its request.
+    """
+    with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
+        config = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "ipc")}})
+        resources = {"metadata": {"path": str(folder)}} if folder is not None else {}
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                       config=config, resources=resources).execute()
+    return nb
 
 
 def run_graded(notebook: Path, replace: dict[str, str] | None = None, timeout: int = 120,
@@ -50,9 +67,7 @@ def run_graded(notebook: Path, replace: dict[str, str] | None = None, timeout: i
         for cell in nb.cells[first_code + 1:]:
             if cell.cell_type == "code" and "nbgrader" not in cell.metadata:
                 cell.source = "pass"
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(Path(notebook).parent)}})
-    client.execute()
+    execute(nb, Path(notebook).parent, timeout=timeout)
     return graded_results(nb)
 
 
@@ -83,9 +98,7 @@ def executed(lesson: str, timeout: int = 600):
     """The source notebook of ``lesson`` executed top to bottom, every cell, in a fresh kernel started in
     its folder: once per test run (cached), whoever asks first. Do not change the returned notebook."""
     nb = nbformat.read(source_notebook(lesson), as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(source_notebook(lesson).parent)}}).execute()
-    return nb
+    return execute(nb, source_notebook(lesson).parent, timeout=timeout)
 
 
 def cell_errors(nb) -> list[str]:

@@ -20,14 +20,18 @@ from workflow_fakes import LESSON, REPO
 
 RUN_TO_FIRST_EXERCISE = textwrap.dedent(r'''
     """Run lesson 1's release notebook cell by cell until its first exercise; print what happened."""
-    import json, sys
+    import json, shutil, sys, tempfile
     import nbformat
     from nbclient import NotebookClient
+    from traitlets.config import Config
     from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(sys.argv[1], as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell("import sys, course; print(sys.executable); print(course.__file__)"))
+    # unix sockets, not TCP ports that a kernel of the other test worker may pick at the same moment
+    sockets = tempfile.mkdtemp(prefix="kernel-")
     client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                            config=Config({"KernelManager": {"transport": "ipc", "ip": sockets + "/ipc"}}),
                             resources={"metadata": {"path": sys.argv[2]}})
     result = {"ran": 0, "error": None, "stopped_at": None}
     with client.setup_kernel():
@@ -41,6 +45,7 @@ RUN_TO_FIRST_EXERCISE = textwrap.dedent(r'''
                 result["stopped_at"] = cell.metadata.get("nbgrader", {}).get("grade_id")
                 break
             result["ran"] += 1
+    shutil.rmtree(sockets, ignore_errors=True)
     result["first_output"] = nb.cells[0].outputs[0]["text"]
     print(json.dumps(result))
 ''')

@@ -21,9 +21,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from nbclient import NotebookClient
 from autograder import solutions
-from nbtools import REPO, cell_by_id, executed, graded_results, run_graded_all, solution_source, source_notebook
+from nbtools import REPO, cell_by_id, execute, executed, graded_results, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson3_numpy"
 GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
@@ -220,8 +219,7 @@ def test_release_runs_with_the_optional_cells_empty():
         cell_by_id(nb, grade_id).source = solution_source(LESSON, grade_id)
     assert "NotImplementedError" in cell_by_id(nb, "lesson2_loops").source
     assert "NotImplementedError" in cell_by_id(nb, "sat_optional").source
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(release.parent)}}).execute()
+    execute(nb, release.parent, timeout=120)
     errors, stderr, text = [], [], []
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
