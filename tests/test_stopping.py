@@ -326,6 +326,34 @@ def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, 
     assert not measured["graded_before"] and not (root / "records" / LESSON).exists()
 
 
+#: A grader waiting on an nbgrader command (``sh -m nbgrader``: the course folder's stand-in script).
+WAITS_ON_NBGRADER = """import sys
+from autograder import coursedir
+sys.executable = "/bin/sh"
+coursedir.run_nbgrader(sys.argv[1], "generate_assignment", "tiny")
+"""
+
+
+def test_an_nbgrader_command_of_a_killed_grader_ends_with_it(tmp_path):
+    """A grader killed by SIGKILL while phase 2 waits on ``nbgrader generate_assignment`` takes the command
+    along (a parent-death signal); earlier it ran on to its end, writing the gradebook (10 s and more)."""
+    (tmp_path / "nbgrader").write_text("echo $$ > started.pid\nexec sleep 60\n")
+    grader = subprocess.Popen([sys.executable, "-c", WAITS_ON_NBGRADER, str(tmp_path)], cwd=REPO)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started.pid").exists() and time.monotonic() < deadline and grader.poll() is None:
+        time.sleep(0.01)
+    nbgrader = psutil.Process(int((tmp_path / "started.pid").read_text()))
+    started = nbgrader.create_time()
+    grader.kill()
+    grader.wait()
+    try:
+        nbgrader.wait(timeout=GONE_SECONDS)
+    except psutil.TimeoutExpired:
+        nbgrader.kill()
+        pytest.fail(f"the nbgrader command still ran {GONE_SECONDS} s after its grader was killed")
+    assert not _alive(nbgrader.pid, started)
+
+
 @pytest.fixture
 def terminal_signals():
     """This test process's stop signals as a terminal gives them (not as ``nohup`` or a test worker left
