@@ -97,8 +97,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     in a name keeps two students of the same name apart (the second is <name>_<id>); names keep
     their letters (José Núñez -> jose_nunez, 李明 -> 李明) and go into the gradebook with the LMS id.
     The student is named only by the export's own folder or file names (never by names inside a
-    zip the student uploaded). Zips are unpacked within limits on size, compression ratio, file
-    count and nesting (collect.UnpackLimits); a zip past one is refused, and said so.
+    zip the student uploaded). Zips (the export, and a student's zip in a zip or folder export) are
+    unpacked within limits on size, compression ratio, file count and nesting (collect.UnpackLimits);
+    a zip past one is refused, and said so.
     Files that cannot be placed are listed with the reason; the others are placed anyway.
     Exit status 1 when some file was not placed.
 

@@ -31,8 +31,9 @@ The placing rules, in one place (``avgpool-course collect`` and ``nbgrader zip_c
   latest copy wins (by time, then copy number).
 
 Every file that cannot be placed is reported with the reason and what to do; one bad file never stops
-the others. Links, ``..`` and absolute paths are never followed; archives are unpacked within
-:class:`UnpackLimits`, checked while streaming, each refusal reported.
+the others. Links, ``..`` and absolute paths are never followed; archives (an export zip, and a
+student's zip in a zip or folder export alike) are unpacked within :class:`UnpackLimits`, checked while
+streaming, each refusal reported.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -61,6 +63,8 @@ GENERIC_FOLDERS = {"submissions", "submission", "submitted", "export", "exports"
 NOISE_WORDS = {"late", "attempt", "assignsubmission", "file", "onlinetext", "submission", "submitted",
                "ipynb", "copy", "final", "version", "v", "resubmission", "resubmit", "checkpoint"}
 SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints"}
+LINK_REASON = ("a symbolic link (it could point at another student's file or outside the export); not placed: "
+               "put the file itself in the export")
 UNPACKED = ".collect_unpacked.json"  # what collect unpacked: times, students' zips (hidden: never a submission)
 
 DATE = re.compile(r"(?<!\d)(?P<y>20\d\d)[-_.]?(?P<mo>[01]\d)[-_.]?(?P<d>[0-3]\d)(?:[-_T ]?(?P<h>[0-2]\d)[-_:.]?"
@@ -646,20 +650,33 @@ class _Unpacker:
             self.skipped.append(Skipped(shown, f"refused, nothing of it is placed: {exc}"))
             return
         for path, size in written:
-            if path.suffix.lower() != ".zip" or not zipfile.is_zipfile(path):
-                continue
-            inner, folder = self._rel(path), path.with_suffix("")
-            if depth >= self.limits.depth:
-                self.skipped.append(Skipped(inner, f"refused, nothing of it is placed: archives nested deeper "
-                                            f"than {self.limits.depth} (the depth limit)"))
-            elif folder.exists():
-                self.skipped.append(Skipped(inner, f"refused: {folder.name} is also a folder of the archive; "
-                                            "ask the student to upload the notebook itself"))
-            else:
-                self.uploads.append(self._rel(folder))
-                self.unpack(path, folder, inner, depth + 1, self.times.get(self._rel(path)))
-            self._drop(path, size)
-            self.times.pop(self._rel(path), None)
+            if _is_zip(path):
+                self.upload(path, path.with_suffix(""), self._rel(path), depth + 1, self.times.get(self._rel(path)))
+                self._drop(path, size)
+                self.times.pop(self._rel(path), None)
+
+    def upload(self, archive: Path, folder: Path, shown: str, depth: int, when: str | None = None) -> None:
+        """Unpack a student's zip ``archive`` (shown as ``shown``, at ``depth``) into ``folder`` (which must
+        not exist), recorded as an upload: the names inside it are the student's, never an identity."""
+        if depth > self.limits.depth:
+            self.skipped.append(Skipped(shown, f"refused, nothing of it is placed: archives nested deeper "
+                                        f"than {self.limits.depth} (the depth limit)"))
+        elif folder.exists():
+            self.skipped.append(Skipped(shown, f"refused: {folder.name} is also a folder of the export; "
+                                        "ask the student to upload the notebook itself"))
+        else:
+            self.uploads.append(self._rel(folder))
+            self.unpack(archive, folder, shown, depth, when)
+
+    def sidecar(self) -> None:
+        """Write the times and uploads to ``root/.collect_unpacked.json`` (read by :func:`unpacked`)."""
+        (self.root / UNPACKED).write_text(json.dumps({"times": self.times, "uploads": self.uploads},
+                                                     indent=0, ensure_ascii=False))
+
+
+def _is_zip(path: Path) -> bool:
+    """Whether ``path`` is a zip that collect unpacks (a ``.zip`` name and a zip inside)."""
+    return path.suffix.lower() == ".zip" and zipfile.is_zipfile(path)
 
 
 def unpack_zip(archive: Path, into: Path, limits: UnpackLimits = LIMITS) -> list[Skipped]:
@@ -668,15 +685,49 @@ def unpack_zip(archive: Path, into: Path, limits: UnpackLimits = LIMITS) -> list
     into.mkdir(parents=True, exist_ok=True)
     unpacker = _Unpacker(into, limits)
     unpacker.unpack(archive, into, archive.name)
-    (into / UNPACKED).write_text(json.dumps({"times": unpacker.times, "uploads": unpacker.uploads},
-                                            indent=0, ensure_ascii=False))
+    unpacker.sidecar()
+    return unpacker.skipped
+
+
+def unpack_folder(source: Path, into: Path, limits: UnpackLimits = LIMITS, exports_at_top: bool = False
+                  ) -> list[Skipped]:
+    """Copy a folder export ``source`` into ``into`` (hard links where the file system allows) with every
+    zip in it unpacked as the zips inside an export zip are (:func:`unpack_zip`): a student's upload,
+    within ``limits``, in a folder of its name whose place in the export names the student (the names
+    inside never do). ``exports_at_top``: a zip directly in ``source`` is an export itself (``nbgrader
+    zip_collect``'s archive folder), unpacked into ``into`` as :func:`unpack_zip` does (its name is the
+    LMS's name for the download, never a student's). Hidden files and checkpoints are
+    left out; links are reported, never followed. What was refused; times and uploads go to
+    ``into/.collect_unpacked.json``."""
+    into.mkdir(parents=True, exist_ok=True)
+    unpacker, zips = _Unpacker(into, limits), []
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        if SKIP_PARTS & set(relative.parts) or any(part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_symlink():
+            unpacker.skipped.append(Skipped(relative.as_posix(), LINK_REASON))
+        elif path.is_file() and _is_zip(path):
+            zips.append(relative)  # after the plain files: a folder of the zip's name is then seen
+        elif path.is_file():
+            (into / relative).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, into / relative)
+            except OSError:  # another file system, or links to others' files not allowed
+                shutil.copyfile(path, into / relative)
+    for relative in zips:
+        if exports_at_top and len(relative.parts) == 1:
+            unpacker.unpack(source / relative, into, relative.as_posix())
+        else:
+            unpacker.upload(source / relative, into / relative.with_suffix(""), relative.as_posix(), 2)
+    unpacker.sidecar()
     return unpacker.skipped
 
 
 def _unpack(source: Path, scratch: Path, limits: UnpackLimits = LIMITS) -> tuple[Path, list[Skipped]]:
-    """(the folder to scan, what was refused): ``source`` itself, or a zip unpacked into ``scratch``."""
+    """(the folder to scan, what was refused): the export, a folder or a zip, unpacked into ``scratch``."""
     if source.is_dir():
-        return source, []
+        return scratch, unpack_folder(source, scratch, limits)
     if not zipfile.is_zipfile(source):
         raise CourseError(f"{source} is neither a folder nor a .zip archive; pass the LMS export "
                           "(a .zip or the folder it unpacks to)")
@@ -817,20 +868,16 @@ def _trusted_parts(path: Path, base: Path, uploads: set[Path]) -> int:
 
 def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str | None = None,
           due: dict[str, dt.datetime] | None = None, zone: dt.tzinfo = dt.timezone.utc,
-          roster: Roster | None = None, known: list[Person] = (), unpacked_here: bool = True
-          ) -> dict[tuple[str, str], _Candidate]:
-    """Decide where every file under ``base`` goes: ``{(student, lesson): chosen file}``; every file
-    left out is added to ``report.skipped`` and every chosen one to ``report.placed``. Writes nothing.
-    ``unpacked_here``: ``base`` is what collect unpacked, so its ``.collect_unpacked.json`` files are
-    collect's own (False for a folder export: one found there is anybody's, and ignored)."""
+          roster: Roster | None = None, known: list[Person] = ()) -> dict[tuple[str, str], _Candidate]:
+    """Decide where every file under ``base`` (what :func:`unpack_zip` or :func:`unpack_folder` made)
+    goes: ``{(student, lesson): chosen file}``; every file left out is added to ``report.skipped`` and
+    every chosen one to ``report.placed``. Writes nothing."""
     entries = sorted(p for p in base.rglob("*") if not SKIP_PARTS & set(p.relative_to(base).parts)
                      and not any(part.startswith(".") for part in p.relative_to(base).parts))
     for link in (p for p in entries if p.is_symlink()):
-        report.skipped.append(Skipped(link.relative_to(base).as_posix(), "a symbolic link (it could point at "
-                                      "another student's file or outside the export); not placed: put the "
-                                      "file itself in the export"))
+        report.skipped.append(Skipped(link.relative_to(base).as_posix(), LINK_REASON))
     files = [p for p in entries if p.is_file() and not p.is_symlink()]
-    zipped, uploads = unpacked(base) if unpacked_here else ({}, set())
+    zipped, uploads = unpacked(base)
     own = [_trusted_parts(p, base, uploads) for p in files]
     relatives = [PurePosixPath(p.relative_to(base).as_posix()) for p in files]
     drop = _strip_common_top(relatives, lessons, own) if files else 0
@@ -908,7 +955,7 @@ def collect(source: str | Path, root: Path, lessons: list[str], due: dict[str, d
                               "submissions from the LMS as a .zip and pass that" +
                               "".join(f"\n  ! {s.file}: {s.reason}" for s in refused))
         chosen = place(base, lessons, report, lesson=lesson, due=due, zone=zone, roster=people,
-                       known=known_students(root), unpacked_here=base != source)
+                       known=known_students(root))
         if not chosen:
             raise CourseError(f"no student notebook could be placed from {source}:\n" +
                               "\n".join(f"  ! {s.file}: {s.reason}" for s in report.skipped))
@@ -981,17 +1028,8 @@ if FileNameCollectorPlugin is not None:
         zips kept (``.collect_unpacked.json``) for :class:`LMSCollector`."""
 
         def extract(self, archive_path: str, extracted_path: str) -> None:
-            for path in sorted(p for p in Path(archive_path).rglob("*") if p.is_file() or p.is_symlink()):
-                relative = path.relative_to(archive_path)
-                if path.is_symlink():
-                    self.log.warning("Not collected: %s: a symbolic link (it could point at another student's "
-                                     "file or outside the archive); put the file itself there", relative)
-                elif zipfile.is_zipfile(path):
-                    for refused in _unpack(path, Path(extracted_path) / relative.parent / relative.stem)[1]:
-                        self.log.warning("Not collected: %s: %s", refused.file, refused.reason)
-                else:
-                    (Path(extracted_path) / relative).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(path, Path(extracted_path) / relative)
+            for refused in unpack_folder(Path(archive_path), Path(extracted_path), exports_at_top=True):
+                self.log.warning("Not collected: %s: %s", refused.file, refused.reason)
 
     class LMSCollector(FileNameCollectorPlugin):
         """``nbgrader zip_collect``'s collector with ``avgpool-course collect``'s placing rules

@@ -403,6 +403,20 @@ def _link_entry(name: str, target: str) -> bytes:
     return buffer.getvalue()
 
 
+def _export_of(tmp_path: Path, kind: str, entries: dict[str, tuple[str | bytes, tuple]]) -> Path:
+    """The LMS export of ``{name: (data, date_time)}``: a zip (``kind`` "zip", entries at their times) or
+    the folder it unpacks to ("folder", no times)."""
+    if kind == "zip":
+        return _zip(tmp_path / "lms.zip", entries)
+    for name, (data, _) in entries.items():
+        (tmp_path / "lms" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "lms" / name).write_bytes(data.encode() if isinstance(data, str) else data)
+    return tmp_path / "lms"
+
+
+EXPORTS = ["zip", "folder"]
+
+
 def _source(root: Path, student: str) -> str | None:
     """The first cell of ``student``'s placed notebook, None when nothing is placed for them."""
     path = root / "submitted" / student / LESSON / f"{LESSON}.ipynb"
@@ -413,22 +427,30 @@ def _reasons(report) -> dict[str, str]:
     return {s.file: s.reason for s in report.skipped}
 
 
-def test_names_inside_a_students_upload_never_place_it_over_another_student(tmp_path):
-    """Alice's zip holds `bob_2_20/<lesson> (9).ipynb`: it is Alice's (her zip's name in the export says
-    so), never Bob's; Carol's holds `../bob/...` and `/bob_2_20_...`: reported, not unpacked; a zip whose
-    export name names nobody is reported. Today's code placed each of them over Bob's notebook."""
+@pytest.mark.parametrize("kind", EXPORTS)
+def test_names_inside_a_students_upload_never_place_it_over_another_student(tmp_path, kind):
+    """In a zip or a folder export alike: Alice's zip holds `bob_2_20/<lesson> (9).ipynb`: it is Alice's
+    (her zip's name in the export says so), never Bob's; Ana's `upload.zip` in her folder is hers;
+    Carol's holds `../bob/...` and `/bob_2_20_...`: reported, not unpacked; a zip whose export name names
+    nobody is reported; Dan's zip, whose folder name his export also has, is reported. Earlier code placed
+    each of them over Bob's notebook (a zip export), or reported every zip as "not a notebook file" (a
+    folder export)."""
     root = make_course(tmp_path)
-    archive = _zip(tmp_path / "lms.zip", {
+    export = _export_of(tmp_path, kind, {
         f"bob_2_20_{LESSON}.ipynb": (_notebook("bob's own"), EARLY),
         "alice_1_10_upload.zip": (_zip_bytes({f"bob_2_20/{LESSON} (9).ipynb": _notebook("alice's")}, FUTURE), LATER),
+        "Ana Lima_4_assignsubmission_file_/upload.zip": (_zip_bytes({f"{LESSON}.ipynb": _notebook("ana's")}), LATER),
         "carol_3_30_upload.zip": (_zip_bytes({f"../bob/{LESSON}.ipynb": _notebook("carol's"),
                                               f"/bob_2_20_{LESSON}.ipynb": _notebook("carol's")}, FUTURE), LATER),
         f"{LESSON}.zip": (_zip_bytes({f"bob/{LESSON}.ipynb": _notebook("nobody's")}, FUTURE), LATER),
+        "dan_5_50/upload.zip": (_zip_bytes({f"bob_2_20_{LESSON}.ipynb": _notebook("dan's zip")}), LATER),
+        f"dan_5_50/upload/{LESSON}.ipynb": (_notebook("dan's"), LATER),
     })
-    report = collect.collect(archive, root, [LESSON])
-    assert (_source(root, "bob"), _source(root, "alice")) == ("bob's own", "alice's")
-    assert {p.student for p in report.placed} == {"alice", "bob"}
+    report = collect.collect(export, root, [LESSON])
+    assert {p.student: _source(root, p.student) for p in report.placed} == {
+        "bob": "bob's own", "alice": "alice's", "ana_lima": "ana's", "dan": "dan's"}
     reasons = _reasons(report)
+    assert "is also a folder of the export" in reasons["dan_5_50/upload.zip"]
     assert "a '..' path" in reasons[f"carol_3_30_upload.zip: ../bob/{LESSON}.ipynb"]
     assert "an absolute path" in reasons[f"carol_3_30_upload.zip: /bob_2_20_{LESSON}.ipynb"]
     assert "names inside a student's upload are never used" in reasons[f"{LESSON}/bob/{LESSON}.ipynb"]
@@ -508,17 +530,41 @@ def test_one_students_two_copies_keep_the_latest_by_the_exports_time(tmp_path):
         f"older copy of bob/{LESSON}; kept bob_2_20_{LESSON}.ipynb"
 
 
+def test_zip_collects_archive_folder_unpacks_exports_at_its_top_and_students_zips_below(tmp_path):
+    """``nbgrader zip_collect``'s archive folder (its extractor): a zip at its top is an LMS export, whose
+    names identify; a zip below is a student's upload, whose names never do. Earlier code took every zip
+    for an export, unpacked into a folder of its name (``moodle/``, which then named Alice and Wei), and
+    placed the one in ``<lesson>/upload.zip`` as Bob's."""
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    _zip(archive / "moodle.zip", {
+        f"Wei Zhang_6666_assignsubmission_file_/{LESSON}.ipynb": (_notebook("wei's"), LATER),
+        "alice_1_10_upload.zip": (_zip_bytes({f"bob_2_20/{LESSON}.ipynb": _notebook("alice's")}), LATER)})
+    (archive / LESSON).mkdir()
+    (archive / LESSON / "upload.zip").write_bytes(_zip_bytes({f"bob_2_20_{LESSON}.ipynb": _notebook("nobody's")}))
+    extracted = tmp_path / "extracted"
+    collect.LMSExtractor().extract(str(archive), str(extracted))
+    report = collect.CollectReport(str(extracted))
+    chosen = collect.place(extracted, [LESSON], report)
+    assert {student: nbformat.read(c.path, as_version=4).cells[0].source for (student, _), c in chosen.items()} \
+        == {"wei_zhang": "wei's", "alice": "alice's"}
+    nobodys = _reasons(report)[f"{LESSON}/upload/bob_2_20_{LESSON}.ipynb"]
+    assert "names inside a student's upload are never used" in nobodys
+
+
 class _Disk:
     """What collect writes in its scratch folder (through ``open``): bytes in all, and the most on disk
-    at once (the folder's files summed after every write)."""
+    at once (the files it wrote summed after every write; not a folder export's own files, linked in)."""
 
     def __init__(self, monkeypatch):
         self.written = self.peak = 0
+        self.files: set[Path] = set()
         monkeypatch.setattr(collect, "open", self._open, raising=False)
 
     def _open(self, path, mode="r", *args, **kwargs):
         handle, disk = open(path, mode, *args, **kwargs), self
-        scratch = next(p for p in Path(path).parents if p.name.startswith("collect-"))
+        assert any(p.name.startswith("collect-") for p in Path(path).parents), "only in the scratch folder"
+        self.files.add(Path(path))
 
         class Counted:
             def __enter__(self):
@@ -531,7 +577,7 @@ class _Disk:
                 handle.write(data)
                 handle.flush()
                 disk.written += len(data)
-                held = sum(f.stat().st_size for f in scratch.rglob("*") if f.is_file() and not f.is_symlink())
+                held = sum(f.stat().st_size for f in disk.files if f.is_file())
                 disk.peak = max(disk.peak, held)
 
         return Counted()
@@ -551,12 +597,14 @@ KiB = 1024
     (collect.UnpackLimits(depth=2), {"inner.zip": _zip_bytes({f"{LESSON}.ipynb": _notebook()})},
      "nested deeper than 2 (the depth limit)"),
 ], ids=["bomb-ratio", "member", "total", "members", "depth"])
+@pytest.mark.parametrize("kind", EXPORTS)
 def test_an_upload_past_a_limit_is_refused_while_streaming_and_the_others_placed(tmp_path, monkeypatch, limits,
-                                                                                upload, broken):
-    """Bob's zip breaks one limit: one line names his zip and the limit, nothing of it is placed, nothing
-    is written past the limit (the scratch folder's peak is measured), Alice and Carol are placed."""
+                                                                                upload, broken, kind):
+    """Bob's zip, in a zip or a folder export, breaks one limit: one line names his zip and the limit,
+    nothing of it is placed, nothing is written past the limit (the scratch folder's peak is measured),
+    Alice and Carol are placed. (Earlier code did not unpack a zip in a folder export at all.)"""
     root = make_course(tmp_path)
-    archive = _zip(tmp_path / "lms.zip", {f"alice_1_10_{LESSON}.ipynb": (_notebook("alice's"), LATER),
+    archive = _export_of(tmp_path, kind, {f"alice_1_10_{LESSON}.ipynb": (_notebook("alice's"), LATER),
                                           "bob_2_20_upload.zip": (_zip_bytes(upload), LATER),
                                           f"carol_3_30_{LESSON}.ipynb": (_notebook("carol's"), LATER)})
     disk = _Disk(monkeypatch)
@@ -567,7 +615,8 @@ def test_an_upload_past_a_limit_is_refused_while_streaming_and_the_others_placed
     assert f"  ! {refused[0].file}: {refused[0].reason}" in report.summary().splitlines()
     assert json.loads((root / "reports" / "collect.json").read_text())["skipped"] == [
         {"file": s.file, "reason": s.reason} for s in report.skipped]
-    assert 0 < disk.peak <= disk.written and disk.peak <= limits.total_bytes
+    assert disk.peak <= disk.written and disk.peak <= limits.total_bytes
+    assert disk.peak > 0 or (kind == "folder" and "declares" in refused[0].reason), "nothing written at all?"
     if "ratio" in broken:  # 4 MiB of zeros in ~4 KiB: at most 50 times that is ever written
         bomb = zipfile.ZipFile(io.BytesIO(_zip_bytes(upload))).infolist()[0].compress_size
         assert disk.written <= 50 * bomb + 2 * len(_notebook("alice's")) + len(_zip_bytes(upload)) < collect.MiB

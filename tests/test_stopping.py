@@ -11,6 +11,7 @@ sleeps, so the batch is mid-flight while the daemon runs and ann is graded)."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -117,27 +118,40 @@ def _alive(pid: int, started: float) -> bool:
         return False
 
 
-def wait_until_underway(grader: subprocess.Popen, first: Path | None) -> tuple[dict, int]:
-    """Watch the grader's process tree until the student's daemon writes its file and the record ``first``
-    (of a submission graded next to bob) is written: ``({pid: (create_time, uid)} of every process of the
-    batch seen, a descriptor of the daemon's file)``, which stays readable after the daemon's mount
+def watch(grader: subprocess.Popen, until) -> tuple[dict, int | None]:
+    """Poll the grader's process tree every 10 ms until ``until(seen, beats)`` holds or the grader ends:
+    ``({pid: (create_time, uid)} of every process of the batch seen, a descriptor of the file the student's
+    daemon writes, None until it has started)``; the descriptor stays readable after the daemon's mount
     namespace is gone."""
     seen: dict = {}
     beats = None
     tree = psutil.Process(grader.pid)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and grader.poll() is None:
-        for process in tree.children(recursive=True):
+    while time.monotonic() < deadline and grader.poll() is None and not until(seen, beats):
+        try:
+            children = tree.children(recursive=True)
+        except psutil.Error:  # the grader ended
+            break
+        for process in children:
             try:
                 seen[process.pid] = (process.create_time(), process.uids().real)
                 if beats is None and process.cmdline()[:2] == ["sh", "-c"]:  # the daemon (no other sh here)
                     beats = os.open(f"/proc/{process.pid}/cwd/daemon-beat.txt", os.O_RDONLY)
             except (psutil.Error, OSError):  # not started yet, or not written yet
                 continue
-        if beats is not None and (first is None or first.exists()):
-            return seen, beats
         time.sleep(0.01)
-    pytest.fail(f"the batch never got under way (grader exit status {grader.poll()})")
+    return seen, beats
+
+
+def wait_until_underway(grader: subprocess.Popen, first: Path | None) -> tuple[dict, int]:
+    """:func:`watch` the grader until the student's daemon writes its file and the record ``first`` (of a
+    submission graded next to bob) is written."""
+    seen, beats = watch(grader, lambda seen, beats: beats is not None and (first is None or first.exists()))
+    if beats is None or (first is not None and not first.exists()):
+        if beats is not None:
+            os.close(beats)
+        pytest.fail(f"the batch never got under way (grader exit status {grader.poll()})")
+    return seen, beats
 
 
 def left_running(seen: dict) -> list[int]:
@@ -147,42 +161,60 @@ def left_running(seen: dict) -> list[int]:
     return left + [pid for uid in uids for pid in sandbox._uid_processes(uid) if pid not in left]
 
 
-def stop(grader: subprocess.Popen, signum: int, root: Path, first: str | None = "ann") -> dict:
-    """Send ``signum`` to the grader mid-batch (once student ``first`` has a record); check that every
-    process of the batch ends within :data:`GONE_SECONDS` and the daemon's file stops growing. Returns
-    what it measured."""
-    seen, beats = wait_until_underway(grader, first and root / "records" / LESSON / f"{first}.json")
+def end_and_check(grader: subprocess.Popen, signum: int, seen: dict, beats: int | None, what: str = "") -> float:
+    """Send ``signum`` to the grader (if it still runs); check that every process of the batch ``seen``
+    ends within :data:`GONE_SECONDS` and the daemon's file (``beats``, when it started) stops growing.
+    Closes ``beats``; returns the seconds until nothing was left. ``what``: said on failure."""
     try:
-        graded_before = {p.stem for p in (root / "records" / LESSON).glob("*.json")}
         sent = time.monotonic()
-        os.kill(grader.pid, signum)
+        grader.send_signal(signum)  # nothing, when the grader has ended and been waited for
         while left_running(seen) and time.monotonic() - sent < GONE_SECONDS:
             time.sleep(0.01)
         gone = time.monotonic() - sent
         left = left_running(seen)
-        size = os.fstat(beats).st_size
+        size = os.fstat(beats).st_size if beats is not None else 0
         time.sleep(0.1)
-        assert not left, f"still running {GONE_SECONDS} s after {signal.Signals(signum).name}: " + "; ".join(
+        assert not left, f"{what}: still running {GONE_SECONDS} s after {signal.Signals(signum).name}: " + "; ".join(
             " ".join(psutil.Process(p).cmdline())[:100] for p in left if psutil.pid_exists(p))
-        assert size > 0 and os.fstat(beats).st_size == size, "the daemon's file stopped growing"
+        assert beats is None or os.fstat(beats).st_size == size, f"{what}: the daemon's file still grows"
     finally:
-        os.close(beats)
+        if beats is not None:
+            os.close(beats)
         for pid in left_running(seen):  # clean up after a failure on today's code
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
     grader.wait(timeout=30)
+    return gone
+
+
+def stop(grader: subprocess.Popen, signum: int, root: Path, first: str | None = "ann") -> dict:
+    """Send ``signum`` to the grader mid-batch (once student ``first`` has a record); check that every
+    process of the batch ends within :data:`GONE_SECONDS` and the daemon's file stops growing. Returns
+    what it measured."""
+    seen, beats = wait_until_underway(grader, first and root / "records" / LESSON / f"{first}.json")
+    graded_before = {p.stem for p in (root / "records" / LESSON).glob("*.json")}
+    written = os.fstat(beats).st_size
+    gone = end_and_check(grader, signum, seen, beats)
+    assert written > 0, "the daemon wrote its file"
     return {"seconds": gone, "processes": len(seen), "graded_before": graded_before}
 
 
-def records_whole(root: Path, temporary_left: bool = False) -> None:
-    """Every file under ``records/`` is a whole JSON document; no temporary file is left (a SIGKILL that
-    lands while one is written leaves it: never read, a record is only what ``os.replace`` put in place)."""
+def temporaries(root: Path) -> set[Path]:
+    """The temporary files under ``records/`` (what a record is written to before ``os.replace``)."""
+    return {path for path in (root / "records").rglob("*.tmp")}
+
+
+def records_whole(root: Path, temporary_left: bool = False, before: set[Path] = frozenset()) -> None:
+    """Every file under ``records/`` is a whole JSON document; no temporary file is left but those of
+    ``before`` (a SIGKILL that lands while one is written leaves it: never read, a record is only what
+    ``os.replace`` put in place)."""
     import json
 
     for path in (root / "records").rglob("*"):
-        assert temporary_left or not path.name.endswith(".tmp"), f"a half-written file was left: {path}"
+        assert temporary_left or not path.name.endswith(".tmp") or path in before, \
+            f"a half-written file was left: {path}"
         if path.is_file() and path.suffix == ".json":
             json.loads(path.read_text())
 
@@ -216,6 +248,53 @@ def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_
           f"{measured['seconds']:.2f} s after SIGTERM")
 
 
+#: Where the seed of the random kill moments comes from when set (the test prints the one it drew).
+KILL_SEED = "AVGPOOL_KILL_SEED"
+#: The window the kill moments are drawn from, in seconds after the batch starts its first process (the
+#: interpreter's start-up before it starts nothing): the pool, the reference check, ann, bob and his
+#: daemon, the gradebook.
+KILL_WINDOW = 8.0
+
+
+@needs_pid_namespace
+def test_a_batch_killed_at_random_moments_leaves_nothing_running_and_a_rerun_gives_the_uninterrupted_grades(
+        course, tmp_path):
+    """SIGKILL, then SIGTERM, each at a moment drawn from a seed the test prints (set AVGPOOL_KILL_SEED to
+    replay one) within :data:`KILL_WINDOW` of the batch's first process: each time every process of the
+    batch ends (the daemon too), only whole records are left, and a rerun gives the grades of an
+    uninterrupted run (the fixed moments are the test above's)."""
+    pristine, expected = course
+    root = shutil.copytree(pristine, tmp_path / "course")
+    kill_seed = int(os.environ.get(KILL_SEED) or random.SystemRandom().randrange(1 << 31))
+    draw = random.Random(kill_seed)
+    print(f"\nkill moments from {KILL_SEED}={kill_seed}")
+    for signum in (signal.SIGKILL, signal.SIGTERM):
+        moment = draw.uniform(0.0, KILL_WINDOW)
+        what = f"{signal.Signals(signum).name} {moment:.2f} s into the batch ({KILL_SEED}={kill_seed})"
+        left_before = temporaries(root)  # a SIGKILL that landed mid-write leaves one, never read
+        grader = start_grading(root, "--seed", str(SEED))
+        began = []  # when the first process of the batch was seen
+
+        def at_the_moment(seen, beats):
+            began[:] = began or ([time.monotonic()] if seen else [])
+            return bool(began) and time.monotonic() - began[0] >= moment
+
+        seen, beats = watch(grader, at_the_moment)
+        landed = grader.poll() is None
+        gone = end_and_check(grader, signum, seen, beats, what)
+        log = grader.log.read_text().strip().splitlines()
+        assert grader.returncode in ((-signum, 128 + signum, 0) if landed else (0,)), (what, log)
+        if grader.returncode == 128 + signum:
+            assert len(log) == 1 and log[0].startswith("error: stopped by SIGTERM"), (what, log)
+        records_whole(root, temporary_left=signum == signal.SIGKILL, before=left_before)
+        print(f"{what}: {'mid-batch' if landed else 'after the batch'}, exit status {grader.returncode}, "
+              f"{len(seen)} processes ended in {gone:.2f} s, records: "
+              f"{sorted(p.stem for p in (root / 'records' / LESSON).glob('*.json'))}, gradebook: "
+              f"{'begun' if (root / 'gradebook.db').exists() else 'not begun'}")
+    batch.grade(root=root, jobs=1, progress=False, gradebook=False, check_reference=False, seed=SEED)
+    assert grades(root) == expected, f"the grades of an uninterrupted run ({KILL_SEED}={kill_seed})"
+
+
 #: ``nbgrader autograde`` as it reaches the trusted grader: TrustedExecute on one submission, in the main thread.
 AUTOGRADE_ONE = """import sys, nbformat
 from autograder.coursedir import course_config
@@ -245,6 +324,34 @@ def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, 
     assert grader.returncode == 128 + signum, lines
     assert len(lines) == 1 and lines[0].startswith(f"error: stopped by {signal.Signals(signum).name}"), lines
     assert not measured["graded_before"] and not (root / "records" / LESSON).exists()
+
+
+#: A grader waiting on an nbgrader command (``sh -m nbgrader``: the course folder's stand-in script).
+WAITS_ON_NBGRADER = """import sys
+from autograder import coursedir
+sys.executable = "/bin/sh"
+coursedir.run_nbgrader(sys.argv[1], "generate_assignment", "tiny")
+"""
+
+
+def test_an_nbgrader_command_of_a_killed_grader_ends_with_it(tmp_path):
+    """A grader killed by SIGKILL while phase 2 waits on ``nbgrader generate_assignment`` takes the command
+    along (a parent-death signal); earlier it ran on to its end, writing the gradebook (10 s and more)."""
+    (tmp_path / "nbgrader").write_text("echo $$ > started.pid\nexec sleep 60\n")
+    grader = subprocess.Popen([sys.executable, "-c", WAITS_ON_NBGRADER, str(tmp_path)], cwd=REPO)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started.pid").exists() and time.monotonic() < deadline and grader.poll() is None:
+        time.sleep(0.01)
+    nbgrader = psutil.Process(int((tmp_path / "started.pid").read_text()))
+    started = nbgrader.create_time()
+    grader.kill()
+    grader.wait()
+    try:
+        nbgrader.wait(timeout=GONE_SECONDS)
+    except psutil.TimeoutExpired:
+        nbgrader.kill()
+        pytest.fail(f"the nbgrader command still ran {GONE_SECONDS} s after its grader was killed")
+    assert not _alive(nbgrader.pid, started)
 
 
 @pytest.fixture
