@@ -5,15 +5,17 @@ with those blanked (``skip_ungraded=True``).
 """
 
 import nbformat
+import numpy as np
 import pytest
 
-from nbtools import executed, graded_results, run_graded, run_graded_all, solution_source, source_notebook
+import course.checks
+from nbtools import cell_by_id, executed, graded_results, run_graded, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson5_gap"
 
 POINTS = {
     "gap_head_forward": 3, "gap_head_any_size": 2, "head_parameters_counts": 3, "head_parameters_errors": 1,
-    "cam_values": 3, "cam_errors": 1,
+    "overfitting_gap_values": 2, "overfitting_gap_errors": 1, "cam_values": 3, "cam_errors": 1,
     **{f"choice_q{n}": 1 for n in range(1, 10)},
 }
 
@@ -27,7 +29,7 @@ def graded_points():
 
 def test_graded_cells_and_points():
     assert graded_points() == POINTS
-    assert sum(POINTS.values()) == 22
+    assert sum(POINTS.values()) == 25
 
 
 def variant(grade_id: str, old: str, new: str) -> dict:
@@ -128,3 +130,77 @@ def test_no_test_forbids_a_module_the_lesson_needs():
              if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
     assert "check_avoids" in "".join(c.source for c in tests)
     assert lesson.forbidden_modules(tests) == []
+
+
+def test_small_data_run_shows_which_head_overfits_more():
+    """Section 6's 100-image run, as the notebook prints it (the one whole run, cached): the sentences are
+    the code's, and on this seeded run the flatten+dense head's training accuracy runs far ahead of its
+    held-out accuracy while the GAP head's does not (the lecture's claim, shown)."""
+    nb = executed(LESSON)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("last = 5\nsmall_gaps = ")]
+    printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    assert "The flatten+dense head overfit more" in printed, printed
+    gaps = {line.split()[0]: float(line.split("gap")[1].split()[0]) for line in printed.splitlines()
+            if line.startswith(("flatten+dense ", "GAP "))}
+    assert gaps["flatten+dense"] > 20 and abs(gaps["GAP"]) < 10, gaps
+
+
+GAP_CELLS = ("overfitting_gap_values", "overfitting_gap_errors")
+GAP_SOLUTION = solution_source(LESSON, "overfitting_gap")
+GAP_WRONG = {  # name: (solution source, the cells it must fail)
+    "held_out_minus_train": (GAP_SOLUTION.replace("t - h for t, h", "h - t for t, h"), {"overfitting_gap_values"}),
+    "first_epochs": (GAP_SOLUTION.replace("zip(train[-last:], held_out[-last:])", "zip(train[:last], held_out[:last])"),
+                     {"overfitting_gap_values"}),
+    "last_epoch_only": (GAP_SOLUTION.replace("return float(sum(gaps) / last)", "return float(train[-1] - held_out[-1])"),
+                        {"overfitting_gap_values"}),
+    "mean_of_all_held_out": (GAP_SOLUTION.replace("zip(train[-last:], held_out[-last:])]\n    return float(sum(gaps) / last)",
+                                                  "zip(train[-last:], held_out[-last:])]\n"
+                                                  "    return float(sum(train[-last:]) / last - sum(held_out) / len(held_out))"),
+                             {"overfitting_gap_values"}),
+    "without_checks": ("\n".join(line for line in GAP_SOLUTION.splitlines() if "raise" not in line and "if " not in line),
+                       {"overfitting_gap_errors"}),
+}
+
+
+@pytest.fixture(scope="module")
+def gap_cells():
+    """The names the two overfitting_gap test cells use (the set-up cell's, without its slow imports), and
+    their sources."""
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    namespace = {"np": np, **{name: getattr(course.checks, name)
+                              for name in ("check_value", "check_raises", "input_generator")}}
+    return namespace, {grade_id: cell_by_id(nb, grade_id).source for grade_id in GAP_CELLS}
+
+
+def gap_verdicts(gap_cells, solution: str, run_seed) -> dict:
+    """{grade_id: passed} of the overfitting_gap test cells, hidden part included, for ``solution``, with the
+    hidden inputs of grading run ``run_seed`` (``None``: the notebook's own)."""
+    namespace, tests = gap_cells
+    verdicts = {}
+    course.checks.run_seed = run_seed
+    try:
+        for grade_id, source in tests.items():
+            scope = dict(namespace)
+            exec(compile(solution, "solution", "exec"), scope)
+            try:
+                exec(compile(source, grade_id, "exec"), scope)
+                verdicts[grade_id] = True
+            except AssertionError:
+                verdicts[grade_id] = False
+    finally:
+        course.checks.run_seed = None
+    return verdicts
+
+
+def test_overfitting_gap_reference_passes_at_every_run_seed(gap_cells):
+    for run_seed in [None, *range(100)]:
+        assert gap_verdicts(gap_cells, GAP_SOLUTION, run_seed) == dict.fromkeys(GAP_CELLS, True), run_seed
+
+
+@pytest.mark.parametrize("name", sorted(GAP_WRONG))
+def test_overfitting_gap_wrong_answer_fails_its_own_cell_at_every_run_seed(gap_cells, name):
+    solution, failing = GAP_WRONG[name]
+    assert solution != GAP_SOLUTION
+    for run_seed in [None, *range(20)]:
+        verdicts = gap_verdicts(gap_cells, solution, run_seed)
+        assert {g for g, passed in verdicts.items() if not passed} == failing, (run_seed, verdicts)

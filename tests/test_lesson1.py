@@ -1,0 +1,90 @@
+"""Lesson 1's ``pool_both_tests``, run in-process as the trusted grader's parent runs a test cell: its hidden
+inputs are drawn per grading run (``course.checks.run_seed``), the reference passes at every run seed and
+plausible bugs fail at every one. (The whole notebook runs in tests/test_notebooks.py; the corpus grades
+the lesson with the real grader in tests/test_corpus.py.)"""
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import course.checks
+from course.data import sample_image
+from nbtools import cell_by_id, solution_source, source_notebook
+
+LESSON = "lesson1_by_hand"
+REFERENCE = solution_source(LESSON, "pool_both")
+TEST = cell_by_id(nbformat.read(source_notebook(LESSON), as_version=4), "pool_both_tests").source
+RUN_SEEDS = [None, *range(30)]  # None: the notebook's own inputs (100 seeds checked once, by hand: all pass)
+
+
+def both(old: str, new: str) -> str:
+    """The reference with ``old`` replaced by ``new`` in both pooling layers (``{}``: the layer's name)."""
+    source = REFERENCE
+    for layer in ("AvgPool2d", "MaxPool2d"):
+        assert old.format(layer) in source
+        source = source.replace(old.format(layer), new.format(layer))
+    return source
+
+
+WRONG = {
+    "swapped": REFERENCE.replace("return average, maximum", "return maximum, average"),
+    "ceil_mode": both("nn.{}(kernel_size)", "nn.{}(kernel_size, ceil_mode=True)"),
+    "stride_one": both("nn.{}(kernel_size)", "nn.{}(kernel_size, stride=1)"),
+    "first_kernel_side_only": both("nn.{}(kernel_size)",
+                                   "nn.{}(kernel_size if isinstance(kernel_size, int) else kernel_size[0])"),
+    "average_of_relu": REFERENCE.replace("nn.AvgPool2d(kernel_size)(batch)", "nn.AvgPool2d(kernel_size)(batch.clamp(min=0))"),
+    "transposed": REFERENCE.replace("np.ascontiguousarray(image)", "np.ascontiguousarray(image.T)")
+                           .replace("[0, 0].numpy()", "[0, 0].numpy().T"),
+}
+
+
+def run_test(solution: str, run_seed, spy=None) -> bool:
+    """pool_both_tests (hidden part included) on ``solution`` with the hidden inputs of grading run
+    ``run_seed``; ``spy(image, kernel_size)`` sees every call. True if it passes."""
+    namespace = {"np": np, "torch": torch, "nn": nn, "sample_image": sample_image,
+                 **{name: getattr(course.checks, name)
+                    for name in ("check_array", "check_value", "random_input", "input_generator")}}
+    exec(compile(solution, "pool_both", "exec"), namespace)
+    if spy is not None:
+        student = namespace["pool_both"]
+        namespace["pool_both"] = lambda image, kernel_size: (spy(image.copy(), kernel_size), student(image, kernel_size))[1]
+    course.checks.run_seed, threads = run_seed, torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny maps: a pool of threads only waits for a busy machine's cores
+    try:
+        exec(compile(TEST, "pool_both_tests", "exec"), namespace)
+        return True
+    except AssertionError:
+        return False
+    finally:
+        course.checks.run_seed = None
+        torch.set_num_threads(threads)
+
+
+def test_reference_passes_at_every_run_seed():
+    assert [seed for seed in RUN_SEEDS if not run_test(REFERENCE, seed)] == []
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_a_bug_fails_at_every_run_seed(name):
+    assert WRONG[name] != REFERENCE
+    assert [seed for seed in RUN_SEEDS[:10] if run_test(WRONG[name], seed)] == []
+
+
+def test_hidden_inputs_are_drawn_per_run_and_reproduced_by_its_seed():
+    def inputs(run_seed) -> list:
+        seen = []
+        assert run_test(REFERENCE, run_seed, spy=lambda image, k: seen.append((image, k)))
+        return seen
+
+    first, again, other = inputs(7), inputs(7), inputs(8)
+    assert len(first) == 8  # the visible portrait, then the hidden cases
+    assert all(np.array_equal(a, b) and k == j for (a, k), (b, j) in zip(first, again))
+    assert any(a.shape != b.shape or not np.array_equal(a, b) for (a, _), (b, _) in zip(first[1:], other[1:]))
+    hidden = first[1:]
+    assert any(not image.any() for image, _ in hidden), "an all-zero map"
+    assert any(np.array_equal(image, np.round(image)) and (image < 0).any() for image, _ in hidden), "a signed integer map"
+    assert any(image.shape[0] != image.shape[1] for image, _ in hidden), "a non-square map"
+    assert any(isinstance(k, tuple) and k[0] != k[1] for _, k in hidden), "a non-square kernel"
+    assert any(image.shape[0] % (k if isinstance(k, int) else k[0]) for image, k in hidden), "a trailing row dropped"
