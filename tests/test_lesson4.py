@@ -14,8 +14,8 @@ from autograder.device_check import SWEEP, check_correctness, load_reference, to
 from nbtools import executed, graded_results, run_graded, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson4_torch"
-GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 4,
-          "half_precision_tests": 3}
+GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 3,
+          "module_repr": 1, "half_precision_tests": 3}
 
 
 def replaced(text: str, old: str, new: str) -> str:
@@ -32,31 +32,42 @@ def forward_calls_torch_pooling(source: str) -> str:
 
 
 def variants() -> dict:
-    """{name: (replacement source of the Function cell, the graded cells it must fail)}."""
+    """{name: ({grade_id: replacement source of that solution cell}, the graded cells it must fail)}."""
     ref = solution_source(LESSON, "avg_pool2d_function")
+    wrappers = solution_source(LESSON, "wrappers")
     return {
+        # one bug, one penalty: stride 0 is forward_tests' rule alone; the wrappers (module_tests,
+        # half_precision_tests) are judged against what the student's own Function does at stride 0
         "stride 0 not treated as kernel_size": (
-            replaced(ref, "sh, sw = sh or kh, sw or kw", "pass  # stride used as given"),
-            # the module's and avg_pool2d_half's default stride is 0; backward tests use explicit strides
-            {"forward_tests", "module_tests", "half_precision_tests"}),
+            {"avg_pool2d_function": replaced(ref, "sh, sw = sh or kh, sw or kw", "pass  # stride used as given")},
+            {"forward_tests"}),
+        "wrapper's default stride is 1": (
+            {"wrappers": replaced(wrappers, "def avg_pool2d_torch(x, kernel_size, stride=0,",
+                                  "def avg_pool2d_torch(x, kernel_size, stride=1,")},
+            {"module_tests"}),
         "count_include_pad inverted in backward only": (
-            replaced(ref, "(H_out, W_out), count_include_pad,\n                                   grad_out)",
-                     "(H_out, W_out), not count_include_pad,\n                                   grad_out)"),
+            {"avg_pool2d_function": replaced(ref, "(H_out, W_out), count_include_pad,\n                                   grad_out)",
+                                             "(H_out, W_out), not count_include_pad,\n                                   grad_out)")},
             {"backward_tests", "gradcheck_tests"}),
         "backward does not divide": (
-            replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
+            {"avg_pool2d_function": replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor(")},
             {"backward_tests", "gradcheck_tests"}),
         # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively);
         # a method is read with its class, in the notebook as under the grader, so the backward's
         # check_avoids (backward_tests, gradcheck_tests) sees the forward's call too.
-        "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref),
+        "forward calls F.avg_pool2d": ({"avg_pool2d_function": forward_calls_torch_pooling(ref)},
                                        {"forward_tests", "backward_tests", "gradcheck_tests", "module_tests",
-                                        "half_precision_tests"}),
+                                        "module_repr", "half_precision_tests"}),
         # Saving x is taught (cell 5) and not graded: which tensors a Function saves can only be watched
         # from inside the student's process, where it can be faked.
         "saves x for the backward": (
-            replaced(ref, "ctx.input_size = (H, W)", "ctx.save_for_backward(x)\n        ctx.input_size = (H, W)"),
+            {"avg_pool2d_function": replaced(ref, "ctx.input_size = (H, W)",
+                                             "ctx.save_for_backward(x)\n        ctx.input_size = (H, W)")},
             set()),
+        # a rule that fails costs its own points: output, gradient and parameters right, no extra_repr
+        "no extra_repr": (
+            {"wrappers": replaced(wrappers, 'return (f"kernel_size=', 'return "" and (f"kernel_size=')},
+            {"module_repr"}),
     }
 
 
@@ -77,7 +88,7 @@ def test_reference_passes_every_graded_cell():
 @pytest.fixture(scope="module")
 def verdicts() -> dict:
     """The graded-cell verdicts of every wrong variant, two notebooks at a time."""
-    return run_graded_all(LESSON, {name: {"avg_pool2d_function": source} for name, (source, _) in variants().items()})
+    return run_graded_all(LESSON, {name: replacements for name, (replacements, _) in variants().items()})
 
 
 @pytest.mark.parametrize("name", list(variants()))
