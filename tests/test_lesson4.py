@@ -15,7 +15,7 @@ from nbtools import executed, graded_results, run_graded, run_graded_all, soluti
 
 LESSON = "lesson4_torch"
 GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 3,
-          "module_repr": 1, "half_precision_tests": 3}
+          "module_repr": 1, "predict_max_backward": 1, "predict_avg_backward": 1, "half_precision_tests": 3}
 
 
 def replaced(text: str, old: str, new: str) -> str:
@@ -31,6 +31,13 @@ def forward_calls_torch_pooling(source: str) -> str:
             " count_include_pad=count_include_pad)\n" + source[end:])
 
 
+def swapped_predictions() -> str:
+    """The prediction cell with max pooling's and average pooling's gradients swapped (each a right form)."""
+    ref = solution_source(LESSON, "predict_backward")
+    return replaced(replaced(ref, "predicted_max_grad = ", "predicted_tmp = "), "predicted_avg_grad = ",
+                    "predicted_max_grad = ").replace("predicted_tmp = ", "predicted_avg_grad = ")
+
+
 def variants() -> dict:
     """{name: ({grade_id: replacement source of that solution cell}, the graded cells it must fail)}."""
     ref = solution_source(LESSON, "avg_pool2d_function")
@@ -41,17 +48,17 @@ def variants() -> dict:
         "stride 0 not treated as kernel_size": (
             {"avg_pool2d_function": replaced(ref, "sh, sw = sh or kh, sw or kw", "pass  # stride used as given")},
             {"forward_tests"}),
-        "wrapper's default stride is 1": (
-            {"wrappers": replaced(wrappers, "def avg_pool2d_torch(x, kernel_size, stride=0,",
-                                  "def avg_pool2d_torch(x, kernel_size, stride=1,")},
-            {"module_tests"}),
-        "count_include_pad inverted in backward only": (
+        # two independent bugs in one run (notebook runs are slow); each costs its own cells only
+        "count_include_pad inverted in backward only, and the wrapper's default stride is 1": (
             {"avg_pool2d_function": replaced(ref, "(H_out, W_out), count_include_pad,\n                                   grad_out)",
-                                             "(H_out, W_out), not count_include_pad,\n                                   grad_out)")},
-            {"backward_tests", "gradcheck_tests"}),
-        "backward does not divide": (
-            {"avg_pool2d_function": replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor(")},
-            {"backward_tests", "gradcheck_tests"}),
+                                             "(H_out, W_out), not count_include_pad,\n                                   grad_out)"),
+             "wrappers": replaced(wrappers, "def avg_pool2d_torch(x, kernel_size, stride=0,",
+                                  "def avg_pool2d_torch(x, kernel_size, stride=1,")},
+            {"backward_tests", "gradcheck_tests", "module_tests"}),
+        "backward does not divide, and the two predictions swapped": (
+            {"avg_pool2d_function": replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
+             "predict_backward": swapped_predictions()},
+            {"backward_tests", "gradcheck_tests", "predict_max_backward", "predict_avg_backward"}),
         # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively);
         # a method is read with its class, in the notebook as under the grader, so the backward's
         # check_avoids (backward_tests, gradcheck_tests) sees the forward's call too.
