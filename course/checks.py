@@ -44,6 +44,8 @@ __all__ = [
     "check_array",
     "check_value",
     "check_raises",
+    "check_same_outcome",
+    "STUDENT_ERRORS",
     "check_answered",
     "check_short_answer",
     "normalised_answer",
@@ -254,22 +256,59 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
     raise AssertionError(f"({call}) should raise {error.__name__}, but it returned normally")
 
 
+#: The errors a check may take as a symptom of the student's code and turn into a verdict. Never a broad
+#: ``Exception``: the trusted grader's own fault (``GraderFault``) is one, and must stay a grader error.
+STUDENT_ERRORS = (ArithmeticError, AttributeError, LookupError, RuntimeError, TypeError, ValueError)
+
+
+def check_same_outcome(actual: Callable[[], Any], expected: Callable[[], Any], name: str, *,
+                       rtol: float = 1e-12, atol: float = 1e-12) -> None:
+    """Assert that ``actual()`` ends as ``expected()`` does: the same array or tensor (:func:`check_array`),
+    or an error of the same type (one of :data:`STUDENT_ERRORS`) when ``expected()`` raises.
+
+    For a wrapper judged against the student's own function that it wraps, at the same arguments: a bug
+    of the wrapped function, which its own test judges, is then not counted a second time.
+    """
+    try:
+        want = expected()
+    except STUDENT_ERRORS as error:
+        try:
+            actual()
+        except STUDENT_ERRORS as raised:
+            if type(raised) is not type(error):
+                raise AssertionError(f"{name}: raised {type(raised).__name__}: {raised}; expected"
+                                     f" {type(error).__name__}: {error}") from None
+            return
+        raise AssertionError(f"{name}: returned a result, expected {type(error).__name__}: {error}") from None
+    check_array(actual(), want, name, rtol=rtol, atol=atol)
+
+
 #: How a knowledge-check answer must be written, by form.
 _FORMS = {"true/false": "True or False (Python's booleans, no quotes)",
-          "short answer": 'a few words in a string, e.g. "..."'}
+          "short answer": 'a few words in a string, e.g. "..."',
+          "2x2 numbers": "two rows of two numbers, nested lists, e.g. [[0.5, 0], [0, 0.5]]"}
+
+
+def _is_number(value: Any) -> bool:
+    return (type(value) in (int, float) or isinstance(value, (np.integer, np.floating))) and math.isfinite(value)
 
 
 def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
     """Check the *form* of a knowledge-check answer; return formative feedback (to print) that never
     depends on the key: how the answer was read, and where the topic is taught.
 
-    ``form`` is a list of letters (multiple choice), ``"true/false"`` or ``"short answer"``.
+    ``form`` is a list of letters (multiple choice), ``"true/false"``, ``"short answer"`` or ``"2x2 numbers"``
+    (a prediction of a 2×2 grid: two rows, lists or tuples, of two finite numbers each).
     """
     if isinstance(form, str) and form not in _FORMS:
-        raise ValueError(f"form must be a list of letters, 'true/false' or 'short answer', got {form!r}")
+        raise ValueError(f"form must be a list of letters, {', '.join(repr(f) for f in _FORMS)}, got {form!r}")
     if form == "true/false":
         ok = type(answer) is bool
         read = repr(answer)
+    elif form == "2x2 numbers":
+        ok = (type(answer) in (list, tuple) and len(answer) == 2
+              and all(type(row) in (list, tuple) and len(row) == 2 and all(_is_number(v) for v in row) for row in answer))
+        read = repr([[float(v) for v in row] for row in answer]) if ok else ""
     elif form == "short answer":
         ok = type(answer) is str and len(normalised_answer(answer).replace(" ", "")) >= 3
         read = repr(normalised_answer(answer)) if ok else ""

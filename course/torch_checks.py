@@ -65,12 +65,13 @@ def forward_backward(function: Callable, x, grad_out, *args) -> tuple:
 
 
 @runs_with_student_code
-def module_forward_backward(module_class: Callable, init_args: Sequence, init_kwargs: Mapping, x,
-                            grad_out) -> tuple:
+def module_forward_backward(module_class: Callable, init_args: Sequence, init_kwargs: Mapping, x=None,
+                            grad_out=None) -> tuple:
     """``(repr_text, n_parameters, out, grad_x)`` of ``module_class(*init_args, **init_kwargs)`` on ``x``.
 
     ``n_parameters`` counts every parameter element (a pooling layer has none); ``out`` and ``grad_x``
-    are as in :func:`forward_backward`.
+    are as in :func:`forward_backward`; without ``grad_out`` the module is called on ``x`` and no backward
+    runs (``grad_x`` is ``None``); without ``x`` it is built and described, never called (both ``None``).
     """
     import torch
 
@@ -79,6 +80,11 @@ def module_forward_backward(module_class: Callable, init_args: Sequence, init_kw
         raise AssertionError(f"{getattr(module_class, '__name__', module_class)} must be a torch.nn.Module"
                              f" subclass, got an instance of {type(module).__name__}")
     n_parameters = int(sum(p.numel() for p in module.parameters()))
+    if x is None:
+        return repr(module), n_parameters, None, None
+    if grad_out is None:
+        out = _require_tensor(module(_require_tensor(x, "x")), "the module's result")
+        return repr(module), n_parameters, out.detach(), None
     out, grad = forward_backward(module, x, grad_out)
     return repr(module), n_parameters, out, grad
 

@@ -12,8 +12,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from course import setup_notebook  # noqa: E402
-from course.checks import (check_answered, check_array, check_avoids, check_raises, check_value,  # noqa: E402
-                           random_input)
+from course.checks import (check_answered, check_array, check_avoids, check_raises, check_same_outcome,  # noqa: E402
+                           check_value, random_input)
 from course.data import sample_image  # noqa: E402
 from course.plotting import show_grid, show_images, window_corners  # noqa: E402
 from course.reference import avg_pool2d_grad_reference, avg_pool2d_reference  # noqa: E402
@@ -86,13 +86,43 @@ def test_check_raises_wants_the_right_error_and_words():
         check_raises(ValueError, ["kernel_size"], strict, "x")
 
 
+def test_check_same_outcome_wants_the_wrapped_result_or_its_error():
+    x = np.arange(4.0)
+
+    def fails():
+        raise ValueError("slice step cannot be zero")
+
+    check_same_outcome(lambda: x * 2, lambda: x + x, "double")
+    check_same_outcome(fails, fails, "both raise the same error: the wrapper passed it on")
+    with pytest.raises(AssertionError, match="wrapper: 1 of 4 values differ"):
+        check_same_outcome(lambda: x * 2 + (x == 3), lambda: x + x, "wrapper")
+    with pytest.raises(AssertionError, match="returned a result, expected ValueError"):
+        check_same_outcome(lambda: x, fails, "wrapper")
+    with pytest.raises(AssertionError, match="raised TypeError: no; expected ValueError"):
+        check_same_outcome(lambda: (_ for _ in ()).throw(TypeError("no")), fails, "wrapper")
+    with pytest.raises(ValueError, match="slice step"):  # the wrapper's own error, where the wrapped one returns
+        check_same_outcome(fails, lambda: x, "wrapper")
+
+    class Fault(Exception):  # an error that is no student's (the grader's own): never taken as an outcome
+        pass
+
+    def grader_fault():
+        raise Fault("sandbox gone")
+
+    with pytest.raises(Fault):
+        check_same_outcome(grader_fault, grader_fault, "wrapper")
+
+
 def test_check_answered_checks_the_form_only_and_check_avoids():
     assert check_answered("a", "q", ["a", "b", "c"], "section 1") == \
         "q: answered, read as 'a'. Unsure? It is taught in section 1."
     check_answered(False, "q", "true/false", "section 2")
     assert "read as 'the mean'" in check_answered("  The MEAN.", "q", "short answer", "section 3")
+    assert "read as [[0.0, 1.0], [0.25, 0.25]]" in check_answered([[0, 1], (0.25, np.float32(0.25))], "g", "2x2 numbers", "s")
     for answer, form in [("d", ["a", "b"]), ("False", "true/false"), (0, "true/false"), ("a", "short answer"),
-                         (None, "short answer")]:
+                         (None, "short answer"), ([[0, 1], [0, 1, 2]], "2x2 numbers"), ([[0, 1]], "2x2 numbers"),
+                         ([[0, True], [0, 1]], "2x2 numbers"), ([[0, float("nan")], [0, 1]], "2x2 numbers"),
+                         (np.zeros((2, 2)), "2x2 numbers"), ("[[0, 1], [0, 1]]", "2x2 numbers")]:
         with pytest.raises(AssertionError, match="answer with"):
             check_answered(answer, "q", form, "section 1")
     with pytest.raises(ValueError, match="form must be"):

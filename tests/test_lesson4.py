@@ -14,8 +14,8 @@ from autograder.device_check import SWEEP, check_correctness, load_reference, to
 from nbtools import executed, graded_results, run_graded, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson4_torch"
-GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 4,
-          "half_precision_tests": 3}
+GRADED = {"forward_tests": 6, "forward_errors": 3, "backward_tests": 6, "gradcheck_tests": 4, "module_tests": 3,
+          "module_repr": 1, "predict_max_backward": 1, "predict_avg_backward": 1, "half_precision_tests": 3}
 
 
 def replaced(text: str, old: str, new: str) -> str:
@@ -31,32 +31,50 @@ def forward_calls_torch_pooling(source: str) -> str:
             " count_include_pad=count_include_pad)\n" + source[end:])
 
 
+def swapped_predictions() -> str:
+    """The prediction cell with max pooling's and average pooling's gradients swapped (each a right form)."""
+    ref = solution_source(LESSON, "predict_backward")
+    return replaced(replaced(ref, "predicted_max_grad = ", "predicted_tmp = "), "predicted_avg_grad = ",
+                    "predicted_max_grad = ").replace("predicted_tmp = ", "predicted_avg_grad = ")
+
+
 def variants() -> dict:
-    """{name: (replacement source of the Function cell, the graded cells it must fail)}."""
+    """{name: ({grade_id: replacement source of that solution cell}, the graded cells it must fail)}."""
     ref = solution_source(LESSON, "avg_pool2d_function")
+    wrappers = solution_source(LESSON, "wrappers")
     return {
+        # one bug, one penalty: stride 0 is forward_tests' rule alone; the wrappers (module_tests,
+        # half_precision_tests) are judged against what the student's own Function does at stride 0
         "stride 0 not treated as kernel_size": (
-            replaced(ref, "sh, sw = sh or kh, sw or kw", "pass  # stride used as given"),
-            # the module's and avg_pool2d_half's default stride is 0; backward tests use explicit strides
-            {"forward_tests", "module_tests", "half_precision_tests"}),
-        "count_include_pad inverted in backward only": (
-            replaced(ref, "(H_out, W_out), count_include_pad,\n                                   grad_out)",
-                     "(H_out, W_out), not count_include_pad,\n                                   grad_out)"),
-            {"backward_tests", "gradcheck_tests"}),
-        "backward does not divide": (
-            replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
-            {"backward_tests", "gradcheck_tests"}),
+            {"avg_pool2d_function": replaced(ref, "sh, sw = sh or kh, sw or kw", "pass  # stride used as given")},
+            {"forward_tests"}),
+        # two independent bugs in one run (notebook runs are slow); each costs its own cells only
+        "count_include_pad inverted in backward only, and the wrapper's default stride is 1": (
+            {"avg_pool2d_function": replaced(ref, "(H_out, W_out), count_include_pad,\n                                   grad_out)",
+                                             "(H_out, W_out), not count_include_pad,\n                                   grad_out)"),
+             "wrappers": replaced(wrappers, "def avg_pool2d_torch(x, kernel_size, stride=0,",
+                                  "def avg_pool2d_torch(x, kernel_size, stride=1,")},
+            {"backward_tests", "gradcheck_tests", "module_tests"}),
+        "backward does not divide, and the two predictions swapped": (
+            {"avg_pool2d_function": replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
+             "predict_backward": swapped_predictions()},
+            {"backward_tests", "gradcheck_tests", "predict_max_backward", "predict_avg_backward"}),
         # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively);
         # a method is read with its class, in the notebook as under the grader, so the backward's
         # check_avoids (backward_tests, gradcheck_tests) sees the forward's call too.
-        "forward calls F.avg_pool2d": (forward_calls_torch_pooling(ref),
+        "forward calls F.avg_pool2d": ({"avg_pool2d_function": forward_calls_torch_pooling(ref)},
                                        {"forward_tests", "backward_tests", "gradcheck_tests", "module_tests",
-                                        "half_precision_tests"}),
+                                        "module_repr", "half_precision_tests"}),
         # Saving x is taught (cell 5) and not graded: which tensors a Function saves can only be watched
         # from inside the student's process, where it can be faked.
         "saves x for the backward": (
-            replaced(ref, "ctx.input_size = (H, W)", "ctx.save_for_backward(x)\n        ctx.input_size = (H, W)"),
+            {"avg_pool2d_function": replaced(ref, "ctx.input_size = (H, W)",
+                                             "ctx.save_for_backward(x)\n        ctx.input_size = (H, W)")},
             set()),
+        # a rule that fails costs its own points: output, gradient and parameters right, no extra_repr
+        "no extra_repr": (
+            {"wrappers": replaced(wrappers, 'return (f"kernel_size=', 'return "" and (f"kernel_size=')},
+            {"module_repr"}),
     }
 
 
@@ -77,7 +95,7 @@ def test_reference_passes_every_graded_cell():
 @pytest.fixture(scope="module")
 def verdicts() -> dict:
     """The graded-cell verdicts of every wrong variant, two notebooks at a time."""
-    return run_graded_all(LESSON, {name: {"avg_pool2d_function": source} for name, (source, _) in variants().items()})
+    return run_graded_all(LESSON, {name: replacements for name, (replacements, _) in variants().items()})
 
 
 @pytest.mark.parametrize("name", list(variants()))
@@ -140,3 +158,31 @@ def test_reference_module_repr_and_parameters(reference):
     layer = reference["AvgPool2d"]((3, 2), stride=1, padding=(1, 0), count_include_pad=False)
     assert repr(layer) == "AvgPool2d(kernel_size=(3, 2), stride=1, padding=(1, 0), count_include_pad=False)"
     assert list(layer.parameters()) == []
+
+
+def test_half_precision_inputs_are_drawn_per_grading_run(monkeypatch):
+    """Issue 31: half_precision_tests' inputs come from the grading run's seed (course.checks.input_generator,
+    random_input), as every other hidden input: the same run seed draws them again, another run seed draws
+    anew, and the float16 ones stay in [0, 2) (the relative-error bound needs positive means)."""
+    import nbformat
+    import numpy as np
+
+    import course.checks
+    from nbtools import cell_by_id
+
+    source = cell_by_id(nbformat.read(source_notebook(LESSON), as_version=4), "half_precision_tests").source
+    drawn = [line for line in source.splitlines() if line.startswith(("rows = ", "maps = ", "x32 = "))]
+    assert len(drawn) == 3, drawn
+
+    def inputs(run_seed):
+        monkeypatch.setattr(course.checks, "run_seed", run_seed)
+        namespace = {"torch": torch, "np": np, "input_generator": course.checks.input_generator,
+                     "random_input": course.checks.random_input}
+        exec("\n".join(drawn), namespace)
+        return [namespace[name] for name in ("rows", "maps", "x32")]
+
+    first, again, other = inputs(11), inputs(11), inputs(12)
+    assert all(torch.equal(a, b) for a, b in zip(first, again)), "a regrade with the same seed draws the same"
+    assert not any(torch.equal(a, b) for a, b in zip(first, other)), "a new run seed draws new inputs"
+    assert first[0].dtype == first[1].dtype == torch.float16 and first[2].dtype == torch.float32
+    assert 0 <= first[0].min() and first[1].max() <= 2 and 1 <= first[1].min()

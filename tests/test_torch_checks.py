@@ -127,6 +127,10 @@ def test_module_forward_backward_reports_repr_parameters_output_and_gradient():
     assert module_forward_backward(nn.Conv2d, (2, 3, 1), {}, x, torch.ones(1, 3, 6, 6))[1] == 2 * 3 + 3
     with pytest.raises(AssertionError, match="must be a torch.nn.Module"):
         module_forward_backward(lambda: object(), (), {}, x, x)
+    text, n, out, grad = module_forward_backward(nn.AvgPool2d, (3,), {"padding": 1})  # built, never called
+    assert text.startswith("AvgPool2d(kernel_size=3, stride=3, padding=1") and n == 0 and out is None and grad is None
+    text, n, out, grad = module_forward_backward(nn.AvgPool2d, (2,), {}, x)  # called, no backward
+    assert torch.equal(out, F.avg_pool2d(x, 2)) and not out.requires_grad and grad is None
 
 
 def test_compare_times_reports_median_seconds_and_ratios():

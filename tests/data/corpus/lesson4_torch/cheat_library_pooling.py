@@ -1,7 +1,7 @@
 # corpus: cheat: the Function's forward and backward call PyTorch's own pooling
 # category: cheat
 # status: ok
-# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, half_precision_tests
+# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, module_repr, half_precision_tests
 # %% avg_pool2d_function +
 import torch.nn.functional as pool_ops
 

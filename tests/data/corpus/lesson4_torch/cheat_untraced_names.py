@@ -1,7 +1,7 @@
 # corpus: cheat: PyTorch's own pooling through names a spelling-based reader could not trace: a default argument bound by getattr with a literal name, a walrus-bound local called ctx, a match capture, and an attribute set on ctx then called
 # category: cheat
 # status: ok
-# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, half_precision_tests
+# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, module_repr, half_precision_tests
 # %% avg_pool2d_function +
 class AvgPool2dFunction(torch.autograd.Function):
     @staticmethod
