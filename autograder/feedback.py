@@ -5,7 +5,8 @@ One format at one path: ``feedback/<student>/<lesson>/<lesson>.html``, nbgrader'
 pages. nbgrader renders each autograded notebook with the gradebook's final scores (a manual grade from
 formgrader wins over the automatic one), formgrader's comments and the late penalty. The course's
 configuration (``nbgrader_config.py``) makes the rest safe to show: the test cells' outputs are the
-trusted grader's verdict messages (``TrustedExecute``, which redacts any quoted hidden-test line), the
+trusted grader's verdict messages (``TrustedExecute``, which redacts any quoted hidden-test line and
+withholds expected values until ``c.ExpectedAnswers.reveal``), the
 hidden tests are cleared (nbgrader's ``ClearHiddenTests``) and math is MathML (:mod:`autograder.feedback_steps`), which
 renders offline. This module runs it for the chosen lessons and students, then checks every page
 before it is kept: no hidden-test line, and nothing loaded from the network (the link to MathJax that
