@@ -101,10 +101,16 @@ def _answer_q2_wrongly(root, student) -> None:
     nbformat.write(nb, str(autograded))
 
 
-def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline(graded):
+def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline_in_parallel_as_one_by_one(graded):
     root, manifest, records = graded
-    pages = feedback.write_feedback(root)
+    pages = feedback.write_feedback(root, jobs=3)  # three nbgrader processes, each leaving out the others' students
     assert len(pages) == len([r for r in records if r["status"] == "ok"])
+    some = sorted({path.parent.parent.name for path in pages})[:3]
+    parallel = {path: path.read_bytes() for student in some for path in (root / "feedback" / student).rglob("*.html")}
+    assert feedback.write_feedback(root, students=some, jobs=1) == [p for p in pages if p.parent.parent.name in some]
+    assert {path: path.read_bytes() for path in parallel} == parallel, "one process writes the same bytes"
+    with pytest.raises(coursedir.CourseError, match=r"jobs must be an int >= 1 .*got 0"):
+        feedback.write_feedback(root, jobs=0)
     hidden = leaks.hidden_test_lines(root, LESSON)
     assert hidden, "lesson 1 has hidden tests"
     wrong = next(m.student for m in manifest if m.variant.startswith(("wrong", "partial")))
@@ -163,3 +169,12 @@ def test_feedback_shows_expected_answers_once_the_instructor_releases_them(grade
     page = (root / "feedback" / student / LESSON / f"{LESSON}.html").read_text()
     assert "q2: expected True (bool) but got False (bool)" in page and "not the expected value" not in page
     assert autograded.read_bytes() == graded_notebook, "released from the record: the graded notebook is unchanged"
+
+
+def test_parallel_runs_split_the_students_and_each_leaves_out_the_others():
+    runs = feedback._runs(["ann", "bob", "cy", "dee", "eve"], ["ann", "bob", "cy", "dee"], 2)
+    assert runs == [["--CourseDirectory.student_id_exclude=bob,dee,eve"],
+                    ["--CourseDirectory.student_id_exclude=ann,cy,eve"]]
+    assert feedback._runs(["ann"], ["ann"], 4) == [["--CourseDirectory.student_id_exclude="]]
+    # an id with a comma cannot be left out by nbgrader's comma-separated list: one run per student
+    assert feedback._runs(["ann", "lee,kim"], ["ann", "lee,kim"], 2) == [["--student=ann"], ["--student=lee,kim"]]
