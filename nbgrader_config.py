@@ -71,18 +71,28 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # the network). Without the course's tools (autograder.feedback_steps) generate_feedback refuses instead
 # of writing pages of raw TeX.
 try:
-    from autograder.feedback_steps import HiddenTestsCleared, MathToMathML
+    from autograder.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML
 except ImportError as _steps_missing:
     def _refuse_feedback(nb, resources, _why=str(_steps_missing)):
         raise RuntimeError(f"generate_feedback needs the course's tools (autograder.feedback_steps): {_why}; "
                            "install the grader with pip install '.[grader]' in the course repository, or use "
                            "its .venv")
 
-    HiddenTestsCleared = MathToMathML = _refuse_feedback
+    ExpectedAnswers = HiddenTestsCleared = MathToMathML = _refuse_feedback
+
+# Expected answers: a failed check that names the expected value (check_value, check_array's values: a
+# knowledge check's key, a prediction, a number worked out by hand, a hidden test's reference output) says
+# in the graded notebook and in feedback only which check failed, what the student gave and "not the
+# expected value", so feedback hands out no key while students may resubmit; every record under records/
+# keeps the full message. To release them (after the last resubmission): set this to True and run
+# `avgpool-course feedback` (or `nbgrader generate_feedback --force`) again, then release_feedback; no
+# regrading. Short answers (check_short_answer) and plain asserts show their own messages, which name no key.
+c.ExpectedAnswers.reveal = False
 
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     HiddenTestsCleared,
+    ExpectedAnswers,
     MathToMathML,
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

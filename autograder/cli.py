@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import shutil
 import sys
 import time
@@ -46,6 +47,13 @@ def load_grader():
 
 def root_of(args: argparse.Namespace) -> Path:
     return coursedir.find_root(getattr(args, "root", None))
+
+
+def check_jobs(jobs: int) -> int:
+    """``jobs`` (a command's --jobs), or CourseError unless it is at least 1."""
+    if jobs < 1:
+        raise CourseError(f"--jobs must be >= 1, got {jobs}")
+    return jobs
 
 
 # --- release ---------------------------------------------------------------------------------------
@@ -159,11 +167,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
       avgpool-course grade --cluster tcp://scheduler.example:8786
     """
     root = root_of(args)
+    check_jobs(args.jobs)
     lessons = coursedir.check_lessons(args.lesson, root) if args.lesson else None
     coursedir.check_gradebook(root)
     coursedir.check_submissions(root, lessons, args.student)
-    if args.jobs < 1:
-        raise CourseError(f"--jobs must be >= 1, got {args.jobs}")
     started = time.monotonic()
     where = {"cluster": args.cluster} if args.cluster else {}  # local worker processes unless --cluster
     if args.seed is not None:
@@ -198,16 +205,20 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     Write feedback/<student>/<lesson>/<lesson>.html with nbgrader's generate_feedback: the
     gradebook's scores (manual grades and comments included), each test's verdict and message,
     the student's answers, math that renders offline. Every page is checked before it is kept:
-    no hidden test, nothing loaded from the network.
+    no hidden test, nothing loaded from the network. Expected answers stay withheld until
+    c.ExpectedAnswers.reveal = True in nbgrader_config.py (then run this again: no regrading).
+    --jobs N nbgrader processes write the pages at once (the same pages as one).
 
     examples:
       avgpool-course feedback
+      avgpool-course feedback --jobs 4
       avgpool-course feedback --lesson lesson1_by_hand --student alice
     """
     from autograder import feedback
 
     root = root_of(args)
-    pages = feedback.write_feedback(root, args.lesson, args.student)
+    jobs = check_jobs(args.jobs if args.jobs is not None else max(1, os.cpu_count() or 1))
+    pages = feedback.write_feedback(root, args.lesson, args.student, jobs=jobs)
     students = {p.parent.parent.name for p in pages}
     print(f"wrote {len(pages)} feedback pages for {len(students)} students in {root / 'feedback'} "
           "(feedback/<student>/index.html links each lesson)")
@@ -313,6 +324,7 @@ def cmd_course(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     root = root_of(args)
+    check_jobs(args.jobs)
     steps: list[tuple[str, float]] = []
 
     def step(name: str, since: float) -> float:
@@ -348,7 +360,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     mark = step("grade", mark)
     results = [r.as_dict() for r in graded]
     print("\n== feedback, export, report")
-    pages = feedback.write_feedback(demo)
+    pages = feedback.write_feedback(demo, jobs=args.jobs)
     grades = export.read_grades(demo)
     per_student, per_cell = export.write_csv(grades, demo / "reports")
     page = report.write_report(demo)
@@ -450,7 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "(a record's seed reproduces its run; default: resume an unfinished run's, else a fresh one)")
     sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
-    add("feedback", cmd_feedback, only=("lesson", "student"))
+    sub = add("feedback", cmd_feedback, only=("lesson", "student"))
+    sub.add_argument("--jobs", type=int, default=None, metavar="N", help="nbgrader processes writing pages at "
+                     "once (default: the number of CPUs)")
 
     sub = add("export", cmd_export, only=("lesson",))
     sub.add_argument("--out", metavar="DIR", help="folder for the CSV files (default: reports/)")
@@ -470,7 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = add("course", cmd_course)
     sub.add_argument("--out", metavar="DIR", help="the sample course folder (default: sample_class/)")
     add_class_options(sub)
-    sub.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default 2)")
+    sub.add_argument("--jobs", type=int, default=2, help="submissions graded, and nbgrader processes writing "
+                     "feedback, at once (default 2)")
     sub.add_argument("--skip-release", action="store_true", help="do not rebuild and validate release/")
     return parser
 

@@ -5,18 +5,21 @@ One format at one path: ``feedback/<student>/<lesson>/<lesson>.html``, nbgrader'
 pages. nbgrader renders each autograded notebook with the gradebook's final scores (a manual grade from
 formgrader wins over the automatic one), formgrader's comments and the late penalty. The course's
 configuration (``nbgrader_config.py``) makes the rest safe to show: the test cells' outputs are the
-trusted grader's verdict messages (``TrustedExecute``, which redacts any quoted hidden-test line), the
+trusted grader's verdict messages (``TrustedExecute``, which redacts any quoted hidden-test line and
+withholds expected values until ``c.ExpectedAnswers.reveal``), the
 hidden tests are cleared (nbgrader's ``ClearHiddenTests``) and math is MathML (:mod:`autograder.feedback_steps`), which
 renders offline. This module runs it for the chosen lessons and students, then checks every page
 before it is kept: no hidden-test line, and nothing loaded from the network (the link to MathJax that
 nbgrader's template still writes is removed; MathML needs none). It also writes
-``feedback/<student>/index.html`` listing the student's lessons.
+``feedback/<student>/index.html`` listing the student's lessons. ``jobs`` nbgrader processes write the pages
+at once, each leaving out the students of the others (the same pages as one process).
 """
 
 from __future__ import annotations
 
 import html
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder import coursedir, leaks, templates
@@ -44,10 +47,27 @@ def checked_page(text: str, hidden: set[str], where: str) -> str:
     return text
 
 
-def write_feedback(root: Path, lessons: list[str] | None = None, students: list[str] | None = None) -> list[Path]:
+def _runs(everyone: list[str], chosen: list[str], jobs: int) -> list[list[str]]:
+    """The arguments of the ``nbgrader generate_feedback`` runs that together write the pages of ``chosen``
+    (of ``everyone`` graded in the lesson), each once: at most ``jobs`` runs, each leaving out (nbgrader's
+    ``student_id_exclude``, a comma-separated list) every student it does not write. An id holding a comma
+    cannot be left out that way: then one run per chosen student."""
+    if any("," in student for student in everyone):
+        return [[f"--student={student}"] for student in chosen]
+    groups = [chosen[i::jobs] for i in range(min(jobs, len(chosen)))]
+    return [[f"--CourseDirectory.student_id_exclude={','.join(s for s in everyone if s not in group)}"]
+            for group in groups]
+
+
+def write_feedback(root: Path, lessons: list[str] | None = None, students: list[str] | None = None,
+                   jobs: int = 1) -> list[Path]:
     """nbgrader's feedback for every graded submission of ``lessons`` (by ``students``), checked (see the
-    module docstring); returns the pages written."""
+    module docstring), written by ``jobs`` nbgrader processes at once (the same pages as one); returns the
+    pages written."""
     root = Path(root)
+    if type(jobs) is not int or jobs < 1:
+        raise coursedir.CourseError(f"jobs must be an int >= 1 (nbgrader processes writing feedback at once), "
+                                    f"got {jobs!r}")
     chosen = coursedir.check_lessons(lessons, root)
     coursedir.check_gradebook(root)
     records = [r for r in record_dicts(root) if r["lesson"] in chosen and (not students or r["student"] in students)
@@ -56,13 +76,19 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
         raise coursedir.CourseError(f"no graded submissions in {root / 'autograded'}: grade them first with "
                                     "`avgpool-course grade`")
     written, by_student = [], {}
+    runs = []
     for lesson in sorted({r["lesson"] for r in records}):
-        for who in sorted(students) if students else [None]:
-            result = coursedir.run_nbgrader(root, "generate_feedback", lesson, "--force",
-                                            *([f"--student={who}"] if who else []))
-            if result.returncode != 0:
-                raise coursedir.CourseError(f"nbgrader generate_feedback {lesson} failed:\n"
-                                            f"{(result.stdout + result.stderr)[-2000:]}")
+        everyone = sorted(p.parent.name for p in (root / "autograded").glob(f"*/{lesson}") if p.is_dir())
+        graded = sorted(r["student"] for r in records if r["lesson"] == lesson)
+        runs += [(lesson, arguments) for arguments in _runs(everyone, graded, jobs)]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:  # each run is an nbgrader process of its own
+        results = list(pool.map(lambda run: (run[0], coursedir.run_nbgrader(root, "generate_feedback", run[0],
+                                                                             "--force", *run[1])), runs))
+    for lesson, result in results:
+        if result.returncode != 0:
+            raise coursedir.CourseError(f"nbgrader generate_feedback {lesson} failed:\n"
+                                        f"{(result.stdout + result.stderr)[-2000:]}")
+    for lesson in sorted({r["lesson"] for r in records}):
         hidden = leaks.hidden_test_lines(root, lesson)
         for record in (r for r in records if r["lesson"] == lesson):
             path = root / "feedback" / record["student"] / lesson / f"{lesson}.html"

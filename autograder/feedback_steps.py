@@ -6,11 +6,16 @@
   browsers draw themselves (no MathJax, nothing loaded from the network). ``$...$`` becomes inline
   MathML, ``$$...$$`` a display block; code spans and fenced code are left alone, and a formula that
   latex2mathml cannot read stays as its TeX text.
+* :class:`ExpectedAnswers`: the expected values that failed checks name (a knowledge check's key, a
+  prediction, a value worked out by hand) stay withheld, as the graded notebook has them, until the
+  instructor releases them with ``c.ExpectedAnswers.reveal = True``; then each is shown again from the
+  submission's record (``records/<lesson>/<student>.json``), without regrading.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from latex2mathml.converter import convert
 from nbconvert.preprocessors import Preprocessor
@@ -53,3 +58,33 @@ class MathToMathML(Preprocessor):
         if cell.cell_type == "markdown":
             cell.source = to_mathml(cell.source)
         return cell, resources
+
+
+class ExpectedAnswers(Preprocessor):
+    """Expected values in failure messages: withheld (the default; the graded notebook holds the withheld
+    form) or, with ``reveal``, shown from the record the trusted grader kept
+    (:func:`autograder.trusted.nbgrader_plugin.reveal_expected`)."""
+
+    enabled = Bool(True, help="on wherever it is listed (nbconvert's preprocessors are off by default)").tag(config=True)
+    reveal = Bool(False, help="Show the expected values that failed checks name (knowledge-check keys, predictions, "
+                  "values worked out by hand) in feedback. Off while students may resubmit; turn it on and "
+                  "regenerate feedback to release them (no regrading)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        if not self.reveal:
+            return nb, resources
+        from autograder import leaks
+        from autograder.trusted.nbgrader_plugin import reveal_expected
+        from autograder.trusted.policy import load_policy
+        from autograder.trusted.records import load_record
+
+        root = Path(self.config.CourseDirectory.get("root") or ".")
+        info = resources["nbgrader"]
+        record = load_record(root, info["assignment"], info["student"])
+        if record is None:
+            self.log.warning("no record of %s / %s in %s: its expected answers stay withheld (grade it with "
+                             "avgpool-course grade)", info["student"], info["assignment"], root / "records")
+            return nb, resources
+        reveal_expected(nb, record, leaks.hidden_test_lines(root, info["assignment"]),
+                        load_policy(root, self.config).limits().output_chars)
+        return nb, resources

@@ -12,7 +12,8 @@ The rules for writing a graded test cell, so that both places work:
 
 * get the student's results only by calling student names (functions, classes, ``Cls.apply``) or by
   reading student variables; pass them inputs made in the test cell (seeded);
-* judge with the ``check_*`` helpers below (plain ``assert`` is fine too);
+* judge with the ``check_*`` helpers below (plain ``assert`` is fine too, with a message that names no
+  expected answer: the graded feedback shows it as it is);
 * a helper that must run *next to* the student's code (because it calls ``.backward()`` on a tensor,
   say) is marked :func:`runs_with_student_code`; the grader ships the whole call to the child;
 * end the cell with a statement (``print(...)``), never a bare expression.
@@ -50,6 +51,7 @@ __all__ = [
     "check_short_answer",
     "normalised_answer",
     "NeedsReview",
+    "WrongValue",
     "NEGATION",
     "check_avoids",
     "runs_with_student_code",
@@ -164,12 +166,26 @@ def _as_numpy(value: Any) -> np.ndarray:
     return value.detach().cpu().numpy()
 
 
+class WrongValue(AssertionError):
+    """A check's failure whose message names the expected value (a key, when the test is hidden: a
+    knowledge check's option, a prediction, a number worked out by hand). ``withheld`` says the same
+    without it: which check failed, what the student gave, "not the expected value". The trusted grader
+    keeps both and the graded notebook and its feedback show ``withheld`` until the instructor releases
+    expected answers (``c.ExpectedAnswers.reveal`` in ``nbgrader_config.py``); in a student's own kernel
+    (visible checks only) the full message shows."""
+
+    def __init__(self, message: str, withheld: str):
+        super().__init__(message)
+        self.withheld = withheld
+
+
 def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, atol: float = 1e-6) -> None:
     """Assert that ``actual`` matches the reference ``expected`` (an ndarray or a torch tensor).
 
     Checks, in this order and each with its own message: the exact type (``np.ndarray`` or
     ``torch.Tensor``, no subclass), the shape, the dtype, that every value is finite, then
-    ``|actual - expected| <= atol + rtol * |expected|`` element-wise.
+    ``|actual - expected| <= atol + rtol * |expected|`` element-wise (:class:`WrongValue`: the graded
+    feedback withholds the expected values, never the type, shape or dtype asked for).
     """
     expected_type = type(expected)
     if type(actual) is not expected_type:
@@ -195,10 +211,11 @@ def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, at
     if (error > allowed).any():
         worst = np.unravel_index(int(np.argmax(error - allowed)), error.shape)
         where = tuple(int(i) for i in worst)
-        raise AssertionError(
-            f"{name}: {int((error > allowed).sum())} of {error.size} values differ; worst at index {where}:"
-            f" got {_plain(got[where])}, expected {_plain(want[where])} (max abs error {error.max():.3g},"
-            f" tolerance atol={atol:g}, rtol={rtol:g})"
+        differ = f"{name}: {int((error > allowed).sum())} of {error.size} values differ; worst at index {where}:"
+        raise WrongValue(
+            f"{differ} got {_plain(got[where])}, expected {_plain(want[where])} (max abs error {error.max():.3g},"
+            f" tolerance atol={atol:g}, rtol={rtol:g})",
+            f"{differ} got {_plain(got[where])}, not the expected value (tolerance atol={atol:g}, rtol={rtol:g})",
         )
 
 
@@ -224,11 +241,13 @@ def check_value(actual: Any, expected: Any, name: str) -> None:
     """Assert that a plain value (int, float, bool, str, or a tuple/list of them) equals ``expected``.
 
     The type must match too (an ``int`` where an ``int`` is asked, a ``tuple`` where a tuple is asked);
-    NumPy scalars count as ints and floats; floats compare with a relative tolerance of 1e-9.
+    NumPy scalars count as ints and floats; floats compare with a relative tolerance of 1e-9. A mismatch
+    raises :class:`WrongValue` (the graded feedback withholds the expected value and its type).
     """
     if not _same_plain(actual, expected):
-        raise AssertionError(
-            f"{name}: expected {_plain(expected)} ({_type_name(expected)}) but got {_plain(actual)} ({_type_name(actual)})"
+        raise WrongValue(
+            f"{name}: expected {_plain(expected)} ({_type_name(expected)}) but got {_plain(actual)} ({_type_name(actual)})",
+            f"{name}: got {_plain(actual)} ({_type_name(actual)}), not the expected value",
         )
 
 

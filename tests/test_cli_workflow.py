@@ -215,6 +215,12 @@ def test_feedback_export_report_normal_path(graded, capsys):
     assert status == 0 and (graded / "week1.html").read_text().count("data:image/png;base64,") == 3
 
 
+@pytest.mark.parametrize("command", ["grade", "feedback", "course"])
+def test_jobs_below_1_ends_in_one_sentence_before_any_work(course, command, capsys):
+    status, out, err = run(capsys, command, "--root", course, "--jobs", "0")
+    assert status == 2 and err == "error: --jobs must be >= 1, got 0\n" and not out
+
+
 @pytest.mark.parametrize("command", ["feedback", "export", "report"])
 def test_before_grading_says_grade_first(course, command, capsys):
     status, _, err = run(capsys, command, "--root", course)

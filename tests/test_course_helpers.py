@@ -12,8 +12,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from course import setup_notebook  # noqa: E402
-from course.checks import (check_answered, check_array, check_avoids, check_raises, check_same_outcome,  # noqa: E402
-                           check_value, random_input)
+from course.checks import (WrongValue, check_answered, check_array, check_avoids, check_raises,  # noqa: E402
+                           check_same_outcome, check_value, random_input)
 from course.data import sample_image  # noqa: E402
 from course.plotting import show_grid, show_images, window_corners  # noqa: E402
 from course.reference import avg_pool2d_grad_reference, avg_pool2d_reference  # noqa: E402
@@ -69,6 +69,29 @@ def test_check_value_types_and_values():
         check_value(True, 1, "bool is not an int")
     with pytest.raises(AssertionError):
         check_value("b", "a", "choice")
+
+
+def test_a_wrong_value_says_what_was_given_and_withholds_what_was_expected():
+    """``WrongValue``: the full message names the expected value (kept for the instructor); ``withheld``
+    (what graded feedback shows) names the check and the value given, never the expected one."""
+    with pytest.raises(WrongValue) as wrong:
+        check_value(("B", "stride"), ("A", "shape"), "prediction_stride")
+    assert "expected ('A', 'shape') (tuple)" in str(wrong.value)
+    assert wrong.value.withheld == "prediction_stride: got ('B', 'stride') (tuple), not the expected value"
+    with pytest.raises(WrongValue) as wrong:
+        check_value(2, None, "count")  # not even the expected type is named
+    assert "NoneType" in str(wrong.value) and "None" not in wrong.value.withheld
+    off = np.array([[3.75, 5.25], [4.5, 1.0]])
+    with pytest.raises(WrongValue) as wrong:
+        check_array(off + [[0, 0], [0.5, 0]], off, "by_hand_avg")
+    assert "expected 4.5 (max abs error 0.5" in str(wrong.value)
+    assert wrong.value.withheld.startswith("by_hand_avg: 1 of 4 values differ; worst at index (1, 0): got 5.0, not the "
+                                           "expected value")
+    assert "4.5" not in wrong.value.withheld and "0.5" not in wrong.value.withheld, "no value, no error to add back"
+    for form in ([1.0], off.T[:1], off.astype(np.float32)):  # the form asked for is no key: named as before
+        with pytest.raises(AssertionError) as wrong:
+            check_array(form, off, "by_hand_avg")
+        assert type(wrong.value) is AssertionError and "expected" in str(wrong.value)
 
 
 def test_check_raises_wants_the_right_error_and_words():

@@ -71,18 +71,54 @@ def graded(tmp_path_factory):
     archive, manifest = sample_class.generate(tmp / "lms", root, students=12, seed=5)
     collect.collect(archive, root, [LESSON])
     records = [r.as_dict() for r in fake_grade(None, None, root=root)]
+    _answer_q2_wrongly(root, [r["student"] for r in records if r["status"] == "ok"][-1])
     return root, manifest, records
 
 
-def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline(graded):
+#: The trusted grader's verdict of a wrong answer to lesson 1's q2 (a true/false question; the key is True).
+WRONG_Q2 = {"message": "WrongValue: q2: expected True (bool) but got False (bool)",
+            "withheld": "WrongValue: q2: got False (bool), not the expected value"}
+
+
+def _answer_q2_wrongly(root, student) -> None:
+    """``student``'s record and graded notebook as the trusted grader leaves them for a wrong q2."""
+    from types import SimpleNamespace
+
+    from autograder.trusted.nbgrader_plugin import TrustedExecute
+    from autograder.trusted.records import load_record, save_record
+
+    record = load_record(root, LESSON, student)
+    for test in record.tests:
+        if test["grade_id"] == "kc_q2":
+            test.update(passed=False, points=0.0, **WRONG_Q2)
+    save_record(root, record)
+    autograded = root / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(autograded, as_version=4)
+    writer = TrustedExecute()
+    writer.output_chars = 20000
+    writer._write(nb, SimpleNamespace(tests=record.tests, cells=[], status="ok"),
+                  leaks.hidden_test_lines(root, LESSON))
+    nbformat.write(nb, str(autograded))
+
+
+def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline_in_parallel_as_one_by_one(graded):
     root, manifest, records = graded
-    pages = feedback.write_feedback(root)
+    pages = feedback.write_feedback(root, jobs=3)  # three nbgrader processes, each leaving out the others' students
     assert len(pages) == len([r for r in records if r["status"] == "ok"])
+    some = sorted({path.parent.parent.name for path in pages})[:3]
+    parallel = {path: path.read_bytes() for student in some for path in (root / "feedback" / student).rglob("*.html")}
+    assert feedback.write_feedback(root, students=some, jobs=1) == [p for p in pages if p.parent.parent.name in some]
+    assert {path: path.read_bytes() for path in parallel} == parallel, "one process writes the same bytes"
+    with pytest.raises(coursedir.CourseError, match=r"jobs must be an int >= 1 .*got 0"):
+        feedback.write_feedback(root, jobs=0)
     hidden = leaks.hidden_test_lines(root, LESSON)
     assert hidden, "lesson 1 has hidden tests"
     wrong = next(m.student for m in manifest if m.variant.startswith(("wrong", "partial")))
     page = (root / "feedback" / wrong / LESSON / f"{LESSON}.html").read_text()
     assert "[hidden test line]" in page, "a message quoting a hidden test line is redacted"
+    planted = [r["student"] for r in records if r["status"] == "ok"][-1]
+    page = (root / "feedback" / planted / LESSON / f"{LESSON}.html").read_text()
+    assert "q2: got False (bool), not the expected value" in page and "expected True" not in page, "key withheld"
     assert re.search(r"Score: [\d.]+ / 25", page), "the gradebook's score heads the page"
     assert "<math" in page and "$$" not in page
     for path in pages:
@@ -112,3 +148,33 @@ def test_feedback_shows_manual_grades_and_comments_from_the_gradebook(graded):
     assert "Good reasoning, but see section 3 on floor mode." in page
     assert f"Score: {round(total, 2)} / 25" in page
     assert re.search(r'name="kc_q1".*?Score: 0\.25 / ', page, flags=re.S), "the manual grade of kc_q1"
+
+
+def test_feedback_shows_expected_answers_once_the_instructor_releases_them(graded):
+    """A wrong knowledge-check answer, whose key the page withholds by default (see above): with
+    ``c.ExpectedAnswers.reveal = True`` in nbgrader_config.py the same command, without regrading, shows the
+    key from the record."""
+    root, _, records = graded
+    student = [r["student"] for r in records if r["status"] == "ok"][-1]
+    autograded = root / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+    graded_notebook = autograded.read_bytes()
+    config = root / "nbgrader_config.py"
+    original = config.read_text()
+    assert "\nc.ExpectedAnswers.reveal = False\n" in original, "the setting is in nbgrader_config.py, off"
+    try:
+        config.write_text(original + "\nc.ExpectedAnswers.reveal = True\n")
+        feedback.write_feedback(root, students=[student])
+    finally:
+        config.write_text(original)
+    page = (root / "feedback" / student / LESSON / f"{LESSON}.html").read_text()
+    assert "q2: expected True (bool) but got False (bool)" in page and "not the expected value" not in page
+    assert autograded.read_bytes() == graded_notebook, "released from the record: the graded notebook is unchanged"
+
+
+def test_parallel_runs_split_the_students_and_each_leaves_out_the_others():
+    runs = feedback._runs(["ann", "bob", "cy", "dee", "eve"], ["ann", "bob", "cy", "dee"], 2)
+    assert runs == [["--CourseDirectory.student_id_exclude=bob,dee,eve"],
+                    ["--CourseDirectory.student_id_exclude=ann,cy,eve"]]
+    assert feedback._runs(["ann"], ["ann"], 4) == [["--CourseDirectory.student_id_exclude="]]
+    # an id with a comma cannot be left out by nbgrader's comma-separated list: one run per student
+    assert feedback._runs(["ann", "lee,kim"], ["ann", "lee,kim"], 2) == [["--student=ann"], ["--student=lee,kim"]]

@@ -96,6 +96,28 @@ def test_the_reference_answers_score_every_point_and_one_wrong_answer_loses_exac
         assert not _passes(cell, {**answers, name: wrong})[0], f"{cell.id} passes the wrong answer {wrong!r}"
 
 
+@pytest.mark.parametrize("lesson_name", LESSONS)
+def test_a_wrong_option_fails_naming_its_question_but_not_the_key(lesson_name):
+    """What graded feedback shows of a wrong option or boolean (``WrongValue.withheld``) names the question
+    and the answer given, never the key; the full message (the record's, for the instructor to release)
+    names it."""
+    from course.checks import WrongValue, check_answered, check_short_answer, check_value
+
+    lesson = load_lesson(lesson_name, REPO)
+    answers = _answers(lesson)
+    closed = [cell for cell in _questions(lesson) if _form(cell) != "short answer"]
+    assert closed
+    for cell in closed:
+        name, form = _name(cell), _form(cell)
+        wrong = not answers[name] if form == "true/false" else next(x for x in form if x != answers[name])
+        namespace = {"check_answered": check_answered, "check_short_answer": check_short_answer,
+                     "check_value": check_value, **answers, name: wrong}
+        with pytest.raises(WrongValue) as failed, contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(cell.source, cell.id, "exec"), namespace)
+        assert failed.value.withheld == f"{name}: got {wrong!r} ({type(wrong).__name__}), not the expected value"
+        assert repr(answers[name]) in str(failed.value), f"{cell.id}: the record keeps the key"
+
+
 def _best_guess(questions: list) -> tuple[float, float]:
     """(the best score of answering one letter and one boolean everywhere, the expected score of chance)."""
     chance = sum(c.points / (2 if _form(c) == "true/false" else len(_form(c)))

@@ -485,6 +485,49 @@ def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grad
         assert gb.find_grade("kc_q1", "tiny", "tiny", "ann").score == 1.0
 
 
+def test_a_wrong_value_is_recorded_whole_and_written_into_the_graded_notebook_without_the_expected_one():
+    """A check's ``WrongValue`` (raised in the parent) keeps both messages in the record; the graded
+    notebook shows the withheld one, and ``reveal_expected`` (the instructor's release) the full one, on
+    the cells that show their verdict's withheld message only. A student's own exception of that name
+    has no withheld form: its message is the student's."""
+    from types import SimpleNamespace
+
+    from autograder.trusted.intake import Intake
+    from autograder.trusted.nbgrader_plugin import TrustedExecute, reveal_expected
+    from autograder.trusted.records import make_record
+
+    solution = ("q4 = 'b'\nby_hand = [1.0, 2.5]\nclass WrongValue(AssertionError):\n    pass\n"
+                "def sly():\n    raise WrongValue('q5: expected nothing')\n")
+    tests = {"kc_q4": "check_value(q4, 'c', 'q4')\nprint('ok')",
+             "by_hand": "check_array(np.asarray(by_hand), np.array([1.0, 2.0]), 'by_hand')\nprint('ok')",
+             "kc_q5": "sly()\nprint('ok')"}
+    lesson = tiny_lesson(solution, tests, prelude="import numpy as np\nfrom course.checks import check_array, "
+                         "check_value\n")
+    result = run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900), seed=1)
+    verdicts = {t.grade_id: t for t in result.tests}
+    assert verdicts["kc_q4"].message == "WrongValue: q4: expected 'c' (str) but got 'b' (str)"
+    assert verdicts["kc_q4"].withheld == "WrongValue: q4: got 'b' (str), not the expected value"
+    assert "expected 2.0" in verdicts["by_hand"].message and "2.0" not in verdicts["by_hand"].withheld
+    assert verdicts["kc_q5"].withheld is None and verdicts["kc_q5"].message == "WrongValue: q5: expected nothing"
+    record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), result, result.containment)
+    assert [t["withheld"] for t in record.tests] == [verdicts[g].withheld for g in tests]
+
+    cells = [nbformat.v4.new_code_cell(tests[g], metadata={"nbgrader": {"grade": True, "solution": False,
+             "grade_id": g, "points": 1, "locked": True, "schema_version": 3}}) for g in tests]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    writer = TrustedExecute()
+    writer.output_chars = 2000
+    writer._write(nb, SimpleNamespace(tests=record.tests, cells=[], status="ok"))
+    shown = [c.outputs[0].evalue for c in nb.cells]
+    assert shown == ["q4: got 'b' (str), not the expected value", verdicts["by_hand"].withheld.split(": ", 1)[1],
+                     "q5: expected nothing"]
+    nb.cells[1].outputs[0].evalue = "graded by another run"  # not this record's verdict: left as it is
+    assert reveal_expected(nb, SimpleNamespace(tests=record.tests, status="ok"), set(), 2000) == ["kc_q4"]
+    assert [c.outputs[0].evalue for c in nb.cells] == ["q4: expected 'c' (str) but got 'b' (str)",
+                                                       "graded by another run", "q5: expected nothing"]
+    assert nb.cells[0].outputs[0].ename == "WrongValue"
+
+
 def test_nbgrader_config_wires_the_trusted_grader():
     from traitlets.config import Config
 

@@ -82,16 +82,19 @@ def test_config_without_the_trusted_grader_refuses_autograde(monkeypatch):
 
 
 def test_feedback_clears_hidden_tests_and_writes_math_as_mathml_or_refuses(monkeypatch):
-    """With the course's tools feedback clears hidden tests and writes TeX as MathML (renders offline);
+    """With the course's tools feedback clears hidden tests, withholds expected answers (by default) and
+    writes TeX as MathML (renders offline);
     without them generate_feedback refuses rather than hand students raw TeX (or hidden tests)."""
-    from autograder.feedback_steps import HiddenTestsCleared, MathToMathML
+    from autograder.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML
 
-    steps = load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
-    assert HiddenTestsCleared in steps and MathToMathML in steps
+    config = load_config(monkeypatch, importable=True)
+    steps = config.GenerateFeedback.preprocessors
+    assert HiddenTestsCleared in steps and ExpectedAnswers in steps and MathToMathML in steps
+    assert config.ExpectedAnswers.reveal is False, "expected answers are withheld unless the instructor releases them"
     monkeypatch.setitem(sys.modules, "autograder.feedback_steps", None)
     steps = [s for s in load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
              if not isinstance(s, str)]
-    assert len(steps) == 2
+    assert len(steps) == 3
     for step in steps:
         with pytest.raises(RuntimeError, match="generate_feedback needs the course's tools"):
             step(nbformat.v4.new_notebook(), {})

@@ -19,7 +19,7 @@ import nbformat
 from autograder.coursedir import notebook
 
 #: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
-GRADER_VERSION = "trusted-4"
+GRADER_VERSION = "trusted-5"
 
 #: The tag of a solution cell that re-uses an earlier lesson's exercise (``output_size`` in lessons 2-4):
 #: the student writes it again to work with, and the grader runs the reference in its place.

@@ -3,7 +3,8 @@
 :class:`TrustedExecute` replaces nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``: instead
 of running the notebook in a kernel shared with student code, it writes each test cell's trusted
 verdict into the cell's outputs (the test's printed text for a pass; an ``error`` output carrying only
-the failure message for a fail, never the hidden test's source), so that nbgrader's own
+the failure message for a fail, never the hidden test's source, and without the expected value a
+``course.checks.WrongValue`` names: :func:`verdict_output`), so that nbgrader's own
 ``SaveAutoGrades`` scores it. It takes the verdicts from the record phase 1 wrote for this submission
 (``records/<lesson>/<student>.json``) when that record is of the same code, and computes them itself
 otherwise (with the hidden inputs of ``c.TrustedExecute.seed``, which the batch sets to its run's seed,
@@ -11,7 +12,8 @@ or of a fresh seed per submission when unset), so a plain ``nbgrader autograde``
 output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``); a short
 answer the keyword rule could not settle is flagged "needs manual grade" (:class:`TrustedSaveAutoGrades`).
 
-:func:`configure` is what ``nbgrader_config.py`` calls.
+:func:`reveal_expected` shows those expected values again from the record, when the instructor releases
+them (``autograder.feedback_steps.ExpectedAnswers``). :func:`configure` is what ``nbgrader_config.py`` calls.
 """
 
 from __future__ import annotations
@@ -77,8 +79,8 @@ class TrustedExecute(NbGraderPreprocessor):
         return nb, resources
 
     def _write(self, nb: NotebookNode, record, hidden: set[str] = frozenset()) -> None:
-        """Each test cell's verdict as its output (any quoted hidden-test line redacted: feedback shows
-        these outputs), each solution cell's captured output."""
+        """Each test cell's verdict as its output (:func:`verdict_output`: no hidden-test line, no expected
+        value; feedback shows these outputs), each solution cell's captured output."""
         tests = {t["grade_id"]: t for t in record.tests}
         cells = {c["id"]: c for c in record.cells}
         header = "" if record.status == "ok" else f"[{record.status}] "
@@ -93,23 +95,7 @@ class TrustedExecute(NbGraderPreprocessor):
                 verdict = tests.get(grade_id)
                 if verdict is None:
                     verdict = {"passed": False, "message": "this test cell is not part of the lesson's trusted tests"}
-                if verdict["passed"]:
-                    text = leaks.redact(verdict.get("output") or "passed\n", hidden)
-                    cell.outputs.append(NotebookNode(output_type="stream", name="stdout",
-                                                     text=text[: self.output_chars]))
-                else:
-                    message = leaks.redact(str(verdict.get("message") or "failed"), hidden)[: self.output_chars]
-                    name, _, value = message.partition(": ")
-                    if not (name.isidentifier() and value):
-                        name, value = "AssertionError", message
-                    if verdict.get("fault"):
-                        name = {"timeout": "TimeoutError", "memory": "MemoryError"}.get(verdict["fault"], "StudentCrash")
-                    elif verdict.get("review") is not None:
-                        name = "NeedsReview"
-                    elif name == "NeedsReview":  # a student's exception of that name: not the grader's mark
-                        name = "StudentError"
-                    cell.outputs.append(NotebookNode(output_type="error", ename=name, evalue=header + value,
-                                                     traceback=[f"{name}: {header}{value}"]))
+                cell.outputs.append(verdict_output(verdict, header, hidden, self.output_chars))
             elif meta.get("solution") and grade_id in cells:
                 outcome = cells[grade_id]
                 for stream in ("stdout", "stderr"):
@@ -123,6 +109,48 @@ class TrustedExecute(NbGraderPreprocessor):
                     value = str(error.get("message", ""))[: self.output_chars]
                     cell.outputs.append(NotebookNode(output_type="error", ename=name, evalue=value,
                                                      traceback=[f"{name}: {value}"]))
+
+
+def verdict_output(verdict: dict, header: str, hidden: set[str], output_chars: int,
+                   reveal: bool = False) -> NotebookNode:
+    """The output a test cell shows for ``verdict`` (a record's test): its printed text for a pass, an
+    ``error`` carrying only the failure message for a fail, any quoted hidden-test line redacted, at most
+    ``output_chars``. A message that names an expected value is shown without it (its ``withheld`` form,
+    :class:`course.checks.WrongValue`) unless ``reveal``."""
+    if verdict["passed"]:
+        text = leaks.redact(verdict.get("output") or "passed\n", hidden)
+        return NotebookNode(output_type="stream", name="stdout", text=text[:output_chars])
+    shown = verdict.get("message") if reveal or not verdict.get("withheld") else verdict["withheld"]
+    message = leaks.redact(str(shown or "failed"), hidden)[:output_chars]
+    name, _, value = message.partition(": ")
+    if not (name.isidentifier() and value):
+        name, value = "AssertionError", message
+    if verdict.get("fault"):
+        name = {"timeout": "TimeoutError", "memory": "MemoryError"}.get(verdict["fault"], "StudentCrash")
+    elif verdict.get("review") is not None:
+        name = "NeedsReview"
+    elif name == "NeedsReview":  # a student's exception of that name: not the grader's mark
+        name = "StudentError"
+    return NotebookNode(output_type="error", ename=name, evalue=header + value, traceback=[f"{name}: {header}{value}"])
+
+
+def reveal_expected(nb: NotebookNode, record, hidden: set[str], output_chars: int) -> list[str]:
+    """Show in ``nb`` (a graded notebook of ``record``'s submission) the expected values its test cells'
+    messages withhold: each failed test cell whose output is its verdict's withheld message gets the full
+    one. A cell showing anything else (a notebook graded by another run) is left as it is. Returns the
+    grade_ids revealed."""
+    tests = {t["grade_id"]: t for t in record.tests}
+    header = "" if record.status == "ok" else f"[{record.status}] "
+    revealed = []
+    for cell in nb.cells:
+        verdict = tests.get(cell.metadata.get("nbgrader", {}).get("grade_id"))
+        if cell.cell_type != "code" or verdict is None or verdict["passed"] or not verdict.get("withheld"):
+            continue
+        withheld = verdict_output(verdict, header, hidden, output_chars)
+        if [(o.get("ename"), o.get("evalue")) for o in cell.get("outputs", [])] == [(withheld.ename, withheld.evalue)]:
+            cell.outputs = [verdict_output(verdict, header, hidden, output_chars, reveal=True)]
+            revealed.append(verdict["grade_id"])
+    return revealed
 
 
 class TrustedSaveAutoGrades(SaveAutoGrades):

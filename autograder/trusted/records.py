@@ -39,7 +39,7 @@ class Record:
     status: str  # one of STATUSES
     score: float
     max_score: float
-    tests: list[dict]  # {grade_id, points, max_points, passed, message, seconds, fault, output, review}
+    tests: list[dict]  # {grade_id, points, max_points, passed, message, seconds, fault, output, review, withheld}
     reason: str
     containment: str
     content_key: str

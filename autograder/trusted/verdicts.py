@@ -38,6 +38,8 @@ class TestResult:
     output: str = ""  # what the test cell printed (its pass text)
     review: str | None = None  # a short answer the keyword rule could not settle (course.checks.NeedsReview): 0 until
     # the instructor scores it by hand (nbgrader flags the cell "needs manual grade"; the report lists it)
+    withheld: str | None = None  # the message without the expected value it names (course.checks.WrongValue):
+    # what the graded notebook and feedback show until the instructor releases expected answers
 
 
 @dataclass
@@ -432,7 +434,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
             session.deadline = t0 + hang_seconds(limits.test_seconds)
             namespace = dict(base)
             printed = io.StringIO()
-            passed, message, review = False, "", None
+            passed, message, review, withheld = False, "", None, None
             try:
                 with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
                     box = session.ensure()
@@ -454,12 +456,15 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                     message = session.fault.message
                 elif isinstance(exc, course.checks.NeedsReview):  # raised here, in the parent: never by student code
                     review = _cap(str(exc.answer), 2000)
+                elif isinstance(exc, course.checks.WrongValue):  # a check's, in the parent: never student code's
+                    withheld = _cap(f"{type(exc).__name__}: {exc.withheld}", 2000)
             fault = session.fault.kind if session.fault is not None else None
             if fault:
                 faults.append(f"{test.id}: {fault}: {message}")
             results.append(TestResult(test.id, test.points if passed else 0.0, test.points, passed,
                                       _cap(message, 2000), round(time.monotonic() - t0, 3), fault,
-                                      _cap(printed.getvalue(), limits.output_chars) if passed else "", review))
+                                      _cap(printed.getvalue(), limits.output_chars) if passed else "", review,
+                                      withheld))
     finally:
         course.checks.router = None
         course.checks.run_seed = None
