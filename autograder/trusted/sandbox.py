@@ -59,11 +59,14 @@ class Limits:
     output_chars: int = 20_000  #: stored stdout/stderr per cell
     reply_bytes: int = 256 << 20  #: largest reply the parent reads
     warm: bool = True  #: fork children from a warm template (Linux, namespaces or rlimits-only): not a limit
+    require: str = "rlimits-only"  #: the lowest containment level to grade at (one of LEVELS): not a limit
 
     def as_dict(self) -> dict:
-        """The limits a verdict depends on (``warm`` changes how fast a child starts, never a verdict)."""
+        """The limits a verdict depends on (``warm`` changes how fast a child starts, never a verdict;
+        ``require`` only whether grading happens at all, and every record states its level)."""
         limits = asdict(self)
         limits.pop("warm")
+        limits.pop("require")
         return limits
 
 
@@ -109,8 +112,19 @@ class Cgroup:
 
     @classmethod
     def create(cls, memory_bytes: int) -> "Cgroup | None":
-        if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        """A new cgroup capped at ``memory_bytes``, or ``None`` where this process may make none."""
+        try:
+            return cls.make(memory_bytes)
+        except OSError:
             return None
+
+    @classmethod
+    def make(cls, memory_bytes: int) -> "Cgroup":
+        """A new cgroup capped at ``memory_bytes``; raises ``OSError`` saying why this process may make none."""
+        if not sys.platform.startswith("linux"):
+            raise OSError("not Linux")
+        if os.geteuid() != 0:
+            raise OSError("the grader does not run as root")
         own = {}
         try:
             with open("/proc/self/cgroup") as handle:
@@ -118,8 +132,8 @@ class Cgroup:
                     _, controllers, path = line.rstrip("\n").split(":", 2)
                     for controller in controllers.split(","):
                         own[controller] = path
-        except OSError:
-            return None
+        except OSError as exc:
+            raise OSError(f"/proc/self/cgroup cannot be read ({exc.strerror or exc})") from None
         cls._serial += 1
         name = f"avgpool-trusted-{os.getpid()}-{cls._serial}"
         if cls._swept != os.getpid():
@@ -141,9 +155,9 @@ class Cgroup:
                         handle.write(str(int(memory_bytes)))
                 except OSError:
                     pass
-        except OSError:
+        except OSError as exc:
             cls(paths).remove()
-            return None
+            raise OSError(str(exc) if not exc.strerror else f"{exc.filename or 'a cgroup'}: {exc.strerror}") from None
         return cls(paths)
 
     def join(self) -> None:
@@ -195,12 +209,46 @@ class Cgroup:
 
 
 @functools.lru_cache(maxsize=None)
+def cgroup_lack() -> str:
+    """Why this process may make no cgroup for a child ("" where it may: a probe was made and removed)."""
+    try:
+        Cgroup.make(1 << 30).remove()
+    except OSError as exc:
+        return str(exc)
+    return ""
+
+
 def cgroups_available() -> bool:
-    probe = Cgroup.create(1 << 30)
-    if probe is None:
-        return False
-    probe.remove()
-    return True
+    return not cgroup_lack()
+
+
+#: Containment modes, weakest first (see the module docstring). A *level* is a mode, with ``+cgroup``
+#: where the kernel counts the child's CPU seconds and caps its memory in a cgroup of its own:
+#: ``namespaces+cgroup`` is what root gets on CI's machines.
+MODES = ("rlimits-only", "user-namespace", "namespaces")
+LEVELS = tuple(mode + extra for mode in MODES for extra in ("", "+cgroup"))
+#: What each mode needs beyond the one below it (the keys of :attr:`Containment.lacks`).
+_NEEDS = {"user-namespace": ("namespaces",), "namespaces": ("namespaces", "uid")}
+
+
+def parse_level(level: str, name: str = "SandboxPolicy.require") -> tuple[int, bool]:
+    """``(rank of the mode in MODES, cgroup)`` of a level such as ``"user-namespace+cgroup"``; a
+    ``ValueError`` naming ``name`` for anything else."""
+    mode, plus, extra = str(level).partition("+")
+    if mode not in MODES or (plus and extra != "cgroup"):
+        raise ValueError(f"{name} must be one of {', '.join(LEVELS)}, got {level!r}")
+    return MODES.index(mode), bool(plus)
+
+
+def level_meets(level: str, require: str) -> bool:
+    """Whether containment ``level`` (as a record states it) is at least ``require`` (an unknown level,
+    e.g. of a record older than levels, meets only the lowest)."""
+    rank, cgroup = parse_level(require)
+    try:
+        have, has_cgroup = parse_level(level, "level")
+    except ValueError:
+        return rank == 0 and not cgroup
+    return have >= rank and (has_cgroup or not cgroup)
 
 
 @dataclass(frozen=True)
@@ -214,6 +262,28 @@ class Containment:
     rss_watch: bool
     notes: tuple[str, ...] = field(default_factory=tuple)
     cgroup: bool = False
+    #: ``(what, why)`` for each thing this machine does not give: ``namespaces``, ``uid`` (an
+    #: unprivileged uid for the child), ``cgroup``.
+    lacks: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    @property
+    def level(self) -> str:
+        """The containment level (one of :data:`LEVELS`), as every record states it."""
+        return self.mode + ("+cgroup" if self.cgroup else "")
+
+    def shortfall(self, require: str) -> str:
+        """"" when this containment is at least level ``require``, else one sentence saying what the
+        machine lacks (the grader's refusal to grade)."""
+        if level_meets(self.level, require):
+            return ""
+        rank, cgroup = parse_level(require)
+        why = dict(self.lacks)
+        needed = list(dict.fromkeys(_NEEDS.get(MODES[rank], ()) + (("cgroup",) if cgroup else ())))
+        names = {"namespaces": "mount, network, PID, IPC and UTS namespaces",
+                 "uid": "an unprivileged uid for the child", "cgroup": "a cgroup of the child's own"}
+        missing = [f"{names[k]} ({why[k]})" for k in needed if k in why] or ["(not recorded what)"]
+        return (f"this machine gives the trusted grader {self.level} containment, below the {require} that "
+                f"c.SandboxPolicy.require asks for: it lacks {' and '.join(missing)}")
 
     def describe(self) -> str:
         parts = [self.mode]
@@ -229,6 +299,14 @@ class Containment:
             parts.append("RSS watch")
         parts.append("SIGKILL of the process group on deadline")
         return "; ".join(parts)
+
+
+def check_level(require: str) -> None:
+    """Refuse to grade (:class:`GraderFault`, one sentence) where this machine's containment is below
+    level ``require`` (``c.SandboxPolicy.require``)."""
+    missing = containment().shortfall(require)
+    if missing:
+        raise GraderFault(missing)
 
 
 class Fault(BaseException):
@@ -265,12 +343,16 @@ class GraderFault(Exception):
         self.message = message
 
 
-def _probe(command: list[str]) -> bool:
+def _probe(command: list[str]) -> str:
+    """"" when ``command`` succeeds, else why not (its last line of error output)."""
     try:
         result = subprocess.run(command, capture_output=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return result.returncode == 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if result.returncode == 0:
+        return ""
+    lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:300] if lines else f"exit status {result.returncode}"
 
 
 #: Every namespace the child gets from ``unshare`` (the warm template's children get the same from
@@ -294,17 +376,31 @@ def containment() -> Containment:
         from shutil import which
 
         unshare = which("unshare")
-    cgroup = cgroups_available()
-    if not cgroup:
+    lacks = []
+    cgroup_why = cgroup_lack()
+    if cgroup_why:
+        lacks.append(("cgroup", cgroup_why))
         notes.append("no cgroup: CPU seconds read with psutil (children that are never waited for are not "
                      "counted), memory capped by RLIMIT_AS and the RSS watch only")
-    if unshare and os.geteuid() == 0 and _probe([unshare, *NAMESPACE_FLAGS, "true"]):
-        return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup)
-    if unshare and _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"]):
-        notes.append("not root: the child keeps the caller's uid")
-        return Containment("user-namespace", True, True, False, rss, tuple(notes), cgroup)
+    cgroup = not cgroup_why
+    root = os.geteuid() == 0
+    failed = "not Linux" if not sys.platform.startswith("linux") else "no unshare command"
+    if unshare and root:
+        failed = _probe([unshare, *NAMESPACE_FLAGS, "true"])
+        if not failed:
+            return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup, tuple(lacks))
+        failed = f"unshare as root failed: {failed}"
+    lacks.append(("uid", "the grader does not run as root" if not root else "it needs the namespaces"))
+    if unshare:
+        user = _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"])
+        if not user:
+            notes.append("not root: the child keeps the caller's uid")
+            return Containment("user-namespace", True, True, False, rss, tuple(notes), cgroup, tuple(lacks))
+        failed = f"{failed}; " if root else ""
+        failed += f"unshare --user failed: {user}"
+    lacks.insert(0, ("namespaces", failed))
     notes.append("no namespaces: instructor files stay readable by student code; no network isolation")
-    return Containment("rlimits-only", False, False, False, rss, tuple(notes), cgroup)
+    return Containment("rlimits-only", False, False, False, rss, tuple(notes), cgroup, tuple(lacks))
 
 
 def clean_env() -> dict:
