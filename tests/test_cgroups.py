@@ -42,7 +42,8 @@ def test_a_v2_only_machine_gives_the_users_own_cgroup_and_no_v1():
 
 
 def test_a_container_mount_that_starts_deeper_is_followed_and_one_outside_it_is_not():
-    inside = ("0::/kubepods/pod1/grader/work\n", "40 30 0:30 /kubepods/pod1/grader /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n")
+    inside = ("0::/kubepods/pod1/grader/work\n",
+              "40 30 0:30 /kubepods/pod1/grader /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n")
     assert cgroup_places(*inside) == ({}, "/sys/fs/cgroup/work")
     outside = ("0::/elsewhere\n", inside[1])
     assert cgroup_places(*outside) == ({}, None)

@@ -98,7 +98,8 @@ def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tm
     limits = Limits(require="namespaces")
     record = batch.grade_submission(root, "alice", "lesson1_by_hand", limits, seed=1, use_cache=False)
     assert record.status == "grader-error" and record.score == 0.0
-    assert record.reason.endswith(TA_MACHINE.shortfall("namespaces")) and "(the grader does not run as root)" in record.reason
+    assert record.reason.endswith(TA_MACHINE.shortfall("namespaces"))
+    assert "(the grader does not run as root)" in record.reason
     with pytest.raises(batch.GradingError, match=r"^nothing was graded: this machine gives the trusted grader "
                                                  r"user-namespace containment, below the namespaces") as refused:
         batch.grade(root=root, limits=limits, progress=False, gradebook=False)
@@ -140,6 +141,11 @@ def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_rec
     assert not any("Traceback" in line for line in logged)
     record = load_record(root, lesson.name, "alice")
     assert record.status == "grader-error" and record.score == 0 and record.reason.endswith(said)
+    # `avgpool-course grade` names that line as why nbgrader failed on the submission (else its last error)
+    log = "\n".join(["[AutogradeApp | ERROR] There was an error processing assignment: x", f"[AutogradeApp | ERROR] "
+                     f"{logged[-1]}", "[AutogradeApp | ERROR] Please see the above traceback for details"])
+    assert batch._last_line(log) == logged[-1][:500]
+    assert batch._last_line("Traceback ...\nValueError: bad cell\n[App | ERROR] see above") == "ValueError: bad cell"
 
 
 # --- set-up imports --------------------------------------------------------------------------------

@@ -374,10 +374,14 @@ def autograde_in_process(root: Path, lesson: str, seed: int | None = None, stude
 
 
 def _last_line(text: str) -> str:
-    """What went wrong, in one line of nbgrader's error text (its last exception line, else its last line)."""
+    """What went wrong, in one line of nbgrader's error text (the trusted grader's own failure line, else its
+    last exception line, else its last line)."""
+    from autograder.trusted.nbgrader_plugin import FAILED_ON
+
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    ours = [line[line.index(FAILED_ON):] for line in lines if FAILED_ON in line]
     errors = [line for line in lines if "Error" in line.split(":")[0]]
-    return (errors or lines or ["(no message)"])[-1][:500]
+    return (ours or errors or lines or ["(no message)"])[-1][:500]
 
 
 def write_gradebook(root: Path, records: list[Record], progress: bool = False, seed: int | None = None) -> list[str]:

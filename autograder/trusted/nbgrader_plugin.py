@@ -33,6 +33,10 @@ from autograder.stopping import stoppable
 REVIEW = "trusted_needs_review"
 
 
+#: How the one line of a :class:`TrustedGraderError` starts (``batch`` finds it in nbgrader's log).
+FAILED_ON = "the trusted grader failed on"
+
+
 class TrustedGraderError(Exception):
     """The trusted grader could not grade this submission (a :class:`~autograder.trusted.sandbox.GraderFault`):
     nbgrader counts it as failed (no score written, non-zero exit) and logs it as one line."""
@@ -71,7 +75,7 @@ class TrustedExecute(NbGraderPreprocessor):
                     self.log.addFilter(_OneLine())
                 info = resources["nbgrader"]
                 message = " ".join(fault.message.split())
-                raise TrustedGraderError(f"the trusted grader failed on {info['student']} / {info['assignment']} "
+                raise TrustedGraderError(f"{FAILED_ON} {info['student']} / {info['assignment']} "
                                          f"(not the student's fault; no score written): {message}") from None
 
     def _preprocess(self, nb: NotebookNode, resources: dict):
