@@ -65,6 +65,8 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # c.SandboxPolicy.nproc = 256
 # c.SandboxPolicy.output_chars = 20000
 # c.SandboxPolicy.reply_mb = 256
+# c.SandboxPolicy.require = "rlimits-only"  # the lowest containment to grade at: rlimits-only, user-namespace,
+#                                          # namespaces, each optionally +cgroup (e.g. "namespaces+cgroup")
 
 # Feedback shows the gradebook's scores and comments and each test's verdict and message, never the hidden
 # tests' source (nbgrader's ClearHiddenTests); its math is MathML, which renders offline (no MathJax from

@@ -1,4 +1,5 @@
-"""The sandbox policy (one place for the child's limits, read by both graders) and grader faults in the
+"""The sandbox policy (one place for the child's limits, read by both graders), the containment level
+(stated in every record; ``c.SandboxPolicy.require`` refuses to grade below it) and grader faults in the
 child's set-up (a missing package the lesson needs is the grader's fault, a blocked one is skipped)."""
 
 from __future__ import annotations
@@ -9,12 +10,17 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
-from autograder.trusted import load_lesson
+import corpus
+from autograder.trusted import batch, load_lesson, sandbox
+from autograder.trusted.intake import Intake
 from autograder.trusted.lesson import Cell
 from autograder.trusted.nbgrader_plugin import TrustedExecute
 from autograder.trusted.policy import SandboxPolicy, load_policy
-from autograder.trusted.sandbox import GraderFault, Limits, Sandbox, hidden_paths, sandbox_uid
+from autograder.trusted.records import make_record
+from autograder.trusted.sandbox import (LEVELS, Containment, GraderFault, Limits, Sandbox, containment, hidden_paths,
+                                        level_meets, sandbox_uid)
 from autograder.trusted.verdicts import run_tests
+from workflow_fakes import make_course
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
@@ -46,6 +52,100 @@ def test_a_missing_config_file_gives_the_defaults(tmp_path):
 def test_a_nonpositive_limit_is_refused_with_its_name(trait):
     with pytest.raises(ValueError, match=f"SandboxPolicy.{trait} must be positive"):
         SandboxPolicy(**{trait: 0}).limits()
+
+
+# --- the containment level ------------------------------------------------------------------------
+
+#: A TA's machine as issue 28 found it: user namespaces, but no root and no cgroup it may make.
+TA_MACHINE = Containment("user-namespace", True, True, False, True, cgroup=False, lacks=(
+    ("uid", "the grader does not run as root"), ("cgroup", "the grader does not run as root")))
+NO_NAMESPACES = Containment("rlimits-only", False, False, False, True, cgroup=True, lacks=(
+    ("namespaces", "unshare --user failed: unshare: unshare failed: Operation not permitted"),
+    ("uid", "the grader does not run as root")))
+
+
+def test_a_level_meets_itself_and_every_level_below_it_and_no_other():
+    assert [level for level in LEVELS if level_meets("user-namespace+cgroup", level)] == \
+        ["rlimits-only", "rlimits-only+cgroup", "user-namespace", "user-namespace+cgroup"]
+    assert [level for level in LEVELS if level_meets("namespaces", level)] == \
+        ["rlimits-only", "user-namespace", "namespaces"]
+    assert level_meets("", "rlimits-only") and not level_meets("", "user-namespace")  # a record older than levels
+
+
+@pytest.mark.parametrize("require", ["namespaces+cgroups", "root", "", "cgroup"])
+def test_a_required_level_that_is_not_a_level_is_refused_with_its_name(require):
+    with pytest.raises(ValueError, match="SandboxPolicy.require must be one of rlimits-only, "):
+        SandboxPolicy(require=require).limits()
+
+
+def test_the_shortfall_is_one_sentence_naming_what_the_machine_lacks():
+    assert TA_MACHINE.level == "user-namespace" and NO_NAMESPACES.level == "rlimits-only+cgroup"
+    assert TA_MACHINE.shortfall("user-namespace") == "" and NO_NAMESPACES.shortfall("rlimits-only+cgroup") == ""
+    said = TA_MACHINE.shortfall("namespaces+cgroup")
+    assert said == ("this machine gives the trusted grader user-namespace containment, below the namespaces+cgroup "
+                    "that c.SandboxPolicy.require asks for: it lacks an unprivileged uid for the child (the grader "
+                    "does not run as root) and a cgroup of the child's own (the grader does not run as root)")
+    assert "cgroup" not in TA_MACHINE.shortfall("namespaces").split("lacks")[1]  # only what the level needs
+    said = NO_NAMESPACES.shortfall("user-namespace")
+    assert "lacks mount, network, PID, IPC and UTS namespaces (unshare --user failed" in said and "uid" not in said
+    assert "\n" not in said and said.endswith("Operation not permitted)")
+
+
+def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
+    root = make_course(tmp_path / "course", ("lesson1_by_hand",))
+    corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")
+    monkeypatch.setattr(sandbox, "containment", lambda: TA_MACHINE)  # as a TA grades
+    limits = Limits(require="namespaces")
+    record = batch.grade_submission(root, "alice", "lesson1_by_hand", limits, seed=1, use_cache=False)
+    assert record.status == "grader-error" and record.score == 0.0
+    assert record.reason.endswith(TA_MACHINE.shortfall("namespaces"))
+    assert "(the grader does not run as root)" in record.reason
+    with pytest.raises(batch.GradingError, match=r"^nothing was graded: this machine gives the trusted grader "
+                                                 r"user-namespace containment, below the namespaces") as refused:
+        batch.grade(root=root, limits=limits, progress=False, gradebook=False)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_record(tmp_path, monkeypatch):
+    """nbgrader logs the traceback of what a preprocessor raises (``convert_notebooks``); a grader fault in
+    ``TrustedExecute`` fails the submission (no score, nbgrader's non-zero exit) and logs one line."""
+    import logging
+    import traceback
+
+    from autograder.trusted.intake import sanitized_notebook
+    from autograder.trusted.nbgrader_plugin import TrustedGraderError
+    from autograder.trusted.records import load_record
+
+    root = make_course(tmp_path / "course", ("lesson1_by_hand",))
+    lesson = load_lesson("lesson1_by_hand", root)
+    monkeypatch.setattr(sandbox, "containment", lambda: TA_MACHINE)
+    plugin = TrustedExecute(config=Config({"SandboxPolicy": {"require": "namespaces"},
+                                           "TrustedExecute": {"course_root": str(root)}}))
+    logged: list[str] = []
+    catcher = logging.Handler()
+    catcher.emit = lambda record: logged.append(record.getMessage())
+    plugin.log.addHandler(catcher)
+    try:
+        with pytest.raises(TrustedGraderError) as raised:
+            plugin.preprocess(sanitized_notebook(lesson, lesson.reference_sources()),
+                              {"nbgrader": {"assignment": lesson.name, "student": "alice", "notebook": "x"}})
+        try:
+            raise raised.value
+        except TrustedGraderError:
+            plugin.log.error(traceback.format_exc())  # what nbgrader does with it
+    finally:
+        plugin.log.removeHandler(catcher)
+    said = TA_MACHINE.shortfall("namespaces")
+    assert logged[-1] == f"the trusted grader failed on alice / {lesson.name} (not the student's fault; no score " \
+                         f"written): {said}", logged
+    assert not any("Traceback" in line for line in logged)
+    record = load_record(root, lesson.name, "alice")
+    assert record.status == "grader-error" and record.score == 0 and record.reason.endswith(said)
+    # `avgpool-course grade` names that line as why nbgrader failed on the submission (else its last error)
+    log = "\n".join(["[AutogradeApp | ERROR] There was an error processing assignment: x", f"[AutogradeApp | ERROR] "
+                     f"{logged[-1]}", "[AutogradeApp | ERROR] Please see the above traceback for details"])
+    assert batch._last_line(log) == logged[-1][:500]
+    assert batch._last_line("Traceback ...\nValueError: bad cell\n[App | ERROR] see above") == "ValueError: bad cell"
 
 
 # --- set-up imports --------------------------------------------------------------------------------
@@ -85,9 +185,14 @@ def test_a_missing_set_up_package_is_a_grader_fault_not_a_student_zero():
     sources = {c.id: c.source for c in lesson.solutions}
     with pytest.raises(GraderFault, match="no_such_package_for_the_lesson"):
         run_tests(broken, sources, FAST, uid=sandbox_uid(903))
-    # the same lesson with its own set-up grades the reference solution fully
-    verdicts = run_tests(lesson, sources, FAST, uid=sandbox_uid(903))
+    # the same lesson with its own set-up grades the reference solution fully, here at the level this
+    # machine gives when that is the level required, and every record states it
+    here = containment()
+    verdicts = run_tests(lesson, sources, dataclasses.replace(FAST, require=here.level), uid=sandbox_uid(903))
     assert all(t.passed for t in verdicts.tests), [t for t in verdicts.tests if not t.passed]
+    assert verdicts.level == here.level
+    assert make_record("ann", lesson, Intake("ok", "", sources), verdicts, verdicts.containment).level == here.level
+    assert make_record("ann", lesson, Intake("invalid submission", "no notebook", {}), None, "").level == here.level
 
 
 # --- forbidden packages are absent -----------------------------------------------------------------

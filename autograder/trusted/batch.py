@@ -36,7 +36,7 @@ from autograder.trusted.lesson import load_lesson
 from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
                                         read_json, run_finished, run_seed, save_record, write_json)
 from autograder.trusted.policy import load_policy
-from autograder.trusted.sandbox import GraderFault, Limits, containment, sandbox_uid
+from autograder.trusted.sandbox import GraderFault, Limits, check_level, containment, level_meets, sandbox_uid
 from autograder.trusted.untrusted import clean_text
 from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
 
@@ -72,6 +72,8 @@ def _opened(root: Path, student: str, lesson_name: str, limits: Limits, use_cach
         return lesson, taken, None, record
     key = cache_key(lesson.content_key(taken.sources), limits, seed)
     cached = _verdicts_from(read_json(cache_path(root, key)) or {}) if use_cache else None
+    if cached is not None and not level_meets(cached.level, limits.require):
+        cached = None  # graded below the containment now required: grade again
     record = _finished(root, student, lesson, taken, key, cached, store=False) if cached is not None else None
     return lesson, taken, key, record
 
@@ -138,7 +140,7 @@ def _failed_record(root: Path, student: str, lesson_name: str, message: str, sta
               "seconds": 0.0, "fault": status, "output": ""} for t in lesson.tests]
     taken = intake_mod.read_submission(root / "submitted" / student / lesson_name, lesson)
     record = Record(student, lesson_name, status, 0.0, lesson.max_score, tests, message, containment().describe(),
-                    lesson.content_key(taken.sources), [], taken.notes, seed=seed)
+                    lesson.content_key(taken.sources), [], taken.notes, seed=seed, level=containment().level)
     save_record(root, record)
     return record
 
@@ -372,10 +374,14 @@ def autograde_in_process(root: Path, lesson: str, seed: int | None = None, stude
 
 
 def _last_line(text: str) -> str:
-    """What went wrong, in one line of nbgrader's error text (its last exception line, else its last line)."""
+    """What went wrong, in one line of nbgrader's error text (the trusted grader's own failure line, else its
+    last exception line, else its last line)."""
+    from autograder.trusted.nbgrader_plugin import FAILED_ON
+
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    ours = [line[line.index(FAILED_ON):] for line in lines if FAILED_ON in line]
     errors = [line for line in lines if "Error" in line.split(":")[0]]
-    return (errors or lines or ["(no message)"])[-1][:500]
+    return (ours or errors or lines or ["(no message)"])[-1][:500]
 
 
 def write_gradebook(root: Path, records: list[Record], progress: bool = False, seed: int | None = None) -> list[str]:
@@ -463,6 +469,11 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
     """
     root = Path(root).resolve()
     limits = limits or load_policy(root).limits()
+    if not cluster:  # below the required containment nothing is graded here (a Dask worker checks its own)
+        try:
+            check_level(limits.require)
+        except GraderFault as fault:
+            raise GradingError(f"nothing was graded: {fault.message}") from None
     work = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
     seed = run_seed(root, seed)
     started = time.monotonic()
@@ -486,5 +497,5 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
         run_finished(root, seed)
     if progress:
         print(f"graded {len(records)} submission(s) in {time.monotonic() - started:.1f} s "
-              f"({containment().mode} containment, run seed {seed})", file=sys.stderr)
+              f"({containment().level} containment, run seed {seed})", file=sys.stderr)
     return records

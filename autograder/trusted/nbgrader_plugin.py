@@ -18,6 +18,7 @@ them (``autograder.feedback_steps.ExpectedAnswers``). :func:`configure` is what 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode
@@ -34,6 +35,28 @@ from autograder.stopping import stoppable
 REVIEW = "trusted_needs_review"
 
 
+#: How the one line of a :class:`TrustedGraderError` starts (``batch`` finds it in nbgrader's log).
+FAILED_ON = "the trusted grader failed on"
+
+
+class TrustedGraderError(Exception):
+    """The trusted grader could not grade this submission (a :class:`~autograder.trusted.sandbox.GraderFault`):
+    nbgrader counts it as failed (no score written, non-zero exit) and logs it as one line."""
+
+
+class _OneLine(logging.Filter):
+    """nbgrader logs the traceback of an exception a preprocessor raises; for a
+    :class:`TrustedGraderError` it logs the error's one line instead."""
+
+    MARK = f"\n{TrustedGraderError.__module__}.{TrustedGraderError.__qualname__}: "
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.msg if isinstance(record.msg, str) else ""
+        if text.startswith("Traceback (most recent call last)") and self.MARK in text:
+            record.msg, record.args = text.rsplit(self.MARK, 1)[1].strip(), ()
+        return True
+
+
 class TrustedExecute(NbGraderPreprocessor):
     """Write trusted verdicts into test cells instead of executing the notebook."""
 
@@ -44,15 +67,25 @@ class TrustedExecute(NbGraderPreprocessor):
     # limits come from the one sandbox policy (c.SandboxPolicy.* in nbgrader_config.py, see policy.py)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
+        from autograder.trusted.sandbox import GraderFault
+
         with stoppable(exit=True):  # SIGTERM, SIGINT, SIGHUP: the sandbox's processes end, then one line, exit
-            return self._preprocess(nb, resources)
+            try:
+                return self._preprocess(nb, resources)
+            except GraderFault as fault:  # the grader's failure: nbgrader fails this submission, in one line
+                if not any(isinstance(f, _OneLine) for f in self.log.filters):
+                    self.log.addFilter(_OneLine())
+                info = resources["nbgrader"]
+                message = " ".join(fault.message.split())
+                raise TrustedGraderError(f"{FAILED_ON} {info['student']} / {info['assignment']} "
+                                         f"(not the student's fault; no score written): {message}") from None
 
     def _preprocess(self, nb: NotebookNode, resources: dict):
         from autograder.trusted.intake import Intake, notebook_sources
         from autograder.trusted.lesson import load_lesson
         from autograder.trusted.records import STATUS_GRADER_ERROR, load_record, make_record, save_record
         from autograder.trusted.policy import load_policy
-        from autograder.trusted.sandbox import containment, sandbox_uid
+        from autograder.trusted.sandbox import GraderFault, containment, level_meets, sandbox_uid
         from autograder.trusted.verdicts import run_tests
 
         root = Path(self.course_root or ".").resolve()
@@ -65,10 +98,16 @@ class TrustedExecute(NbGraderPreprocessor):
         key = lesson.content_key(sources)
         record = load_record(root, lesson.name, student)
         if record is None or record.content_key != key or record.status == STATUS_GRADER_ERROR \
-                or (self.seed is not None and record.seed not in (None, self.seed)):
+                or (self.seed is not None and record.seed not in (None, self.seed)) \
+                or not level_meets(record.level, limits.require):
             self.log.info("Trusted grader: computing verdicts for %s / %s", student, lesson.name)
             if any(i in sources for i in lesson.code_solution_ids):
-                verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root, seed=self.seed)
+                try:
+                    verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root, seed=self.seed)
+                except GraderFault as fault:  # recorded as the grader's failure (no score), then nbgrader's
+                    failed = Intake(STATUS_GRADER_ERROR, f"the grader failed (not the student): {fault.message}", {})
+                    save_record(root, make_record(student, lesson, failed, None, containment().describe()))
+                    raise
                 record = make_record(student, lesson, Intake("ok", "", sources), verdicts, verdicts.containment)
             else:
                 taken = Intake("no solution cells", "none of the lesson's solution cells is in this notebook", {})

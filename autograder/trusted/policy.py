@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from traitlets import Bool, Float, Integer
+from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Config, Configurable
 
 from autograder.coursedir import course_config
-from autograder.trusted.sandbox import Limits
+from autograder.trusted.sandbox import LEVELS, Limits, parse_level
 
 
 class SandboxPolicy(Configurable):
@@ -35,6 +35,10 @@ class SandboxPolicy(Configurable):
     warm = Bool(True, help="Fork each child from a warm template that imported the lesson's set-up modules "
                 "once (Linux; every limit and namespace is applied after the fork). False: a fresh interpreter "
                 "per child").tag(config=True)
+    require = Unicode("rlimits-only", help="The lowest containment level to grade at, weakest first: "
+                      f"{', '.join(LEVELS)}. Below it the grader refuses to grade (a grader error, no score) with "
+                      "one sentence saying what the machine lacks; every record states the level it had"
+                      ).tag(config=True)
 
     def limits(self) -> Limits:
         """The frozen :class:`Limits` this policy gives."""
@@ -42,10 +46,12 @@ class SandboxPolicy(Configurable):
                      "output_chars", "reply_mb"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"SandboxPolicy.{name} must be positive, got {getattr(self, name)!r}")
+        parse_level(self.require)
         return Limits(test_seconds=float(self.test_seconds), cell_seconds=float(self.cell_seconds),
                       start_seconds=float(self.start_seconds), memory_bytes=self.memory_mb << 20,
                       file_bytes=self.file_mb << 20, nproc=self.nproc, output_chars=self.output_chars,
-                      reply_bytes=self.reply_mb << 20, warm=bool(self.warm))
+                      reply_bytes=self.reply_mb << 20, warm=bool(self.warm),
+                      require=str(self.require))
 
 
 def load_policy(root: Path, config: Config | None = None) -> SandboxPolicy:

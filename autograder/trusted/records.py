@@ -20,7 +20,7 @@ from pathlib import Path
 from autograder import stopping
 from autograder.trusted.intake import Intake
 from autograder.trusted.lesson import Lesson, GRADER_VERSION
-from autograder.trusted.sandbox import Limits
+from autograder.trusted.sandbox import Limits, containment as machine_containment
 from autograder.trusted.untrusted import clean_tree
 from autograder.trusted.verdicts import Verdicts
 
@@ -47,6 +47,7 @@ class Record:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     seed: int | None = None  # the grading run's seed (hidden inputs); None when no test ran
+    level: str = ""  # the containment level of the grading (sandbox.LEVELS; the machine's when no code ran)
 
     def __post_init__(self):
         """Every text that came from a submission or its child made safe to write (records, feedback, the
@@ -191,7 +192,7 @@ def make_record(student: str, lesson: Lesson, intake: Intake, verdicts: Verdicts
                   "message": f"{intake.status}: {intake.reason}", "seconds": 0.0, "fault": None, "output": ""}
                  for t in lesson.tests]
         return Record(student, lesson.name, intake.status, 0.0, lesson.max_score, tests, intake.reason, containment,
-                      lesson.content_key({}), [], list(intake.notes))
+                      lesson.content_key({}), [], list(intake.notes), level=machine_containment().level)
     tests = [asdict(t) for t in verdicts.tests]
     score = float(sum(t["points"] for t in tests))
     kinds = verdicts.fault_kinds
@@ -204,4 +205,5 @@ def make_record(student: str, lesson: Lesson, intake: Intake, verdicts: Verdicts
     if review:  # a short answer the keyword rule could not settle: the instructor scores it by hand
         reason += f"; needs a look (0 until scored by hand): {', '.join(review)}"
     return Record(student, lesson.name, status, score, lesson.max_score, tests, reason, verdicts.containment,
-                  verdicts.content_key, verdicts.cells, list(intake.notes), verdicts.seconds, verdicts.seed)
+                  verdicts.content_key, verdicts.cells, list(intake.notes), verdicts.seconds, verdicts.seed,
+                  verdicts.level)

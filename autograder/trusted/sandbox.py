@@ -13,7 +13,8 @@ Containment is detected at run time and recorded (:func:`containment`):
   with a clean environment and resource limits; instructor files stay readable by the child.
 
 In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child:
-its cgroup's ``cpuacct.usage`` where this process may make cgroups, else psutil over its process tree),
+its cgroup's ``cpuacct.usage`` (v1) or ``cpu.stat`` (v2) where this process may make cgroups, as root
+or in a cgroup v2 subtree delegated to it, else psutil over its process tree),
 a wall-clock cap only for hangs, ``SIGKILL`` of the whole process group (and the whole PID namespace where
 there is one), ``RLIMIT_AS``/``RLIMIT_FSIZE``/``RLIMIT_NPROC``/``RLIMIT_CORE``, a memory cap in the cgroup
 (else a parent-side RSS watch), capped captured output, capped replies.
@@ -59,11 +60,14 @@ class Limits:
     output_chars: int = 20_000  #: stored stdout/stderr per cell
     reply_bytes: int = 256 << 20  #: largest reply the parent reads
     warm: bool = True  #: fork children from a warm template (Linux, namespaces or rlimits-only): not a limit
+    require: str = "rlimits-only"  #: the lowest containment level to grade at (one of LEVELS): not a limit
 
     def as_dict(self) -> dict:
-        """The limits a verdict depends on (``warm`` changes how fast a child starts, never a verdict)."""
+        """The limits a verdict depends on (``warm`` changes how fast a child starts, never a verdict;
+        ``require`` only whether grading happens at all, and every record states its level)."""
         limits = asdict(self)
         limits.pop("warm")
+        limits.pop("require")
         return limits
 
 
@@ -76,17 +80,83 @@ def hang_seconds(cpu_seconds: float) -> float:
     return HANG_FACTOR * cpu_seconds + HANG_SECONDS
 
 
+def cgroup_places(proc_cgroup: str, mountinfo: str) -> tuple[dict[str, str], str | None]:
+    """Where this process's cgroups are, from the text of ``/proc/self/cgroup`` and ``/proc/self/mountinfo``:
+    ``({v1 controller: folder}, the cgroup v2 folder or None)``. A folder is the hierarchy's mount point
+    plus the process's cgroup path below the mount's root (a container's mount may start deeper)."""
+    own_v1: dict[str, str] = {}
+    own_v2 = None
+    for line in proc_cgroup.splitlines():
+        number, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if not number.isdigit() or not path.startswith("/"):
+            continue
+        if number == "0" and controllers == "":
+            own_v2 = path
+        for controller in controllers.split(","):
+            if controller:
+                own_v1[controller] = path
+    v1: dict[str, str] = {}
+    v2 = None
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if "-" not in fields:
+            continue
+        dash = fields.index("-")
+        if dash < 5 or len(fields) < dash + 3:
+            continue
+        root, point, fstype = fields[3], fields[4].replace("\\040", " "), fields[dash + 1]
+        options = fields[dash + 3].split(",") if len(fields) > dash + 3 else []
+
+        def below(path: str) -> str | None:
+            if root == "/" or path == root or path.startswith(root.rstrip("/") + "/"):
+                return os.path.normpath(point + "/" + path[len(root.rstrip("/")):])
+            return None
+
+        if fstype == "cgroup2" and own_v2 is not None and v2 is None:
+            v2 = below(own_v2)
+        elif fstype == "cgroup":
+            for controller in options:
+                if controller in own_v1 and controller not in v1:
+                    folder = below(own_v1[controller])
+                    if folder is not None:
+                        v1[controller] = folder
+    return v1, v2
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def _this_process_places() -> tuple[dict[str, str], str | None]:
+    """:func:`cgroup_places` of this process."""
+    return cgroup_places(_read_text("/proc/self/cgroup"), _read_text("/proc/self/mountinfo"))
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
 class Cgroup:
-    """A cgroup (v1 ``cpuacct`` and ``memory`` hierarchies) for one child: the kernel counts the CPU time
-    of every task that ever ran in it, exited and auto-reaped ones included, and caps its memory (the
-    out-of-memory killer acts inside it only). :meth:`create` returns ``None`` where this process cannot
-    make one (not root, cgroup v2 only, macOS); the sandbox then falls back to psutil's view."""
+    """A cgroup for one child: the kernel counts the CPU time of every task that ever ran in it, exited
+    and auto-reaped ones included, and caps its memory (the out-of-memory killer acts inside it only).
+    Cgroup v1 (its ``cpuacct`` and ``memory`` hierarchies, root) or v2 (the unified hierarchy: a folder
+    in this process's own cgroup, which root may write, or a user to whom it is delegated; CPU seconds
+    from ``cpu.stat``, ``memory.max`` and ``pids.max`` where those controllers are enabled for it).
+    ``paths``: ``{"cpuacct": ..., "memory": ...}`` (v1) or ``{"unified": ...}`` (v2).
+    :meth:`create` returns ``None`` where this process cannot make one (:meth:`make` says why)."""
 
     _serial = 0
     _swept = 0  # the process that removed the stale cgroups next to its own
 
     def __init__(self, paths: dict[str, str]):
         self.paths = paths
+        self.v2 = "unified" in paths
 
     @staticmethod
     def _remove_stale(parents: list[str], age_seconds: float = 60.0) -> None:
@@ -108,76 +178,114 @@ class Cgroup:
                     pass
 
     @classmethod
-    def create(cls, memory_bytes: int) -> "Cgroup | None":
-        if not sys.platform.startswith("linux") or os.geteuid() != 0:
-            return None
-        own = {}
+    def create(cls, memory_bytes: int, nproc: int | None = None) -> "Cgroup | None":
+        """A new cgroup capped at ``memory_bytes`` (and ``nproc`` tasks on v2), or ``None`` where this
+        process may make none."""
         try:
-            with open("/proc/self/cgroup") as handle:
-                for line in handle:
-                    _, controllers, path = line.rstrip("\n").split(":", 2)
-                    for controller in controllers.split(","):
-                        own[controller] = path
+            return cls.make(memory_bytes, nproc)
         except OSError:
             return None
+
+    @classmethod
+    def make(cls, memory_bytes: int, nproc: int | None = None) -> "Cgroup":
+        """A new cgroup (v1 where this process may write both its ``cpuacct`` and ``memory`` folders, else
+        v2); raises ``OSError`` saying why this process may make none."""
+        if not sys.platform.startswith("linux"):
+            raise OSError("not Linux")
+        v1, v2 = _this_process_places()
         cls._serial += 1
         name = f"avgpool-trusted-{os.getpid()}-{cls._serial}"
+        use_v1 = all(c in v1 and os.access(v1[c], os.W_OK | os.X_OK) for c in ("cpuacct", "memory"))
+        if not use_v1 and v2 is None:
+            raise OSError("no cgroup v1 cpuacct and memory hierarchies this user may write, and no cgroup v2"
+                          if v1 else "no cgroup hierarchy is mounted")
+        if not use_v1 and not (os.access(v2, os.W_OK | os.X_OK) and os.access(f"{v2}/cgroup.procs", os.W_OK)):
+            raise OSError(f"this user (uid {os.geteuid()}) may not write its cgroup {v2} (no cgroup v2 subtree "
+                          "delegated to it)")
+        parents = [v1["cpuacct"], v1["memory"]] if use_v1 else [v2]
         if cls._swept != os.getpid():
             cls._swept = os.getpid()
-            cls._remove_stale([f"/sys/fs/cgroup/{c}{own[c].rstrip('/')}" for c in ("cpuacct", "memory") if c in own])
-        paths = {}
+            cls._remove_stale(parents)
+        made = cls({"cpuacct": f"{v1['cpuacct']}/{name}", "memory": f"{v1['memory']}/{name}"} if use_v1
+                   else {"unified": f"{v2}/{name}"})
         try:
-            for controller in ("cpuacct", "memory"):
-                if controller not in own or not os.path.isdir(f"/sys/fs/cgroup/{controller}"):
-                    raise OSError(f"no cgroup v1 {controller} hierarchy")
-                path = f"/sys/fs/cgroup/{controller}{own[controller].rstrip('/')}/{name}"
+            if not use_v1:  # the memory and pids controllers for the children, where the parent may give them
+                wanted = set(_read_text(f"{v2}/cgroup.controllers").split()) & {"memory", "pids"}
+                for controller in wanted - set(_read_text(f"{v2}/cgroup.subtree_control").split()):
+                    try:
+                        _write(f"{v2}/cgroup.subtree_control", f"+{controller}")
+                    except OSError:  # EBUSY: processes in a non-root parent; RLIMIT_AS and the RSS watch remain
+                        pass
+            for path in made.paths.values():
                 os.mkdir(path)
-                paths[controller] = path
-            with open(f"{paths['memory']}/memory.limit_in_bytes", "w") as handle:
-                handle.write(str(int(memory_bytes)))
-            if os.path.exists(f"{paths['memory']}/memory.memsw.limit_in_bytes"):  # no escape into swap
-                try:
-                    with open(f"{paths['memory']}/memory.memsw.limit_in_bytes", "w") as handle:
-                        handle.write(str(int(memory_bytes)))
-                except OSError:
-                    pass
-        except OSError:
-            cls(paths).remove()
-            return None
-        return cls(paths)
+            made.limit(memory_bytes, nproc)
+        except OSError as exc:
+            made.remove()
+            raise OSError(f"{exc.filename or 'a cgroup'}: {exc.strerror}" if exc.strerror else str(exc)) from None
+        return made
+
+    def limit(self, memory_bytes: int, nproc: int | None) -> None:
+        """Cap memory (no escape into swap) and, on v2, the number of tasks, where the controllers allow."""
+        if self.v2:
+            path = self.paths["unified"]
+            for file, value in (("memory.max", memory_bytes), ("memory.swap.max", 0), ("pids.max", nproc)):
+                if value is not None and os.path.exists(f"{path}/{file}"):
+                    _write(f"{path}/{file}", str(int(value)))
+            return
+        _write(f"{self.paths['memory']}/memory.limit_in_bytes", str(int(memory_bytes)))
+        if os.path.exists(f"{self.paths['memory']}/memory.memsw.limit_in_bytes"):
+            try:
+                _write(f"{self.paths['memory']}/memory.memsw.limit_in_bytes", str(int(memory_bytes)))
+            except OSError:
+                pass
+
+    def memory_capped(self) -> bool:
+        return os.path.exists(f"{self.paths['unified']}/memory.max") if self.v2 else True
 
     def join(self) -> None:
         """Move the calling process into the cgroup (run in the forked child before ``exec``)."""
         for path in self.paths.values():
-            with open(f"{path}/cgroup.procs", "w") as handle:
-                handle.write("0")
+            _write(f"{path}/cgroup.procs", "0")
 
     def cpu_seconds(self) -> float:
+        if self.v2:
+            stat = dict(line.split() for line in _read_text(f"{self.paths['unified']}/cpu.stat").splitlines()
+                        if len(line.split()) == 2)
+            return int(stat["usage_usec"]) / 1e6
         with open(f"{self.paths['cpuacct']}/cpuacct.usage") as handle:
             return int(handle.read()) / 1e9
 
+    def _memory(self, v1: str, v2: str) -> str:
+        return _read_text(f"{self.paths['unified']}/{v2}" if self.v2 else f"{self.paths['memory']}/{v1}")
+
     def oom_killed(self) -> bool:
         try:
-            with open(f"{self.paths['memory']}/memory.failcnt") as handle:
-                failed = int(handle.read()) > 0
-            with open(f"{self.paths['memory']}/memory.oom_control") as handle:
-                killed = any(line.startswith("oom_kill ") and int(line.split()[1]) > 0 for line in handle)
+            if self.v2:
+                events = dict(line.split() for line in self._memory("", "memory.events").splitlines())
+                return int(events.get("oom_kill", 0)) > 0 or int(events.get("max", 0)) > 0
+            failed = int(self._memory("memory.failcnt", "")) > 0
+            killed = any(line.startswith("oom_kill ") and int(line.split()[1]) > 0
+                         for line in self._memory("memory.oom_control", "").splitlines())
             return killed or failed
-        except (OSError, ValueError):
+        except ValueError:
             return False
 
     def deep_in_memory(self) -> bool:
         """Peak usage past half the cap (the out-of-memory killer acted, or the CPU went into reclaim)."""
         try:
-            with open(f"{self.paths['memory']}/memory.max_usage_in_bytes") as handle:
-                peak = int(handle.read())
-            with open(f"{self.paths['memory']}/memory.limit_in_bytes") as handle:
-                return self.oom_killed() or peak >= 0.5 * int(handle.read())
-        except (OSError, ValueError):
+            peak = self._memory("memory.max_usage_in_bytes", "memory.peak") or self._memory("", "memory.current")
+            cap = self._memory("memory.limit_in_bytes", "memory.max").strip()
+            return self.oom_killed() or (cap.isdigit() and int(peak) >= 0.5 * int(cap))
+        except ValueError:
             return False
 
     def remove(self) -> None:
         for path in self.paths.values():
+            if os.path.exists(f"{path}/cgroup.kill"):  # v2: every task in it, at once
+                try:
+                    _write(f"{path}/cgroup.kill", "1")
+                except OSError:
+                    pass
             for _ in range(50):
                 try:
                     with open(f"{path}/cgroup.procs") as handle:
@@ -195,12 +303,56 @@ class Cgroup:
 
 
 @functools.lru_cache(maxsize=None)
-def cgroups_available() -> bool:
-    probe = Cgroup.create(1 << 30)
-    if probe is None:
-        return False
+def _cgroup_probe() -> tuple[str, str]:
+    """``(why this process may make no cgroup for a child, or "", a note on the one it may make)``: a probe
+    is made and removed."""
+    try:
+        probe = Cgroup.make(1 << 30)
+    except OSError as exc:
+        return str(exc), ""
     probe.remove()
-    return True
+    if probe.memory_capped():
+        return "", ""
+    return "", ("cgroup v2 without the memory controller for the grader's cgroup: memory is capped by "
+                "RLIMIT_AS and the RSS watch only")
+
+
+def cgroup_lack() -> str:
+    """Why this process may make no cgroup for a child ("" where it may)."""
+    return _cgroup_probe()[0]
+
+
+def cgroups_available() -> bool:
+    return not cgroup_lack()
+
+
+#: Containment modes, weakest first (see the module docstring). A *level* is a mode, with ``+cgroup``
+#: where the kernel counts the child's CPU seconds and caps its memory in a cgroup of its own:
+#: ``namespaces+cgroup`` is what root gets on CI's machines.
+MODES = ("rlimits-only", "user-namespace", "namespaces")
+LEVELS = tuple(mode + extra for mode in MODES for extra in ("", "+cgroup"))
+#: What each mode needs beyond the one below it (the keys of :attr:`Containment.lacks`).
+_NEEDS = {"user-namespace": ("namespaces",), "namespaces": ("namespaces", "uid")}
+
+
+def parse_level(level: str, name: str = "SandboxPolicy.require") -> tuple[int, bool]:
+    """``(rank of the mode in MODES, cgroup)`` of a level such as ``"user-namespace+cgroup"``; a
+    ``ValueError`` naming ``name`` for anything else."""
+    mode, plus, extra = str(level).partition("+")
+    if mode not in MODES or (plus and extra != "cgroup"):
+        raise ValueError(f"{name} must be one of {', '.join(LEVELS)}, got {level!r}")
+    return MODES.index(mode), bool(plus)
+
+
+def level_meets(level: str, require: str) -> bool:
+    """Whether containment ``level`` (as a record states it) is at least ``require`` (an unknown level,
+    e.g. of a record older than levels, meets only the lowest)."""
+    rank, cgroup = parse_level(require)
+    try:
+        have, has_cgroup = parse_level(level, "level")
+    except ValueError:
+        return rank == 0 and not cgroup
+    return have >= rank and (has_cgroup or not cgroup)
 
 
 @dataclass(frozen=True)
@@ -214,6 +366,28 @@ class Containment:
     rss_watch: bool
     notes: tuple[str, ...] = field(default_factory=tuple)
     cgroup: bool = False
+    #: ``(what, why)`` for each thing this machine does not give: ``namespaces``, ``uid`` (an
+    #: unprivileged uid for the child), ``cgroup``.
+    lacks: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    @property
+    def level(self) -> str:
+        """The containment level (one of :data:`LEVELS`), as every record states it."""
+        return self.mode + ("+cgroup" if self.cgroup else "")
+
+    def shortfall(self, require: str) -> str:
+        """"" when this containment is at least level ``require``, else one sentence saying what the
+        machine lacks (the grader's refusal to grade)."""
+        if level_meets(self.level, require):
+            return ""
+        rank, cgroup = parse_level(require)
+        why = dict(self.lacks)
+        needed = list(dict.fromkeys(_NEEDS.get(MODES[rank], ()) + (("cgroup",) if cgroup else ())))
+        names = {"namespaces": "mount, network, PID, IPC and UTS namespaces",
+                 "uid": "an unprivileged uid for the child", "cgroup": "a cgroup of the child's own"}
+        missing = [f"{names[k]} ({why[k]})" for k in needed if k in why] or ["(not recorded what)"]
+        return (f"this machine gives the trusted grader {self.level} containment, below the {require} that "
+                f"c.SandboxPolicy.require asks for: it lacks {' and '.join(missing)}")
 
     def describe(self) -> str:
         parts = [self.mode]
@@ -224,11 +398,19 @@ class Containment:
             parts.append("unprivileged uid")
         parts.append("rlimits AS/FSIZE/NPROC/CORE")
         if self.cgroup:
-            parts.append("cgroup: CPU seconds and memory cap")
+            parts.append("cgroup: CPU seconds" + ("" if "memory controller" in dict(self.lacks) else " and memory cap"))
         if self.rss_watch:
             parts.append("RSS watch")
         parts.append("SIGKILL of the process group on deadline")
         return "; ".join(parts)
+
+
+def check_level(require: str) -> None:
+    """Refuse to grade (:class:`GraderFault`, one sentence) where this machine's containment is below
+    level ``require`` (``c.SandboxPolicy.require``)."""
+    missing = containment().shortfall(require)
+    if missing:
+        raise GraderFault(missing)
 
 
 class Fault(BaseException):
@@ -265,12 +447,16 @@ class GraderFault(Exception):
         self.message = message
 
 
-def _probe(command: list[str]) -> bool:
+def _probe(command: list[str]) -> str:
+    """"" when ``command`` succeeds, else why not (its last line of error output)."""
     try:
         result = subprocess.run(command, capture_output=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return result.returncode == 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if result.returncode == 0:
+        return ""
+    lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:300] if lines else f"exit status {result.returncode}"
 
 
 #: Every namespace the child gets from ``unshare`` (the warm template's children get the same from
@@ -294,17 +480,33 @@ def containment() -> Containment:
         from shutil import which
 
         unshare = which("unshare")
-    cgroup = cgroups_available()
-    if not cgroup:
+    lacks = []
+    cgroup_why, cgroup_note = _cgroup_probe()
+    if cgroup_note:
+        lacks.append(("memory controller", cgroup_note))
+    if cgroup_why:
+        lacks.append(("cgroup", cgroup_why))
         notes.append("no cgroup: CPU seconds read with psutil (children that are never waited for are not "
                      "counted), memory capped by RLIMIT_AS and the RSS watch only")
-    if unshare and os.geteuid() == 0 and _probe([unshare, *NAMESPACE_FLAGS, "true"]):
-        return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup)
-    if unshare and _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"]):
-        notes.append("not root: the child keeps the caller's uid")
-        return Containment("user-namespace", True, True, False, rss, tuple(notes), cgroup)
+    cgroup = not cgroup_why
+    root = os.geteuid() == 0
+    failed = "not Linux" if not sys.platform.startswith("linux") else "no unshare command"
+    if unshare and root:
+        failed = _probe([unshare, *NAMESPACE_FLAGS, "true"])
+        if not failed:
+            return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup, tuple(lacks))
+        failed = f"unshare as root failed: {failed}"
+    lacks.append(("uid", "the grader does not run as root" if not root else "it needs the namespaces"))
+    if unshare:
+        user = _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"])
+        if not user:
+            notes.append("not root: the child keeps the caller's uid")
+            return Containment("user-namespace", True, True, False, rss, tuple(notes), cgroup, tuple(lacks))
+        failed = f"{failed}; " if root else ""
+        failed += f"unshare --user failed: {user}"
+    lacks.insert(0, ("namespaces", failed))
     notes.append("no namespaces: instructor files stay readable by student code; no network isolation")
-    return Containment("rlimits-only", False, False, False, rss, tuple(notes), cgroup)
+    return Containment("rlimits-only", False, False, False, rss, tuple(notes), cgroup, tuple(lacks))
 
 
 def clean_env() -> dict:
@@ -442,7 +644,7 @@ class Sandbox:
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
-        self.cgroup = Cgroup.create(self.limits.memory_bytes) if self.mode.cgroup else None
+        self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
         self.cpu_limit = None
         cgroup = self.cgroup
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder.trusted import _child
 from autograder.trusted.lesson import Lesson, definition_source, names_bound, names_read
-from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox,
+from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level,
                                         containment, hang_seconds, hidden_paths)
 from autograder.trusted.untrusted import decoded
 
@@ -54,6 +54,7 @@ class Verdicts:
     containment: str = ""
     seconds: float = 0.0
     seed: int | None = None  # the grading run's seed: the hidden inputs were drawn from it
+    level: str = ""  # the containment level the child had (sandbox.LEVELS)
 
     @property
     def fault_kinds(self) -> list[str]:
@@ -402,6 +403,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     cell runs as the reference: :meth:`Lesson.graded_sources`). The test cells draw their inputs from
     ``seed`` (``course.checks.run_seed``; a fresh one when ``None``), which the verdicts keep."""
     limits = limits or Limits()
+    check_level(limits.require)  # below the required containment: the grader refuses (GraderFault)
     seed = new_seed() if seed is None else int(seed)
     sources = lesson.graded_sources(sources)
     if uid is None and containment().drop_uid:  # never run student code as root
@@ -489,4 +491,4 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     if active.get("warm"):
         description += "; forked from a warm template (the set-up's modules imported once), contained after the fork"
     return Verdicts(lesson.name, lesson.content_key(sources), results, cells, faults, description,
-                    round(time.monotonic() - started, 3), seed)
+                    round(time.monotonic() - started, 3), seed, mode.level)
