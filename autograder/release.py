@@ -72,7 +72,9 @@ def validate(notebook: Path, invert: bool = False) -> Validation:
     with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
         # The kernel talks over local sockets in a folder of its own: no "TCP without encryption" warning,
         # and no socket files next to the notebook.
-        quiet = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "ipc")}})
+        # A busy machine delays a cell's last output past nbgrader's 4 s (which then fails the build): 60 s.
+        quiet = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "ipc")},
+                        "Execute": {"iopub_timeout": 60}})
         report = Validator(invert=invert, config=quiet).validate(str(notebook))
     broken = [cell.get("source", "")[:80] for key in ("failed", "passed", "changed", "type_changed")
               for cell in report.get(key, [])]
