@@ -5,8 +5,10 @@ where an instructor gave one in formgrader, win over automatic ones, and nbgrade
 ``c.LateSubmissionPlugin.penalty_method`` when ``nbgrader autograde`` ran, is taken off), after checking
 that the gradebook belongs to this course.
 
-* ``grades.csv``: one row per student: the score of each lesson (empty when not handed in), the total
-  and the maximum, then for each lesson the hours it was late (``<lesson>_hours_late``: after the due
+* ``grades.csv``: one row per student: the score of each lesson (empty when not handed in, and when the
+  trusted grader's record of that submission says ``grader-error``: whatever score nbgrader left in the
+  gradebook then is a placeholder 0 or an earlier run's, never the student's grade), the total (empty
+  while a score is withheld) and the maximum, then for each lesson the hours it was late (``<lesson>_hours_late``: after the due
   date in the gradebook, by ``timestamp.txt``) and nbgrader's late penalty (``<lesson>_penalty``);
 * ``grades_by_cell.csv``: one row per student, lesson and graded cell: score, maximum, and whether the
   submission was late.
@@ -33,8 +35,12 @@ class Grades:
     seconds_late: dict[tuple[str, str], float] = field(default_factory=dict)  # nbgrader's total_seconds_late
     penalty: dict[tuple[str, str], float] = field(default_factory=dict)       # taken off the score
     cells: list[tuple[str, str, str, float, float]] = field(default_factory=list)  # student, lesson, cell, score, max
+    withheld: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, lesson) -> the grader's fault
 
-    def total(self, student: str) -> float:
+    def total(self, student: str) -> float | None:
+        """The sum of the student's lessons (0 for one not handed in); None while a score is withheld."""
+        if any((student, lesson) in self.withheld for lesson in self.lessons):
+            return None
         return sum(self.score.get((student, lesson), 0.0) for lesson in self.lessons)
 
     def max_total(self) -> float:
@@ -71,11 +77,28 @@ def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
                             continue
                         grades.cells.append((student, lesson, grade.cell.name, float(grade.score or 0.0),
                                              float(grade.max_score)))
-        grades.students = sorted({s for s, _ in grades.score})
+        withhold_grader_errors(root, grades)
+        grades.students = sorted({s for s, _ in grades.score} | {s for s, _ in grades.withheld})
         for key in late_from_collect(root):
             if key in grades.score:
                 grades.late[key] = True
     return grades
+
+
+def withhold_grader_errors(root: Path, grades: Grades) -> None:
+    """Take out of ``grades`` every submission whose trusted-grader record says ``grader-error``: nbgrader
+    writes a row (every cell 0, "needs manual grade") for a notebook it failed on, or keeps an earlier
+    run's scores, and neither is the student's grade. ``grades.withheld`` keeps the reason."""
+    from autograder.trusted.records import record_dicts
+
+    for record in record_dicts(root):
+        key = (record["student"], record["lesson"])
+        if record["status"] != "grader-error" or record["lesson"] not in grades.lessons:
+            continue
+        grades.withheld[key] = record.get("reason") or "grader error"
+        for table in (grades.score, grades.late, grades.seconds_late, grades.penalty):
+            table.pop(key, None)
+        grades.cells = [c for c in grades.cells if (c[0], c[1]) != key]
 
 
 def cell_order(root: Path, lesson: str) -> dict[str, int]:
@@ -97,9 +120,9 @@ def late_from_collect(root: Path) -> set[tuple[str, str]]:
     return {(p["student"], p["lesson"]) for p in json.loads(log.read_text()).get("placed", []) if p.get("late")}
 
 
-def fmt(value: float) -> str:
-    """A score as the CSV and the table print it: ``7`` or ``7.5``."""
-    return f"{value:g}"
+def fmt(value: float | None) -> str:
+    """A score as the CSV and the table print it: ``7`` or ``7.5``; empty for None (withheld)."""
+    return "" if value is None else f"{value:g}"
 
 
 def write_csv(grades: Grades, folder: Path) -> tuple[Path, Path]:
@@ -135,7 +158,8 @@ def short_name(lesson: str) -> str:
 
 
 def table(grades: Grades, marks: dict[tuple[str, str], str] | None = None) -> str:
-    """A compact text table: one row per student, one column per lesson (``-``: not handed in).
+    """A compact text table: one row per student, one column per lesson (``-``: not handed in, ``error``: the
+    grader failed on it, no score; the total then reads ``?``).
 
     ``marks``: a suffix per (student, lesson), e.g. ``L`` for late or ``!`` for a non-OK record.
     """
@@ -151,9 +175,10 @@ def table(grades: Grades, marks: dict[tuple[str, str], str] | None = None) -> st
             if (student, lesson) in grades.score:
                 text = fmt(grades.score[(student, lesson)]) + marks.get((student, lesson), "")
             else:
-                text = "-"
+                text = "error" if (student, lesson) in grades.withheld else "-"
             cells.append(f"{text:>{c}}")
-        lines.append(f"{student:<{width}}  " + "  ".join(cells) + f"  {fmt(grades.total(student)):>10}")
+        total = grades.total(student)
+        lines.append(f"{student:<{width}}  " + "  ".join(cells) + f"  {'?' if total is None else fmt(total):>10}")
     return "\n".join(lines)
 
 
@@ -165,7 +190,8 @@ def parse_table(text: str) -> dict[tuple[str, str], float]:
     for line in lines[1:]:
         parts = line.split()
         for head, value in zip(heads, parts[1:-1]):
-            if value != "-":
+            if value not in ("-", "error"):
                 found[(parts[0], head)] = float(value.rstrip("L!*"))
-        found[(parts[0], "total")] = float(parts[-1])
+        if parts[-1] != "?":
+            found[(parts[0], "total")] = float(parts[-1])
     return found

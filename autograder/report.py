@@ -191,10 +191,13 @@ def grade_rows(grades: export.Grades, looks: list[dict], extra_students: list[st
             key = (student, lesson)
             score = grades.score.get(key)
             look = {"kind": flagged[key], "anchor": _anchor(student, lesson)} if key in flagged else None
-            cells.append({"text": "-" if score is None else export.fmt(score), "sort": -1 if score is None else score,
+            # a withheld score (grader error) shows only its Needs-a-look mark, which names the reason
+            text = "" if key in grades.withheld else "-" if score is None else export.fmt(score)
+            cells.append({"text": text, "sort": -1 if score is None else score,
                           "late": late_mark(grades, key), "look": look})
-        rows.append({"student": student, "cells": cells, "total": export.fmt(grades.total(student)),
-                     "total_sort": grades.total(student)})
+        total = grades.total(student)
+        rows.append({"student": student, "cells": cells, "total": "?" if total is None else export.fmt(total),
+                     "total_sort": -1 if total is None else total})
     return rows
 
 

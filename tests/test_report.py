@@ -46,6 +46,31 @@ def test_export_writes_scores_per_student_and_per_cell(graded):
     assert first == ["worked_example_tests", "output_size_basic", "output_size_errors"], "notebook order"
 
 
+def test_a_grader_error_is_never_exported_as_the_students_score(graded, tmp_path):
+    """nbgrader leaves a row of zeros (or an earlier run's scores) for a notebook the trusted grader failed
+    on; export, the table and the report show no score for it, while the other students keep theirs."""
+    root = _course_copy(graded, tmp_path)
+    records = graded[2]
+    failed, kept = records[0], records[1]
+    _write_records(root, [dict(failed, status="grader-error", reason="the sandbox would not start")])
+    grades = export.read_grades(root)
+    key = (failed["student"], LESSON)
+    assert key not in grades.score and grades.withheld[key] == "the sandbox would not start"
+    assert grades.total(failed["student"]) is None and not [c for c in grades.cells if c[0] == failed["student"]]
+    assert grades.score[(kept["student"], LESSON)] == kept["score"]  # the other side: an ok record keeps its score
+    per_student, per_cell = export.write_csv(grades, tmp_path / "out")
+    rows = {row["student"]: row for row in csv.DictReader(per_student.open())}
+    assert rows[failed["student"]][LESSON] == rows[failed["student"]]["total"] == ""
+    assert float(rows[kept["student"]][LESSON]) == kept["score"]
+    assert failed["student"] not in per_cell.read_text()
+    line = next(l for l in export.table(grades).splitlines() if l.startswith(failed["student"] + " "))
+    assert line.split()[1:] == ["error", "?"]
+    assert (failed["student"], "total") not in export.parse_table(export.table(grades))
+    table = next(t for t in _tables(report.build(root)) if "sortable" in t["class"])
+    row = next(r for r in table["rows"] if r[0]["text"] == failed["student"])
+    assert [c["text"] for c in row[1:]] == ["grader error", "?"], "the mark links to the reason"
+
+
 def test_a_manual_grade_wins_in_the_export(graded, tmp_path):
     root, _, records = graded
     student = records[0]["student"]
