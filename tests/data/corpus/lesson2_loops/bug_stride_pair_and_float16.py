@@ -1,7 +1,7 @@
-# corpus: honest bug: forward and backward replace stride 0 by kernel_size only when the whole stride is the int 0, so a pair such as (0, 1) slides by 0 rows (kept full marks before the hidden cases with a pair (0, 1))
+# corpus: honest bugs: forward and backward replace stride 0 by kernel_size only when the whole stride is the int 0, so a pair such as (0, 1) slides by 0 rows; and any floating dtype passes the forward's check (np.issubdtype), so float16 is pooled instead of refused (each kept full marks before its hidden case: a stride pair (0, 1), a float16 input)
 # category: bug
 # status: ok
-# fails: forward_tests, backward_tests
+# fails: forward_tests, backward_tests, forward_errors
 # %% avg_pool2d_loops
 def as_pair(value):
     """(a, b) from an int or a pair of ints (output_size has already checked the value)."""
@@ -14,7 +14,7 @@ def avg_pool2d_loops(x, kernel_size, stride=0, padding=0, count_include_pad=True
         raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
     if x.ndim != 4:
         raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
-    if x.dtype not in (np.float32, np.float64):
+    if not np.issubdtype(x.dtype, np.floating):
         raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
     height, width = x.shape[2], x.shape[3]
     out_h, out_w = output_size((height, width), kernel_size, stride, padding)
