@@ -1142,7 +1142,7 @@ INTERNAL_MODULES = {"importlib", "ctypes", "gc", "inspect", "threading", "_threa
 #: keyword: ``string.Formatter().get_field("0.nn.Linear", ...)``, ``logging.config``'s resolvers,
 #: ``typing.get_type_hints`` of a string annotation, ``np.load``/``torch.load`` of pickled objects.
 LOOKUP_NAMES = {"get_field", "get_type_hints", "ForwardRef", "BaseConfigurator", "DictConfigurator", "dictConfig",
-                "fileConfig", "resolve_name", "locate"}
+                "fileConfig"}  # (pydoc.locate, pkgutil.resolve_name: NAME_LOOKUPS, by path: a helper may be `locate`)
 LOOKUP_KEYWORDS = {"allow_pickle": False, "weights_only": True}  # keyword: the only value allowed
 SYS_INTERNALS = {"modules", "settrace", "setprofile", "gettrace", "getprofile", "_getframe", "meta_path",
                  "path_hooks", "path_importer_cache", "addaudithook", "_current_frames", "setrecursionlimit"}

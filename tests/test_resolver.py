@@ -185,7 +185,9 @@ def test_layers_reached_through_a_name_in_a_string_or_a_library_table_are_refuse
     choice between two library functions stays fine."""
     for honest in ("def head_parameters(c, h, w, k):\n    times = lambda a, b: a * b\n    return times(c * h * w, k) + k, c * k + k",
                    "def head_parameters(c, h, w, k):\n    make = torch.ones if c > 1 else torch.zeros\n"
-                   "    return int(make(c * h * w, k).sum()) + k, c * k + k"):
+                   "    return int(make(c * h * w, k).sum()) + k, c * k + k",
+                   "def locate(c):\n    return c\ndef head_parameters(c, h, w, k):\n"  # a helper's name is not a lookup
+                   "    return locate(c) * h * w * k + k, locate(c) * k + k"):
         check_avoids(_Graded(honest), LESSON5, "head_parameters")
     message = _refusal(cheat, LESSON5)
     assert words in message, message
