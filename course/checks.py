@@ -363,12 +363,17 @@ class NeedsReview(AssertionError):
 #: ``never``, ``neither``/``nor``, ``none``, ``nothing``, ``without``, ``cannot``, every ``-n't`` (with or
 #: without the apostrophe), ``rather than``, ``instead of``, ``unlike``, ``far from``, ``fail(s/ed) to``,
 #: ``hardly``, and the words that call a claim untrue or take it back (``false``, ``wrong``, ``myth``,
-#: ``doubt``, ``disagree``, ``nope``, ``kidding``, ``misconception``, ``deprecated``, ...).
+#: ``doubt``, ``disagree``, ``nope``, ``kidding``, ``misconception``, ``deprecated``, ``said nobody``,
+#: ``allegedly``, ``the other way round``, ``the reverse``, ...).
 NEGATION = re.compile(r"\b(?:not(?! only\b| just\b| merely\b)|no|never|neither|nor|none|nothing|without|cannot|"
                       r"hardly|rather than|instead of|unlike|far from|fail(?:s|ed)? to|false\w*|wrong\w*|untrue|"
                       r"incorrect\w*|myths?|opposite|contrary|doubt\w*|dubious|questionable|disagree\w*|nope|nah|"
-                      r"kidding|joking|misconception\w*|mistaken|deprecated|nonsense|bogus|"
+                      r"kidding|joking|misconception\w*|mistaken|deprecated|nonsense|bogus|nobody|no-one|nowhere|"
+                      r"allegedly|supposedly|reverse\w*|vice versa|other way (?:a)?round|as if|in your dreams|"
+                      r"yeah,? right|lol|sarcas\w*|ironic\w*|pretend\w*|"
                       r"(?:is|are|was|were|do|does|did|has|have|had|wo|ca|could|would|should|must|need)n'?t)\b")
+#: A word that offers another answer beside the key ("the mean or the mode"): a choice is not an answer.
+ALTERNATIVE = re.compile(r"\b(?:or|either|whichever|otherwise|alternatively)\b")
 
 
 def _governs(negation: re.Match, match: re.Match, text: str) -> bool:
@@ -390,7 +395,9 @@ def check_short_answer(answer: Any, name: str, all_of: Iterable[str], none_of: I
     words after it with no punctuation between ("..., not the max"). Then:
 
     * a key idea missing, or a wrong answer that no negation governs: not the answer (``AssertionError``);
-    * a question mark, an opposite that no negation governs, or any other negation: one that is not part of a key idea's
+    * a question mark, a letter outside the Latin alphabet (a look-alike "о" in "nоt"), another answer offered
+      (``or``, ``either``: "the mean or the mode"), an opposite that no negation governs, or any other
+      negation: one that is not part of a key idea's
       own match and does not govern a wrong answer or an opposite alone, without a key idea ("it does *not*
       reduce overfitting", "..., that is false"): :class:`NeedsReview`, no point until the instructor reads it;
     * else the point ("the mean, not the max" scores: its negation governs a wrong answer only).
@@ -405,9 +412,14 @@ def check_short_answer(answer: Any, name: str, all_of: Iterable[str], none_of: I
     if not all(keys) or any(not any(_governs(n, m, text) for n in negations) for m in wrong):
         raise AssertionError(f"{name}: {answer!r} is not the answer")
     why = "it asks a question instead of stating an answer" if "?" in text else ""
+    if any(char.isalpha() and not char.isascii() for char in text):
+        why = "it has letters outside the Latin alphabet (a look-alike letter reads as another word)"
+    matches = [m for found in keys for m in found]
+    offered = [m for m in ALTERNATIVE.finditer(text) if not any(k.start() <= m.start() < k.end() for k in matches)]
+    if offered and not why:
+        why = f"it offers more than one answer ({offered[0].group()!r})"
     if any(not any(_governs(n, m, text) for n in negations) for m in opposite):
         why = "it also says something that contradicts the answer"
-    matches = [m for found in keys for m in found]
     for n in negations:
         inside = any(m.start() <= n.start() and n.end() <= m.end() for m in matches)
         allowed = any(_governs(n, m, text) for m in wrong + opposite) and \
@@ -557,7 +569,11 @@ _MISSING = object()
 
 
 def _may_call(value: Any) -> bool:
-    """Might ``value`` be called to reach other code (a function, class, module; or unknown)?"""
+    """Might ``value`` be called to reach other code (a function, class, module; or unknown), or hand out
+    such a thing: a library's dict, list, tuple or set that holds one (PyTorch's tables of layer classes)?"""
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        items = list(value.keys()) + list(value.values()) if isinstance(value, dict) else list(value)
+        return any(callable(v) or inspect.ismodule(v) for v in items[:10_000])
     return value is _MISSING or callable(value) or inspect.ismodule(value)
 
 
@@ -1070,6 +1086,24 @@ class _Resolver:
                 f"`{node.name}` with anything, so what it calls cannot be checked: remove it (understood: "
                 "@staticmethod, @classmethod, @property, @once_differentiable, @torch.no_grad())"]
 
+    def _plain(self, node: ast.AST) -> bool:
+        """Is ``node`` a value the resolver can name: a name, an attribute path, a lambda, a constant, or
+        made of those (a tuple, ``a or b``, ``a if c else b``)? A call's result or an item is not."""
+        if isinstance(node, (ast.Name, ast.Lambda, ast.Constant)) or _chain(node)[0] is not None:
+            return True
+        parts = _VALUE_PARTS.get(type(node))
+        return parts is not None and all(self._plain(part) for part in parts(node))
+
+    def _computed(self, name: str, scope: _Scope) -> int | None:
+        """The line where local ``name`` (read in ``scope``) is bound to a value computed at run time (the
+        result of a call, an item of a container), or ``None``: calling such a local calls what no reader
+        of the source can name (``Lin = np.load(pickled)``, ``Lin = string.Formatter().get_field(...)[0]``)."""
+        where = self.lookup(name, scope)
+        for kind, detail, _, line in (where.bindings.get(name, []) if where is not None else []):
+            if kind == "assign" and detail is not None and not self._plain(detail):
+                return line
+        return None
+
     def _stored(self, attribute: str) -> tuple[int, str] | None:
         """Where the code sets ``.attribute`` to a function, class or module, or to what it cannot trace."""
         for value, where, line in self.stored_attributes.get(attribute, []):
@@ -1096,6 +1130,10 @@ class _Resolver:
                 if carried.taint and carried.taint != UNKNOWN:
                     what = f"`{name.id}`" if name is callee else f"an attribute of `{name.id}`, which is"
                     problems.append(f"`{written}(...)` (line {line}) calls {what} bound by {carried.taint}: "
+                                    f"{INSTEAD} instead of through `{written}`")
+                elif name is callee and self._computed(name.id, scope) is not None:
+                    problems.append(f"`{written}(...)` (line {line}) calls `{name.id}`, a value computed at run time "
+                                    f"(line {self._computed(name.id, scope)}) that no reader of the source can name: "
                                     f"{INSTEAD} instead of through `{written}`")
         elif isinstance(callee, ast.Attribute):
             checked = [callee.attr]
@@ -1158,6 +1196,12 @@ INTERNAL_MODULES = {"importlib", "ctypes", "gc", "inspect", "threading", "_threa
                     "subprocess", "os", "signal", "builtins", "types", "marshal", "pickle", "concurrent",
                     "code", "codeop", "runpy", "pty", "socket", "asyncio", "shutil", "dis", "weakref"}
 #: ``sys`` is fine for printing (``sys.stderr``); these parts of it reach the interpreter's machinery.
+#: Library calls that look functions and classes up from a string, by their name (attribute or function) or
+#: keyword: ``string.Formatter().get_field("0.nn.Linear", ...)``, ``logging.config``'s resolvers,
+#: ``typing.get_type_hints`` of a string annotation, ``np.load``/``torch.load`` of pickled objects.
+LOOKUP_NAMES = {"get_field", "get_type_hints", "ForwardRef", "BaseConfigurator", "DictConfigurator", "dictConfig",
+                "fileConfig"}  # (pydoc.locate, pkgutil.resolve_name: NAME_LOOKUPS, by path: a helper may be `locate`)
+LOOKUP_KEYWORDS = {"allow_pickle": False, "weights_only": True}  # keyword: the only value allowed
 SYS_INTERNALS = {"modules", "settrace", "setprofile", "gettrace", "getprofile", "_getframe", "meta_path",
                  "path_hooks", "path_importer_cache", "addaudithook", "_current_frames", "setrecursionlimit"}
 ALLOWED_DUNDERS = {"__name__", "__qualname__", "__init__", "__doc__", "__class__"}
@@ -1181,6 +1225,14 @@ def dynamic_code(tree: ast.AST) -> list[str]:
             found.append("`from sys import` of the interpreter's machinery")
         elif isinstance(node, ast.Name) and node.id in DYNAMIC_CALLS:
             found.append(f"`{node.id}` runs or changes code by name")
+        elif (isinstance(node, ast.Name) and node.id in LOOKUP_NAMES) or \
+                (isinstance(node, ast.Attribute) and node.attr in LOOKUP_NAMES):
+            found.append(f"`{getattr(node, 'id', None) or node.attr}`, which looks functions and classes up by "
+                         "a name in a string")
+        elif isinstance(node, ast.keyword) and node.arg in LOOKUP_KEYWORDS and not (
+                isinstance(node.value, ast.Constant) and node.value.value is LOOKUP_KEYWORDS[node.arg]):
+            found.append(f"`{node.arg}={ast.unparse(node.value)}`, which loads pickled objects (any function "
+                         "or class)")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
             if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
                 found.append(f"`{node.func.id}` with a computed attribute name")

@@ -191,6 +191,15 @@ def _short(answer: str) -> str:
     ("fewer parameters and less overfitting: I disagree", "review"),
     ("fewer parameters, less overfitting? doubtful", "review"),
     ("fewer parameters? less overfitting?", "review"),  # a question, not an answer
+    ("fewer parameters, less \u043everfitting", "fail"),  # issue 31 item 6: a look-alike letter hides a key idea ...
+    ("fewer parameters, n\u043et less overfitting", "review"),  # ... or a negation: letters outside the Latin alphabet
+    ("\uff46ewer parameters, less overfitting", "pass"),  # a full-width letter is folded (NFKC), not a look-alike
+    ("fewer parameters or less overfitting", "review"),  # another answer offered
+    ("either fewer parameters, less overfitting", "review"),
+    ("fewer parameters, less overfitting, said nobody", "review"),  # words that take the claim back
+    ("fewer parameters, less overfitting; it's the other way round", "review"),
+    ("fewer parameters, less overfitting, allegedly", "review"),
+    ("fewer parameters and less overfitting -- the reverse is true", "review"),
 ])
 def test_check_short_answer_never_gives_a_point_to_an_answer_that_negates_or_contradicts_the_key(answer, verdict):
     assert _short(answer) == verdict

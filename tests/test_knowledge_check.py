@@ -197,7 +197,12 @@ SHORT_ANSWERS = {
                ("the mean is what max pooling outputs; average pooling outputs the largest", "review"),
                ("mean? nah, max", "review"), ("the average of nothing: the largest value", "review"),
                ("the mean (kidding, the max)", "review"), ("largest value, i.e. mean", "review"),
-               ("the sum, then it takes the max instead of the mean", "review"), ("peak, never the mean", "review")]),
+               ("the sum, then it takes the max instead of the mean", "review"), ("peak, never the mean", "review"),
+               # issue 31 item 6 (h6): another mean, another statistic offered, a claim taken back in other words
+               ("the geometric mean of the window's values", "review"), ("the harmonic mean", "review"),
+               ("the root mean square of the window", "review"), ("the mean of the absolute values", "review"),
+               ("the mean or the mode of the window", "review"), ("the mean, or the midrange", "review"),
+               ("the mean, said nobody", "review"), ("the max, n\u043et the mean", "review")]),
     ("lesson1_by_hand", "q4"): dict(
         honest=["one value per channel, shape (N, C, 1, 1)", "(N, C, 1, 1)", "one number for each channel", "[n,c,1,1]",
                 "a single value per feature map, (N,C,1,1)", "one value per channel per image", "N x C x 1 x 1",
@@ -223,7 +228,11 @@ SHORT_ANSWERS = {
                ("it keeps C only for max pooling", "review"),
                ("one number for each channel of the batch, i.e. (N, 1, 1, 1)", "fail"),
                ("each channel is summed into one: shape (1, C, 1, 1)", "fail"),
-               ("(N, C, 1, 1) minus the channels", "review")]),
+               ("(N, C, 1, 1) minus the channels", "review"),
+               # issue 31 item 6 (h6): one value per image in other words, another shape offered
+               ("a single value per image, after (N, C, 1, 1)", "review"), ("(N, C, 1, 1) or (N, C, 2, 2)", "review"),
+               ("(N, C, 1, 1) or (N, 1, H, W)", "review"), ("(N, C, 1, 1), (N, C, 7, 7) in the lecture", "review"),
+               ("(N, C, 1, 1); it's the other way round", "review")]),
     ("lesson1_by_hand", "q7"): dict(
         honest=["it removes millions of parameters, and so reduces overfitting",
                 "far fewer parameters, so less overfitting",
@@ -260,7 +269,16 @@ SHORT_ANSWERS = {
                ("neither: fewer parameters and less overfitting", "review"),
                ("the dense head has fewer parameters and less overfitting", "review"),
                ("fewer parameters and less overfitting is a misconception", "review"),
-               ("it increases the parameter count, yet fewer parameters means less overfitting in general", "review")]),
+               ("it increases the parameter count, yet fewer parameters means less overfitting in general", "review"),
+               # issue 31 item 6 (h6): the key given to the other head with other verbs, GAP replaced, taken back
+               ("the flatten head removes millions of parameters, and so reduces overfitting", "review"),
+               ("only the dense head removes millions of parameters and so reduces overfitting", "review"),
+               ("replacing GAP with a dense head removes millions of parameters and reduces overfitting", "review"),
+               ("it does n\u043et remove millions of parameters, and does n\u043et reduce overfitting", "review"),
+               ("it removes millions of parameters and so reduces overfitting, said nobody", "review"),
+               ("it removes millions of parameters and so reduces overfitting; it's the other way round", "review"),
+               ("it removes millions of parameters and so reduces overfitting, allegedly", "review"),
+               ("it removes millions of parameters or reduces overfitting", "review")]),
     ("lesson1_by_hand", "q8"): dict(
         honest=["nn.AdaptiveAvgPool2d((1, 1))",  # section 6
                 "torch.nn.AdaptiveAvgPool2d(1)", "AdaptiveAvgPool2d(output_size = (1,1))",
@@ -287,7 +305,12 @@ SHORT_ANSWERS = {
                ("use nn.Identity(), never nn.AdaptiveAvgPool2d(1)", "review"),
                ("nn.AdaptiveAvgPool2d(1) and then nn.AdaptiveAvgPool2d(2)", "review"),
                ("torch.mean, not nn.AdaptiveAvgPool2d(1)", "review"),
-               ("nn.AdaptiveAvgPool2d(1) is a myth", "review")]),
+               ("nn.AdaptiveAvgPool2d(1) is a myth", "review"),
+               # issue 31 item 6 (h6): another layer offered beside the key
+               ("nn.AdaptiveAvgPool2d(1) or nn.AdaptiveAvgPool1d(1)", "review"),
+               ("nn.AdaptiveAvgPool2d((1, 1)) or nn.Identity()", "review"),
+               ("nn.AdaptiveAvgPool2d(1) or nn.LPPool2d(1, 7)", "review"),
+               ("nn.AdaptiveAvgPool2d(1), nn.AdaptiveAvgPool3d(1)", "review")]),
     ("lesson5_gap", "q8"): dict(
         honest=["it has millions fewer parameters to overfit, and no weight is tied to a position",
                 "Far fewer weights to overfit, and no weight is tied to where the object sits.",
@@ -305,9 +328,9 @@ SHORT_ANSWERS = {
                 "fewer parameters (less overfitting), and the features are counted regardless of their location",
                 "fewer parameters, and it does not learn a separate weight for each position",
                 "fewer parameters, and it is not sensitive to where the shape is",
-                "fewer parameters, and it does not care where the object is, only whether it is there"],
-        unsure=["fewer parameters; unlike the flatten head, it has no weight per position",
-                "fewer parameters and no weight per position; a dense head has a weight for each position"],
+                "fewer parameters, and it does not care where the object is, only whether it is there",
+                "fewer parameters; unlike the flatten head, it has no weight per position"],
+        unsure=["fewer parameters and no weight per position; a dense head has a weight for each position"],
         wrong=[("it has fewer parameters", "fail"), ("it keeps more spatial detail", "fail"), ("it is deeper", "fail"),
                ("it has fewer parameters and it keeps a weight for every position", "fail"),
                ("it has more parameters and does not depend on where the object is", "fail"),
@@ -336,7 +359,16 @@ SHORT_ANSWERS = {
                ("fewer parameters and it is translation-sensitive", "review"),
                ("fewer parameters; anywhere the object moves, the accuracy drops", "review"),
                ("fewer parameters, and only where the object sits matters", "fail"),
-               ("fewer parameters and same weights? no, separate weights everywhere", "review")]),
+               ("fewer parameters and same weights? no, separate weights everywhere", "review"),
+               # issue 31 item 6 (h6): weights tied to a position in other words, the other head, taken back
+               ("it has millions fewer parameters, and its weights are tied to a position regardless of the input",
+                "review"),
+               ("it has millions fewer parameters, and every weight is tied to one position, anywhere", "review"),
+               ("the dense layer: millions fewer parameters to overfit, and no weight tied to a position", "review"),
+               ("it has millions fewer parameters to overfit, and it works anywhere: n\u043et true at all", "review"),
+               ("it has millions fewer parameters to overfit, and no weight is tied to a position, said nobody",
+                "review"),
+               ("it has millions fewer parameters or no weight tied to a position", "review")]),
 }
 
 

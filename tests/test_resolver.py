@@ -159,6 +159,40 @@ def test_lesson5_layers_built_through_untraced_names_are_refused(cheat):
         check_avoids(_Graded(cheat), LESSON5, "head_parameters")
 
 
+_COUNTS = ("    return (flat.in_features + 1) * flat.out_features, (gap.in_features + 1) * gap.out_features\n")
+_BUILD = "    flat, gap = Lin(c * h * w, k, device='meta'), Lin(c, k, device='meta')\n" + _COUNTS
+
+
+@pytest.mark.parametrize("cheat, words", [  # issue 31 item 6 (h6): corpus lesson5_gap/cheat_layers_by_name_lookup
+    ("import string\ndef head_parameters(c, h, w, k):\n    Lin = string.Formatter().get_field('0.nn.Linear', (torch,), {})[0]\n"
+     + _BUILD, "`get_field`, which looks functions and classes up by a name in a string"),
+    ("import logging.config\ndef head_parameters(c, h, w, k):\n"
+     "    Lin = logging.config.BaseConfigurator({}).resolve('torch.nn.Linear')\n" + _BUILD, "`BaseConfigurator`, which"),
+    ("import io\ndef head_parameters(c, h, w, k):\n    Lin = np.load(io.BytesIO(b'ctorch.nn\\nLinear\\n.'), allow_pickle=True)\n"
+     + _BUILD, "`allow_pickle=True`, which loads pickled objects"),
+    ("import typing\ndef head_parameters(c, h, w, k):\n    def hint(layer: 'torch.nn.Linear'):\n        pass\n"
+     "    Lin = typing.get_type_hints(hint)['layer']\n" + _BUILD, "`get_type_hints`, which"),
+    ("import torch.ao.quantization.quantization_mappings as maps\ndef head_parameters(c, h, w, k):\n"
+     "    Lin = next(iter(maps.DEFAULT_DYNAMIC_SPARSE_QUANT_MODULE_MAPPINGS))\n" + _BUILD,
+     "`Lin(...)` (line 4) calls `Lin`, a value computed at run time (line 3)"),
+    ("import torch.ao.quantization.quantization_mappings as maps\ndef head_parameters(c, h, w, k):\n"
+     "    for Lin in maps.DEFAULT_DYNAMIC_SPARSE_QUANT_MODULE_MAPPINGS:\n" + _BUILD.replace("    ", "        ", 1) + "",
+     "calls `Lin` bound by a loop or comprehension target over a container of functions, classes or modules"),
+])
+def test_layers_reached_through_a_name_in_a_string_or_a_library_table_are_refused(cheat, words):
+    """A class looked up from a string (format fields, logging's resolver, pickles, string annotations) or
+    taken out of a library's table of classes, then called: refused; calling a lambda, an alias or a
+    choice between two library functions stays fine."""
+    for honest in ("def head_parameters(c, h, w, k):\n    times = lambda a, b: a * b\n    return times(c * h * w, k) + k, c * k + k",
+                   "def head_parameters(c, h, w, k):\n    make = torch.ones if c > 1 else torch.zeros\n"
+                   "    return int(make(c * h * w, k).sum()) + k, c * k + k",
+                   "def locate(c):\n    return c\ndef head_parameters(c, h, w, k):\n"  # a helper's name is not a lookup
+                   "    return locate(c) * h * w * k + k, locate(c) * k + k"):
+        check_avoids(_Graded(honest), LESSON5, "head_parameters")
+    message = _refusal(cheat, LESSON5)
+    assert words in message, message
+
+
 @pytest.mark.parametrize("cheat, words", [
     ("from torch.nn.functional import *\ndef pool(x, k):\n    return relu(x)", "import *"),
     ("import operator\ndef pool(x, k):\n    return operator.attrgetter('avg_' + 'pool2d')(F)(x, k)", "by name"),
