@@ -22,10 +22,10 @@ HIDDEN = "### BEGIN HIDDEN TESTS"
 
 
 def _questions(lesson) -> list:
-    return [cell for cell in lesson.tests if cell.source.lstrip().startswith("feedback = check_answered(")]
-
-
-LESSONS = [name for name in lessons(REPO) if _questions(load_lesson(name, REPO))]
+    """The knowledge-check questions: options, true/false or a short answer. A prediction checked in another
+    form (lesson 4's "2x2 numbers") is an exercise, tested with its lesson."""
+    return [cell for cell in lesson.tests if cell.source.lstrip().startswith("feedback = check_answered(")
+            and (isinstance(_form(cell), list) or _form(cell) in ("true/false", "short answer"))]
 
 
 def _form(cell) -> object:
@@ -41,6 +41,9 @@ def _call(cell) -> ast.Call:
 def _name(cell) -> str:
     """The answer variable a question reads (``q3``)."""
     return _call(cell).args[0].id
+
+
+LESSONS = [name for name in lessons(REPO) if _questions(load_lesson(name, REPO))]
 
 
 def _answers(lesson) -> dict:
