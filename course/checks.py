@@ -1209,11 +1209,65 @@ ALLOWED_TEXT = ("allowed: NumPy and PyTorch operations, plain attribute access (
                 "built-ins such as range, len, min, max, isinstance, and your own helper functions")
 
 
+def _patched_attributes(tree: ast.AST) -> list[str]:
+    """Attributes that ``tree`` sets on what it did not make in the function at hand: a library's
+    (``torch.Tensor.backward = f``), a module's, or a class's from outside its body
+    (``AvgPool2dFunction.apply = f``). Attributes of a function's own arguments and locals
+    (``self.kernel_size``, ``ctx.geometry``) are fine. One sentence each."""
+    found: list[str] = []
+
+    def local_names(function) -> set[str]:
+        arguments = function.args
+        names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                 arguments.vararg, arguments.kwarg] if a is not None}
+        return names | {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def visit(node: ast.AST, scope: frozenset) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, scope | local_names(child))
+                continue
+            if isinstance(child, ast.Attribute) and isinstance(child.ctx, (ast.Store, ast.Del)):
+                root = child.value
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                    root = root.func if isinstance(root, ast.Call) else root.value
+                if not (isinstance(root, ast.Name) and root.id in scope):
+                    found.append(f"`{ast.unparse(child)} = ...` (it changes an attribute of what the code did not make "
+                                 f"there, e.g. a library's or a class's from outside its body)")
+            visit(child, scope)
+
+    visit(tree, frozenset())
+    return found
+
+
+#: What an exercise's code may not call because what it runs is not code the grader can read: the course's
+#: own helpers (for the notebook; some compute what the exercises ask: course.network builds PyTorch's
+#: pooling layers from a string), and code compiled from text or loaded from elsewhere. Path prefix -> why.
+UNREADABLE_PATHS = {
+    "course": "the course's own helpers are for the notebook (some compute what the exercises ask)",
+    "torch.jit": "TorchScript compiles code from text", "torch.fx": "torch.fx rewrites and generates code",
+    "torch.compile": "torch.compile generates code", "torch._dynamo": "torch.compile generates code",
+    "torch.library": "torch.library defines operators from text", "torch.ops.load_library": "it loads compiled code",
+    "torch.utils.cpp_extension": "it compiles C++ from text", "torch.hub": "it loads code from elsewhere",
+}
+
+
+def unreadable_uses(tree: ast.AST, resolver: _Resolver) -> list[str]:
+    """The uses of ``tree`` whose resolved path falls under :data:`UNREADABLE_PATHS`: one sentence each."""
+    found = []
+    for written, path in resolver.uses(tree):
+        dotted = ".".join(path)
+        why = next((w for p, w in UNREADABLE_PATHS.items() if dotted == p or dotted.startswith(p + ".")), None)
+        if why:
+            found.append(f"{written} ({dotted}: {why})" if written != dotted else f"{written} ({why})")
+    return list(dict.fromkeys(found))
+
+
 def dynamic_code(tree: ast.AST) -> list[str]:
     """What in ``tree`` hides what it calls (see :data:`DYNAMIC_CALLS`, :data:`INTERNAL_MODULES`,
-    :data:`SYS_INTERNALS`): one
+    :data:`SYS_INTERNALS`, and attributes set on a library or on a class from outside it): one
     sentence per construct found, empty when the code is plain."""
-    found: list[str] = []
+    found: list[str] = _patched_attributes(tree)
     sys_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                  for alias in node.names if alias.name == "sys"}
     for node in ast.walk(tree):
@@ -1275,6 +1329,10 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
     if found:
         raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
                              f"({ALLOWED_TEXT})")
+    unreadable = unreadable_uses(tree, resolver)
+    if unreadable:
+        raise AssertionError(f"{name}: {'; '.join(unreadable)}: the grader cannot read what that runs, so it is not "
+                             f"accepted here; write it yourself ({ALLOWED_TEXT})")
     hidden = dynamic_code(tree)
     if hidden:
         raise AssertionError(f"{name} (or a helper it uses) uses {'; '.join(hidden)}: code that hides what it "

@@ -5,7 +5,8 @@ The helpers marked :func:`~course.checks.runs_with_student_code` (:func:`forward
 student's objects (they call ``.backward()``); they only compute *values* (tensors) at inputs they are
 given, so the trusted grader runs them in its sandboxed child and judges the values in the parent.
 :func:`run_gradcheck` decides in the caller's process: under the grader it draws fresh random points
-each run and compares the child's backward products with central differences of the child's forward.
+each run and compares the child's backward products with central differences of the reference,
+computed in the parent.
 :func:`operators_used` and :func:`saved_tensor_shapes` watch a call from inside; they are for exploring
 in a notebook and never decide a grade (whatever runs beside student code can be faked by it).
 
@@ -124,28 +125,47 @@ def _dot(a, b) -> float:
 
 
 def run_gradcheck(function: Callable, shape: Sequence[int], args: Sequence = (), seed: int = 0,
-                  second_order: bool = False, device: str = "cpu") -> tuple:
-    """``(ok, message)``: ``function(x, *args)``'s backward checked against central differences of its own
-    forward at a random float64 point ``x`` of ``shape`` ``[B, C, H, W]``.
+                  second_order: bool = False, device: str = "cpu", reference: Callable | None = None) -> tuple:
+    """``(ok, message)``: ``function(x, *args)``'s backward checked against central differences at a random
+    float64 point ``x`` of ``shape`` ``[B, C, H, W]``: of ``reference`` when given, else of ``function``'s
+    own forward.
 
-    The check is computed here from values only: the forward at ``x ± eps·d`` for random directions ``d``
-    (and single elements), and the backward's product ``grad_x`` with a random ``grad_out`` ``v``; it
+    ``reference(x_np, *args) -> ndarray`` is the function the backward must be the derivative of, on NumPy
+    arrays (e.g. :func:`course.reference.avg_pool2d_reference`). With it, ``function`` is called exactly once,
+    by :func:`forward_backward` (or :func:`double_backward`), the call every backward test makes, so
+    nothing in that call can tell a gradient check from a value test, and no answer of ``function``'s feeds
+    the numeric side. The trusted grader requires it (under a run seed a check without one raises
+    ``ValueError``): a student's forward that sees the check's probes (next to the point of the backward
+    call) could answer them to suit a wrong backward.
+
+    The check is computed here from values only: the numeric side at ``x ± eps·d`` for random directions
+    ``d`` (and single elements), and the backward's product ``grad_x`` with a random ``grad_out`` ``v``; it
     passes when ``<grad_x, d>`` equals ``(<f(x + eps d), v> - <f(x - eps d), v>) / (2 eps)`` within
     ``1e-6 + 1e-5·|value|`` (float64; exact up to rounding for a linear function like pooling).
 
     ``second_order=True`` checks the backward of the backward: the derivative of ``<grad_x, w>`` by ``v``
-    must equal the central difference of the forward along ``w``; a backward marked
+    must equal the central difference of the numeric side along ``w``; a backward marked
     ``@once_differentiable`` passes (its second derivative raises a clear error instead of a wrong value).
     """
     import torch
 
+    from course import checks
+
+    if reference is None and checks.run_seed is not None:
+        raise ValueError("reference: under the trusted grader run_gradcheck needs the reference function (numeric"
+                         " side from the reference, never from the student's forward)")
     rng = input_generator(seed)  # under the grader: fresh points every grading run
     label = f"for args {tuple(args)!r} on shape {tuple(shape)}"
+    numeric_side = "the reference" if reference is not None else "the forward"
 
     def tensor(like_shape):
         return torch.from_numpy(rng.standard_normal(tuple(like_shape))).to(device)
 
     def forward(point):
+        """The function whose central differences are the truth: the reference, else ``function`` itself."""
+        if reference is not None:
+            return torch.from_numpy(np.asarray(reference(point.detach().cpu().numpy(), *args),
+                                               dtype=np.float64)).to(point.device)
         return _require_tensor(function(point, *args), "the function's result")
 
     x = tensor(shape)
@@ -169,7 +189,7 @@ def run_gradcheck(function: Callable, shape: Sequence[int], args: Sequence = (),
                 analytic = _dot(grad, d)
                 if abs(numeric - analytic) > 1e-6 + 1e-5 * abs(numeric):
                     return False, (f"gradient check failed {label}: along a direction the backward gives "
-                                   f"{analytic:.6g}, central differences of the forward give {numeric:.6g}")
+                                   f"{analytic:.6g}, central differences of {numeric_side} give {numeric:.6g}")
             return True, f"gradient check passed {label}"
         w = tensor(shape)
         value, note = double_backward(function, x, v, w, *args)

@@ -293,3 +293,27 @@ def test_a_loop_over_dtypes_is_data_but_a_loop_over_functions_is_not():
 def test_a_name_rebound_from_itself_is_resolved_and_ends():
     cheat = "def head_parameters(c, h, w, k):\n    m = torch\n    for _ in range(2):\n        m = m.nn\n    return m.Linear(c, k)"
     assert "m.Linear (torch.nn.Linear)" in _refusal(cheat, LESSON5)
+
+
+HONEST_POOL = ("class Pool:\n    def __init__(self, k):\n        self.kernel_size = k\n"
+               "def pool(x, k):\n    layer = Pool(k)\n    layer.kernel_size = k\n"
+               "    return x.unfold(2, layer.kernel_size, k).unfold(3, k, k).mean((-1, -2))")
+
+
+@pytest.mark.parametrize("cheat, words", [
+    ("def pool(x, k):\n    return x\ntorch.Tensor.backward = pool", "`torch.Tensor.backward = ...`"),
+    ("class Pool(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n"
+     "Pool.apply = F.relu\ndef pool(x, k):\n    return Pool.apply(x)", "`Pool.apply = ...`"),
+    ("def pool(x, k):\n    np.add = np.subtract\n    return x", "`np.add = ...`"),
+    ("from course.network import Layer, build\n"
+     "def pool(x, k):\n    return build([Layer('avg_' + 'pool', (k,))], tuple(x.shape))(x)",
+     "build (course.network.build: the course's own helpers"),
+    ("UNIT = torch.jit.CompilationUnit('def mean_windows(x: torch.Tensor) -> torch.Tensor:\\n    return x')\n"
+     "def pool(x, k):\n    return UNIT.mean_windows(x)", "TorchScript compiles code from text"),
+])
+def test_patched_libraries_course_helpers_and_code_from_text_are_refused(cheat, words):
+    """Setting attributes of a library or of a class from outside it (the tests would call something else
+    than the checked source), the course's own helpers and code compiled from text are refused; attributes
+    of one's own arguments and locals (``self.kernel_size``, ``layer.kernel_size``) are fine."""
+    check_avoids(_Graded(HONEST_POOL), LESSON4, "pool")
+    assert words in _refusal(cheat)

@@ -105,6 +105,47 @@ def test_run_gradcheck_second_order_accepts_differentiable_or_once_differentiabl
     assert not ok and "cut off from autograd" in message  # ...but a second one would be silently zero
 
 
+class ProbeAware(torch.autograd.Function):
+    """2x2 average pooling whose backward is half the true gradient, and whose forward answers a point without
+    grad next to the last point that had it (a central-difference probe) as if it were half as steep."""
+
+    last = []
+
+    @staticmethod
+    def forward(ctx, x):
+        out = F.avg_pool2d(x, 2)
+        if x.requires_grad:
+            ProbeAware.last[:] = [x.detach().clone(), out.detach().clone()]
+        elif ProbeAware.last and 0 < float((x - ProbeAware.last[0]).abs().max()) < 1e-3:
+            out = ProbeAware.last[1] + 0.5 * (out - ProbeAware.last[1])
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 0.5 * grad_out.repeat_interleave(2, -1).repeat_interleave(2, -2) / 4
+
+
+def pool2(x_np):
+    return F.avg_pool2d(torch.from_numpy(x_np), 2).numpy()
+
+
+def test_run_gradcheck_with_a_reference_cannot_be_fooled_by_a_forward_that_sees_its_probes(monkeypatch):
+    assert run_gradcheck(ProbeAware.apply, (1, 2, 4, 6))[0], "the forward's own differences suit its backward"
+    for second_order in (False, True):
+        ok, message = run_gradcheck(ProbeAware.apply, (1, 2, 4, 6), second_order=second_order, reference=pool2)
+        assert not ok and "failed" in message
+        assert run_gradcheck(lambda x: F.avg_pool2d(x, 2), (1, 2, 4, 6), second_order=second_order,
+                             reference=pool2)[0], "a right backward passes"
+    calls = []
+    counted = lambda x: calls.append(x.requires_grad) or F.avg_pool2d(x, 2)  # noqa: E731
+    assert run_gradcheck(counted, (1, 2, 4, 6), reference=pool2)[0]
+    assert calls == [True], "the checked function is called once, as every backward test calls it"
+    monkeypatch.setattr("course.checks.run_seed", 7)  # under the trusted grader
+    with pytest.raises(ValueError, match="reference"):
+        run_gradcheck(counted, (1, 2, 4, 6))
+    assert run_gradcheck(counted, (1, 2, 4, 6), reference=pool2)[0]
+
+
 def test_operators_used_sees_torch_pooling_however_it_is_reached():
     x, g = torch.randn(1, 2, 4, 4), torch.ones(1, 2, 2, 2)
     forward, backward = operators_used(lambda t: nn.AvgPool2d(2)(t), x, g)
