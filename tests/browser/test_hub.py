@@ -1,0 +1,249 @@
+"""The course on a real JupyterHub, end to end, in headless Chromium: README "Run the course on a JupyterHub".
+
+The test is the newcomer of that section: it makes the local accounts (``useradd``: two students, an
+instructor, the course account that owns the course folder), the exchange folder and the course folder,
+releases lesson 1 as the course account, and starts JupyterHub with ``deploy/jupyterhub/jupyterhub_config.py``
+and the pinned ``configurable-http-proxy`` on loopback (PAM logins, the local process spawner). Then:
+
+1. both students log in, fetch lesson 1 from the *Assignments* list and submit it; one of them first types
+   an answer into a solution cell and presses **Validate**;
+2. the course account (an ordinary user) collects and grades with the trusted grader, the instructor
+   opens formgrader through the hub, and the course account releases feedback;
+3. each student fetches feedback and sees their own score and no hidden test;
+4. a student can read neither the other's submission nor the course folder (``source/``, the gradebook),
+   and the hub refuses them formgrader and the other student's server.
+
+Needs root (``useradd``, the hub starts servers as other users), Chromium, node and the proxy installed by
+``npm ci --prefix deploy/jupyterhub``; skipped loudly without them, failed under ``CI``. Every process it
+starts (hub, proxy, course service, single-user servers, their kernels) is ended with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+import labdriver as lab
+from accounts import interpreter_cover, local_account
+from autograder import coursedir
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
+
+DEPLOY = lab.REPO / "deploy" / "jupyterhub"
+PROXY = DEPLOY / "node_modules" / ".bin" / "configurable-http-proxy"
+COURSE = "avgpool-course"
+LESSON = lab.LESSON
+STUDENTS = ("hubt-alice", "hubt-bob")   # alice answers the worked example; bob hands in the stub
+INSTRUCTOR = "hubt-teacher"
+COURSE_ACCOUNT = "hubt-course"
+BIN = Path(sys.executable).parent
+NEEDS = ("useradd", "chpasswd", "unshare", "setpriv")
+
+#: A command as another user, in a mount namespace where that user can reach this Python (see
+#: accounts.COVER_INTERPRETER), with the environment the hub gives its servers.
+AS_USER = r"""
+cd "$WORKDIR"
+exec setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --init-groups env -i PATH="$USER_PATH" HOME="$USER_HOME" \
+    LANG=C.UTF-8 JUPYTER_CONFIG_PATH="$JUPYTER_CONFIG_PATH" AVGPOOL_HUB_EXCHANGE="$AVGPOOL_HUB_EXCHANGE" "$@"
+"""
+
+
+def proxy_or_skip() -> None:
+    """Skips (fails under CI) without node or the pinned proxy, saying how to install them."""
+    missing = [what for what, ok in (("node", shutil.which("node")), (str(PROXY.relative_to(lab.REPO)), os.access(PROXY, os.X_OK)))
+               if not ok]
+    if missing:
+        reason = (f"the hub test needs {' and '.join(missing)}: install node and npm, then run "
+                  "`npm ci --prefix deploy/jupyterhub` (`.ci/run` does it)")
+        if lab.in_ci():
+            pytest.fail(f"CI is set and {reason}", pytrace=False)
+        pytest.skip(reason)
+
+
+class Hub:
+    """A running hub and the folders around it (see :func:`hub`)."""
+
+    def __init__(self, top: Path, port: int, passwords: dict[str, str], cover: tuple[str, dict[str, str]]):
+        self.top, self.port, self.passwords = top, port, passwords
+        self.cover_script, self.cover_env = cover
+        self.exchange = top / "exchange"
+        self.course_dir = top / "homes" / COURSE_ACCOUNT / COURSE
+        self.log = top / "jupyterhub.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def home(self, name: str) -> Path:
+        return self.top / "homes" / name
+
+    def env(self) -> dict[str, str]:
+        """What every command of the deployment sees: the global nbgrader config, the exchange."""
+        return {"JUPYTER_CONFIG_PATH": str(DEPLOY / "jupyter"), "AVGPOOL_HUB_EXCHANGE": str(self.exchange)}
+
+    def as_user(self, name: str, *argv: str, cwd: Path | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+        """``argv`` as ``name`` (its home, or ``cwd``), as in a terminal of that user's JupyterLab."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **self.cover_env, **self.env(), "ACCOUNT": name,
+               "WORKDIR": str(cwd or self.home(name)), "USER_HOME": str(self.home(name)),
+               "USER_PATH": f"{BIN}{os.pathsep}/usr/bin:/bin"}
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               "set -e\n" + self.cover_script + AS_USER, "sh", *argv],
+                              env=env, capture_output=True, text=True, timeout=timeout)
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _wait_for_hub(hub: Hub, deadline_s: float = 60.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if hub.proc.poll() is not None:
+            raise AssertionError(f"JupyterHub exited ({hub.proc.returncode}):\n{hub.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"{hub.url}/hub/api/", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"JupyterHub did not answer on {hub.url} within {deadline_s:.0f} s:\n{hub.log_tail()}")
+
+
+def _stop(hub: Hub, uids: set[int]) -> None:
+    """SIGTERM to the hub (it stops the proxy, the service and the servers), then SIGKILL to whatever of it
+    or of the test's accounts is left, by process id."""
+    ours: dict[int, psutil.Process] = {}
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for proc in [psutil.Process(hub.proc.pid), *psutil.Process(hub.proc.pid).children(recursive=True)]:
+            ours[proc.pid] = proc
+    for proc in psutil.process_iter(["uids"]):
+        if proc.info["uids"] and proc.info["uids"].real in uids:
+            ours[proc.pid] = proc
+    hub.proc.send_signal(signal.SIGTERM)
+    try:
+        hub.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        hub.proc.kill()
+        hub.proc.wait()
+    _, alive = psutil.wait_procs(list(ours.values()), timeout=5)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=5)
+
+
+@pytest.fixture(scope="module")
+def hub(chromium):
+    """The README's steps as root: accounts, exchange, course folder, lesson 1 released, the hub running."""
+    proxy_or_skip()
+    with contextlib.ExitStack() as stack:
+        top = Path(tempfile.mkdtemp(prefix="avgpool-hub-"))
+        stack.callback(shutil.rmtree, top, ignore_errors=True)
+        top.chmod(0o755)
+        (top / "homes").mkdir(mode=0o755)
+        (top / "homes").chmod(0o755)
+        names = (*STUDENTS, INSTRUCTOR, COURSE_ACCOUNT)
+        uids = {name: stack.enter_context(local_account(name, NEEDS, "the hub test makes its users",
+                                                        home=str(top / "homes" / name)))
+                for name in names}
+        passwords = {name: secrets.token_urlsafe(12) for name in names}
+        subprocess.run(["chpasswd"], input="".join(f"{n}:{p}\n" for n, p in passwords.items()), text=True, check=True)
+        for name, uid in uids.items():
+            (top / "homes" / name).mkdir(mode=0o700)
+            os.chown(top / "homes" / name, uid, uid)
+        hub = Hub(top, lab.free_port(), passwords, stack.enter_context(interpreter_cover()))
+        # nbgrader's exchange: every user may write, nobody may remove another's files
+        hub.exchange.mkdir()
+        hub.exchange.chmod(0o1777)
+        # the course folder, the course account's alone
+        coursedir.copy_course(lab.REPO, hub.course_dir, [LESSON])
+        for path in [hub.course_dir, *hub.course_dir.rglob("*")]:
+            os.chown(path, uids[COURSE_ACCOUNT], uids[COURSE_ACCOUNT])
+        hub.course_dir.chmod(0o700)
+        released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
+        assert released.returncode == 0, released.stdout + released.stderr
+
+        state = top / "state"
+        state.mkdir(mode=0o700)
+        env = {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}", "LANG": "C.UTF-8",
+               "HOME": str(state), **hub.cover_env, **hub.env(),
+               "AVGPOOL_HUB_GRADERS": INSTRUCTOR, "AVGPOOL_HUB_STUDENTS": ",".join(STUDENTS),
+               "AVGPOOL_HUB_COURSE_ACCOUNT": COURSE_ACCOUNT, "AVGPOOL_HUB_COURSE_DIR": str(hub.course_dir),
+               "AVGPOOL_HUB_STATE": str(state), "AVGPOOL_HUB_URL": f"http://127.0.0.1:{hub.port}",
+               "AVGPOOL_HUB_API_PORT": str(lab.free_port()), "AVGPOOL_HUB_PROXY_API_PORT": str(lab.free_port()),
+               "AVGPOOL_HUB_SERVICE_PORT": str(lab.free_port())}
+        command = f'exec "{BIN / "jupyterhub"}" -f "{DEPLOY / "jupyterhub_config.py"}"'
+        with open(hub.log, "w") as log:
+            hub.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                         "set -e\n" + hub.cover_script + command],
+                                        cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        stack.callback(_stop, hub, set(uids.values()))
+        _wait_for_hub(hub)
+        yield hub
+        print(f"\nJupyterHub log: {hub.log} (removed with the test's folder)")
+
+
+# --------------------------------------------------------------------------- in the browser
+
+def log_in(page, hub: Hub, name: str) -> None:
+    """The hub's login form with ``name``'s password; waits until that user's JupyterLab is shown."""
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub.passwords[name])
+    page.click("#login_submit")
+    page.wait_for_url(re.compile(rf"/user/{re.escape(name)}/lab"), timeout=90_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for(timeout=60_000)
+
+
+def assignment_list(page):
+    """Nbgrader → Assignment List; returns the panel once its lists have loaded."""
+    lab.menu(page, "Nbgrader", "Assignment List")
+    panel = page.locator("#assignments")
+    panel.wait_for()
+    page.wait_for_function("() => [...document.querySelectorAll('#assignments .list_loading')]"
+                           ".every(e => e.hidden || getComputedStyle(e).display === 'none')")
+    return panel
+
+
+def item_button(page, section: str, label: str):
+    """The ``label`` button of lesson 1's row in the ``section`` list (released, fetched, submitted)."""
+    row = page.locator(f"#{section}_assignments_list .list_item", has_text=LESSON).first
+    row.wait_for(timeout=30_000)
+    return row.locator("button", has_text=re.compile(rf"^\s*{label}\s*$")).first
+
+
+class _Lab:
+    """What labdriver.open_notebook needs of a server: the URL of a path, the folder of the files."""
+
+    def __init__(self, hub: Hub, name: str):
+        self.hub, self.name, self.root = hub, name, hub.home(name)
+
+    def url(self, path: str) -> str:
+        return f"{self.hub.url}/user/{self.name}/lab/tree/{path}?reset"
+
+
+def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
+    folder, shots = screenshots
+    student = STUDENTS[0]
+    with lab.chromium_page(chromium, tmp_path / student) as (page, log):
+        log_in(page, hub, student)
+        assignment_list(page)
+        fetch = item_button(page, "released", "Fetch")
+        lab.screenshot(page, folder, f"{student}_assignments", shots)
+        assert fetch.is_visible()
