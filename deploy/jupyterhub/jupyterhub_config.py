@@ -79,6 +79,8 @@ _jupyter_env = {
     "JUPYTER_CONFIG_PATH": os.path.join(HERE, "jupyter"),  # nbgrader_config.py: the course id, the exchange
     "AVGPOOL_HUB_EXCHANGE": EXCHANGE,
     "JUPYTERHUB_DEFAULT_URL": "/lab",
+    # a Terminal finds the course's commands (nbgrader, avgpool-course) first
+    "PATH": os.pathsep.join([os.path.dirname(PYTHON), "/usr/local/bin", "/usr/bin", "/bin"]),
 }
 c.Spawner.cmd = [PYTHON, "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab"
