@@ -7,9 +7,12 @@ and the pinned ``configurable-http-proxy`` on loopback (PAM logins, the local pr
 
 1. both students log in, fetch lesson 1 from the *Assignments* list and submit it; one of them first types
    an answer into a solution cell and presses **Validate**;
-2. the course account (an ordinary user) collects and grades with the trusted grader, the instructor
-   opens formgrader through the hub, and the course account releases feedback;
-3. each student fetches feedback and sees their own score and no hidden test;
+2. the course account (an ordinary user) collects and grades with the trusted grader; the instructor
+   opens formgrader through the hub, sees both scores, gives a manual grade and a comment; the course
+   account generates and releases feedback;
+3. each student fetches feedback and sees their own score, the comment and no hidden test (an expected
+   failure for now: ``nbgrader release_feedback`` stops, as ``avgpool-course grade`` leaves no
+   ``submission_secret.txt`` in ``autograded/``; the xfail says what each folder holds);
 4. a student can read neither the other's submission nor the course folder (``source/``, the gradebook),
    and the hub refuses them formgrader and the other student's server.
 
