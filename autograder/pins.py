@@ -103,7 +103,7 @@ def walk(roots: list[Requirement], pins: dict[str, Pin], platform: dict) -> tupl
     return needed, sorted(set(problems))
 
 
-def unpinned(root: Path, lock_text: str, extras: tuple[str, ...] = ("grader", "postgres", "cluster", "test")) -> list[str]:
+def unpinned(root: Path, lock_text: str, extras: tuple[str, ...] = ("grader", "postgres", "cluster", "hub", "test")) -> list[str]:
     """What a resolve from ``lock_text`` would need from outside it, on any of :data:`PLATFORMS`."""
     pins = read_lock(lock_text)
     roots = direct_dependencies(root, extras)

@@ -10,6 +10,9 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
+import tempfile
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -25,8 +28,10 @@ def _accounts_command(*argv: str, check: bool) -> None:
 
 
 @contextlib.contextmanager
-def local_account(name: str, tools: tuple[str, ...], why: str, system: bool = False) -> Iterator[int]:
-    """The uid of account ``name``; skips (fails under CI, saying ``why``) without root or ``tools``."""
+def local_account(name: str, tools: tuple[str, ...], why: str, system: bool = False,
+                  home: str | None = None) -> Iterator[int]:
+    """The uid of account ``name`` (home folder ``home``, not created, when given); skips (fails under CI,
+    saying ``why``) without root or ``tools``."""
     if os.geteuid() != 0 or not all(shutil.which(tool) for tool in tools):
         if os.environ.get("CI"):
             pytest.fail(f"{why}: it needs root and {', '.join(tools)}")
@@ -35,11 +40,43 @@ def local_account(name: str, tools: tuple[str, ...], why: str, system: bool = Fa
     try:
         uid = pwd.getpwnam(name).pw_uid
     except KeyError:
-        _accounts_command("useradd", *(["--system"] if system else []), "--no-create-home", "--shell",
-                          "/usr/sbin/nologin", name, check=True)
+        _accounts_command("useradd", *(["--system"] if system else []), "--no-create-home",
+                          *(["--home-dir", home] if home else []), "--shell", "/usr/sbin/nologin", name, check=True)
         uid, created = pwd.getpwnam(name).pw_uid, True
     try:
         yield uid
     finally:
         if created:
             _accounts_command("userdel", name, check=False)
+
+
+#: Shell lines (run as root in a mount namespace of its own: ``unshare --mount --propagation private``) after
+#: which every user can run this Python although it lives below a folder others cannot traverse (/root,
+#: mode 700): that folder ($COVER) is covered by a tmpfs others may traverse and the interpreter's folder
+#: ($PREFIX_ROOT) is moved back into it (through $STAGE); the host's folder keeps its mode.
+#: :func:`interpreter_cover` gives the variables.
+COVER_INTERPRETER = r"""
+mount --bind "$PREFIX_ROOT" "$STAGE"
+mount -t tmpfs -o mode=0755,size=64k tmpfs "$COVER"
+mkdir -p "$PREFIX_ROOT"
+mount --move "$STAGE" "$PREFIX_ROOT"
+"""
+
+
+@contextlib.contextmanager
+def interpreter_cover() -> Iterator[tuple[str, dict[str, str]]]:
+    """``(shell lines, their variables)``: :data:`COVER_INTERPRETER` and ``COVER``, ``PREFIX_ROOT``, ``STAGE``
+    (a folder made for the block); no lines where every folder above this Python is traversable."""
+    real = Path(os.path.realpath(sys.executable))
+    for ancestor in reversed(real.parents):
+        if ancestor != Path("/") and not os.stat(ancestor).st_mode & 0o001:
+            break
+    else:
+        yield "", {}
+        return
+    stage = tempfile.mkdtemp(prefix="cover-stage-")
+    try:
+        yield COVER_INTERPRETER, {"COVER": str(ancestor), "STAGE": stage,
+                                  "PREFIX_ROOT": str(ancestor / real.relative_to(ancestor).parts[0])}
+    finally:
+        os.rmdir(stage)

@@ -4,7 +4,7 @@ run is shared out between pytest-xdist workers (``make test`` passes ``-n``).
 Each test file runs whole on one worker (its module fixtures, e.g. the graded corpus, are built once),
 and so do the tests that read one lesson's executed notebook (``tests/test_notebooks.py``'s case for
 lesson N runs beside ``tests/test_lessonN.py``, so :func:`nbtools.executed` runs that notebook once) and
-the browser tests (one JupyterLab for all). The groups start longest first (:data:`LONGEST_FIRST`), so
+the browser tests (one JupyterLab for all; the hub test is a group of its own). The groups start longest first (:data:`LONGEST_FIRST`), so
 two workers end together.
 """
 
@@ -19,17 +19,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 #: Groups that take longest, in order (from ``pytest --durations``); the rest follow in file order.
 LONGEST_FIRST = ["corpus", "wheel", "chain", "dask_cluster", "lesson2", "grader_errors", "cli_workflow",
-                 "no_answers_in_course", "readme_commands", "trusted", "browser", "lesson3", "lesson5", "exchange",
+                 "no_answers_in_course", "readme_commands", "trusted", "hub", "browser", "lesson3", "lesson5", "exchange",
                  "lesson4", "cli_integration", "report", "feedback", "postgres_gradebook", "warm_sandbox",
                  "sandbox", "grader_users", "sample_class", "collect"]
 
 
 def group_of(nodeid: str) -> str:
     """The group of a test (by its node id): its file's name without ``test_``; ``lessonN`` for
-    ``tests/test_notebooks.py``'s case of lesson N; ``browser`` for the browser tests."""
+    ``tests/test_notebooks.py``'s case of lesson N; ``browser`` for the browser tests, ``hub`` for the hub's."""
     path = Path(nodeid.split("::")[0])
     if path.parent.name == "browser":
-        return "browser"
+        return "hub" if path.name == "test_hub.py" else "browser"
     lesson = re.search(r"\[(lesson\d+)_", nodeid)
     if path.name == "test_notebooks.py" and lesson:
         return lesson.group(1)

@@ -17,35 +17,19 @@ import corpus
 from autograder.trusted import batch, sandbox
 from autograder.trusted.sandbox import GraderFault, lease_folder, sandbox_uid
 from workflow_fakes import make_course
-from accounts import local_account
+from accounts import interpreter_cover, local_account
 
 REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "avgpool-ta"
 LESSON = "lesson1_by_hand"
 
-#: Run as root in a mount namespace of its own: the interpreter lives under /root (mode 700), so cover
-#: /root with a tmpfs others may traverse and move the interpreter's folder back into it (the host's
-#: /root keeps its mode), then become the TA with a clean environment.
+#: Run as root in a mount namespace of its own where every user can reach the interpreter (it lives under
+#: /root, mode 700: accounts.COVER_INTERPRETER goes first), then become the TA with a clean environment.
 AS_ACCOUNT = r"""
-set -e
-mount --bind "$PREFIX_ROOT" "$STAGE"
-mount -t tmpfs -o mode=0755,size=64k tmpfs "$COVER"
-mkdir -p "$PREFIX_ROOT"
-mount --move "$STAGE" "$PREFIX_ROOT"
 cd "$REPO"
 exec setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --clear-groups \
     env -i PATH=/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 TMPDIR="$TA_TMPDIR" "$PYTHON" -I -c "$CODE"
 """
-
-
-def _prefix() -> tuple[Path, Path]:
-    """(the folder others cannot traverse, the interpreter's folder to move back below it)."""
-    real = Path(os.path.realpath(sys.executable))
-    for ancestor in reversed(real.parents):
-        if ancestor != Path("/") and not os.stat(ancestor).st_mode & 0o001:
-            inside = real.relative_to(ancestor).parts[0]
-            return ancestor, ancestor / inside
-    return Path("/"), Path("/")
 
 
 @pytest.fixture(scope="module")
@@ -57,18 +41,12 @@ def account():
 
 def as_account(code: str, tmpdir: str = "/tmp") -> subprocess.CompletedProcess:
     """``python -I -c code`` in the repository as the TA, with ``sys.path`` as this venv's."""
-    cover, prefix_root = _prefix()
-    stage = tempfile.mkdtemp(prefix="ta-stage-")
-    try:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PREFIX_ROOT": str(prefix_root), "STAGE": stage,
-               "COVER": str(cover), "REPO": str(REPO), "ACCOUNT": ACCOUNT, "TA_TMPDIR": tmpdir,
-               "PYTHON": sys.executable, "CODE": f"import sys; sys.path[:0] = {sys.path!r}\n" + code}
-        if cover == Path("/"):  # the interpreter is readable by everyone: no cover needed
-            env["COVER"] = stage
-        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", AS_ACCOUNT],
-                              env=env, capture_output=True, text=True, timeout=300)
-    finally:
-        os.rmdir(stage)
+    with interpreter_cover() as (cover, variables):
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **variables, "REPO": str(REPO), "ACCOUNT": ACCOUNT,
+               "TA_TMPDIR": tmpdir, "PYTHON": sys.executable,
+               "CODE": f"import sys; sys.path[:0] = {sys.path!r}\n" + code}
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               "set -e\n" + cover + AS_ACCOUNT], env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_a_second_user_grades_on_a_machine_where_root_graded_first(account):

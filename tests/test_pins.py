@@ -2,6 +2,8 @@
 pyproject.toml's direct dependencies (the lessons', the grader's, the tests') are pinned at the lock's
 versions; environment.yml installs the lock itself."""
 
+import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -91,3 +93,32 @@ def test_the_student_lock_is_the_lessons_part_of_the_lock():
 def test_torch_pin_and_python_3_11():
     assert pins.read_lock(read("requirements.lock"))["torch"].version == "2.13.0"
     assert tomllib.loads(read("pyproject.toml"))["project"]["requires-python"] == ">=3.11,<3.12"
+
+
+def proxy_pin_problems(package: dict, lock: dict) -> list[str]:
+    """What is wrong with the hub proxy's pins (``deploy/jupyterhub``): package.json must pin
+    configurable-http-proxy exactly, package-lock.json must hold that version and every package under it
+    with an integrity hash and no download address."""
+    wanted = package["dependencies"].get("configurable-http-proxy", "")
+    problems = [] if re.fullmatch(r"\d+\.\d+\.\d+", wanted) else [f"package.json: not an exact pin: {wanted!r}"]
+    locked = lock["packages"].get("node_modules/configurable-http-proxy", {}).get("version")
+    if locked != wanted:
+        problems.append(f"package-lock.json has configurable-http-proxy {locked}, package.json {wanted}")
+    problems += [f"{name}: no sha512 integrity or a download address" for name, entry in lock["packages"].items()
+                 if name and (not entry.get("integrity", "").startswith("sha512-") or "resolved" in entry)]
+    return problems
+
+
+def test_the_hub_proxy_is_pinned_with_everything_under_it():
+    package = json.loads(read("deploy/jupyterhub/package.json"))
+    lock = json.loads(read("deploy/jupyterhub/package-lock.json"))
+    assert proxy_pin_problems(package, lock) == []
+    # the other side: a loose pin, a lock of another version, an entry without its hash are caught
+    loose = dict(package, dependencies={"configurable-http-proxy": "^5.3.0"})
+    assert any("exact pin" in p for p in proxy_pin_problems(loose, lock))
+    drifted = json.loads(json.dumps(lock))
+    drifted["packages"]["node_modules/configurable-http-proxy"]["version"] = "5.2.0"
+    assert any("5.2.0" in p for p in proxy_pin_problems(package, drifted))
+    unhashed = json.loads(json.dumps(lock))
+    next(entry for name, entry in unhashed["packages"].items() if name).pop("integrity")
+    assert any("integrity" in p for p in proxy_pin_problems(package, unhashed))

@@ -18,10 +18,6 @@ _NO_CHROMIUM = "browser test needs Chromium"
 _SCREENSHOTS: list[Path] = []  # every screenshot taken this session, in order
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="session")
 def chromium() -> str:
     """Path of the machine's Chromium; skips loudly without it (fails under CI)."""
@@ -30,7 +26,7 @@ def chromium() -> str:
         where = (f"$BROWSER_CHROMIUM={os.environ['BROWSER_CHROMIUM']} is not an executable"
                  if os.environ.get("BROWSER_CHROMIUM") else "none at /usr/bin/chromium or on PATH")
         reason = f"{_NO_CHROMIUM}, {where}: {labdriver.INSTALL_HINT}"
-        if _in_ci():
+        if labdriver.in_ci():
             pytest.fail(f"CI is set and {reason}", pytrace=False)
         pytest.skip(reason)
     return path

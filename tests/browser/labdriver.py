@@ -48,6 +48,12 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TIMEOUT_MS = 60_000  # the longest any single wait in the page may take
 
 
+def in_ci() -> bool:
+    """True when ``CI`` is set to anything but empty, 0, false or no (``.ci/run`` sets ``CI=true``): a
+    browser test that cannot run then fails instead of skipping."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def find_chromium() -> str | None:
     """Path of the machine's Chromium (Debian's ``/usr/bin/chromium`` first), or None.
 

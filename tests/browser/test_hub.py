@@ -1,0 +1,409 @@
+"""The course on a real JupyterHub, end to end, in headless Chromium: README "Run the course on a JupyterHub".
+
+The test is the newcomer of that section: it makes the local accounts (``useradd``: two students, an
+instructor, the course account that owns the course folder), the exchange folder and the course folder,
+releases lesson 1 as the course account, and starts JupyterHub with ``deploy/jupyterhub/jupyterhub_config.py``
+and the pinned ``configurable-http-proxy`` on loopback (PAM logins, the local process spawner). Then:
+
+1. both students log in, fetch lesson 1 from the *Assignments* list and submit it; one of them first types
+   an answer into a solution cell and presses **Validate**;
+2. the course account (an ordinary user) collects and grades with the trusted grader; the instructor
+   opens formgrader through the hub, sees both scores, gives a manual grade and a comment; the course
+   account generates and releases feedback;
+3. each student fetches feedback and sees their own score, the comment and no hidden test (an expected
+   failure for now: ``nbgrader release_feedback`` stops, as ``avgpool-course grade`` leaves no
+   ``submission_secret.txt`` in ``autograded/``; the xfail says what each folder holds);
+4. a student can read neither the other's submission nor the course folder (``source/``, the gradebook),
+   and the hub refuses them formgrader and the other student's server.
+
+Needs root (``useradd``, the hub starts servers as other users), Chromium, node and the proxy installed by
+``npm ci --prefix deploy/jupyterhub``; skipped loudly without them, failed under ``CI``. Every process it
+starts (hub, proxy, course service, single-user servers, their kernels) is ended with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+import labdriver as lab
+from accounts import interpreter_cover, local_account
+from autograder import coursedir, export
+from autograder.solutions import solution_cells
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
+
+DEPLOY = lab.REPO / "deploy" / "jupyterhub"
+PROXY = DEPLOY / "node_modules" / ".bin" / "configurable-http-proxy"
+COURSE = "avgpool-course"
+LESSON = lab.LESSON
+STUDENTS = ("hubt-alice", "hubt-bob")   # alice answers the worked example; bob hands in the stub
+INSTRUCTOR = "hubt-teacher"
+COURSE_ACCOUNT = "hubt-course"
+BIN = Path(sys.executable).parent
+COMMENT = "Right shapes; now try the output-size rule."
+NEEDS = ("useradd", "chpasswd", "unshare", "setpriv")
+
+#: A command as another user, in a mount namespace where that user can reach this Python (see
+#: accounts.COVER_INTERPRETER), with the environment the hub gives its servers.
+AS_USER = r"""
+cd "$WORKDIR"
+exec setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --init-groups env -i PATH="$USER_PATH" HOME="$USER_HOME" \
+    LANG=C.UTF-8 JUPYTER_CONFIG_PATH="$JUPYTER_CONFIG_PATH" AVGPOOL_HUB_EXCHANGE="$AVGPOOL_HUB_EXCHANGE" "$@"
+"""
+
+
+def proxy_or_skip() -> None:
+    """Skips (fails under CI) without node or the pinned proxy, saying how to install them."""
+    missing = [what for what, ok in (("node", shutil.which("node")), (str(PROXY.relative_to(lab.REPO)), os.access(PROXY, os.X_OK)))
+               if not ok]
+    if missing:
+        reason = (f"the hub test needs {' and '.join(missing)}: install node and npm, then run "
+                  "`npm ci --prefix deploy/jupyterhub` (`.ci/run` does it)")
+        if lab.in_ci():
+            pytest.fail(f"CI is set and {reason}", pytrace=False)
+        pytest.skip(reason)
+
+
+class Hub:
+    """A running hub and the folders around it (see :func:`hub`)."""
+
+    def __init__(self, top: Path, port: int, passwords: dict[str, str], cover: tuple[str, dict[str, str]]):
+        self.top, self.port, self.passwords = top, port, passwords
+        self.cover_script, self.cover_env = cover
+        self.exchange = top / "exchange"
+        self.course_dir = top / "homes" / COURSE_ACCOUNT / COURSE
+        self.log = top / "jupyterhub.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def home(self, name: str) -> Path:
+        return self.top / "homes" / name
+
+    def env(self) -> dict[str, str]:
+        """What every command of the deployment sees: the global nbgrader config, the exchange."""
+        return {"JUPYTER_CONFIG_PATH": str(DEPLOY / "jupyter"), "AVGPOOL_HUB_EXCHANGE": str(self.exchange)}
+
+    def as_user(self, name: str, *argv: str, cwd: Path | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+        """``argv`` as ``name`` (its home, or ``cwd``), as in a terminal of that user's JupyterLab."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **self.cover_env, **self.env(), "ACCOUNT": name,
+               "WORKDIR": str(cwd or self.home(name)), "USER_HOME": str(self.home(name)),
+               "USER_PATH": f"{BIN}{os.pathsep}/usr/bin:/bin"}
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               "set -e\n" + self.cover_script + AS_USER, "sh", *argv],
+                              env=env, capture_output=True, text=True, timeout=timeout)
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _wait_for_hub(hub: Hub, deadline_s: float = 60.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if hub.proc.poll() is not None:
+            raise AssertionError(f"JupyterHub exited ({hub.proc.returncode}):\n{hub.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"{hub.url}/hub/api/", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"JupyterHub did not answer on {hub.url} within {deadline_s:.0f} s:\n{hub.log_tail()}")
+
+
+def _stop(hub: Hub, uids: set[int]) -> None:
+    """SIGTERM to the hub (it stops the proxy, the service and the servers), then SIGKILL to whatever of it
+    or of the test's accounts is left, by process id."""
+    ours: dict[int, psutil.Process] = {}
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for proc in [psutil.Process(hub.proc.pid), *psutil.Process(hub.proc.pid).children(recursive=True)]:
+            ours[proc.pid] = proc
+    for proc in psutil.process_iter(["uids"]):
+        if proc.info["uids"] and proc.info["uids"].real in uids:
+            ours[proc.pid] = proc
+    hub.proc.send_signal(signal.SIGTERM)
+    try:
+        hub.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        hub.proc.kill()
+        hub.proc.wait()
+    _, alive = psutil.wait_procs(list(ours.values()), timeout=5)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=5)
+
+
+@pytest.fixture(scope="module")
+def hub(chromium, screenshot_root):
+    """The README's steps as root: accounts, exchange, course folder, lesson 1 released, the hub running."""
+    proxy_or_skip()
+    with contextlib.ExitStack() as stack:
+        top = Path(tempfile.mkdtemp(prefix="avgpool-hub-"))
+        stack.callback(shutil.rmtree, top, ignore_errors=True)
+        top.chmod(0o755)
+        (top / "homes").mkdir(mode=0o755)
+        (top / "homes").chmod(0o755)
+        names = (*STUDENTS, INSTRUCTOR, COURSE_ACCOUNT)
+        uids = {name: stack.enter_context(local_account(name, NEEDS, "the hub test makes its users",
+                                                        home=str(top / "homes" / name)))
+                for name in names}
+        passwords = {name: secrets.token_urlsafe(12) for name in names}
+        subprocess.run(["chpasswd"], input="".join(f"{n}:{p}\n" for n, p in passwords.items()), text=True, check=True)
+        for name, uid in uids.items():
+            (top / "homes" / name).mkdir(mode=0o700)
+            os.chown(top / "homes" / name, uid, uid)
+        hub = Hub(top, lab.free_port(), passwords, stack.enter_context(interpreter_cover()))
+        # nbgrader's exchange: every user may write, nobody may remove another's files
+        hub.exchange.mkdir()
+        hub.exchange.chmod(0o1777)
+        # the course folder, the course account's alone
+        coursedir.copy_course(lab.REPO, hub.course_dir, [LESSON])
+        for path in [hub.course_dir, *hub.course_dir.rglob("*")]:
+            os.chown(path, uids[COURSE_ACCOUNT], uids[COURSE_ACCOUNT])
+        hub.course_dir.chmod(0o700)
+        released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
+        assert released.returncode == 0, released.stdout + released.stderr
+
+        state = top / "state"
+        state.mkdir(mode=0o700)
+        env = {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}", "LANG": "C.UTF-8",
+               "HOME": str(state), **hub.cover_env, **hub.env(),
+               "AVGPOOL_HUB_GRADERS": INSTRUCTOR, "AVGPOOL_HUB_STUDENTS": ",".join(STUDENTS),
+               "AVGPOOL_HUB_COURSE_ACCOUNT": COURSE_ACCOUNT, "AVGPOOL_HUB_COURSE_DIR": str(hub.course_dir),
+               "AVGPOOL_HUB_STATE": str(state), "AVGPOOL_HUB_URL": f"http://127.0.0.1:{hub.port}",
+               "AVGPOOL_HUB_API_PORT": str(lab.free_port()), "AVGPOOL_HUB_PROXY_API_PORT": str(lab.free_port()),
+               "AVGPOOL_HUB_SERVICE_PORT": str(lab.free_port())}
+        command = f'exec "{BIN / "jupyterhub"}" -f "{DEPLOY / "jupyterhub_config.py"}"'
+        with open(hub.log, "w") as log:
+            hub.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                         "set -e\n" + hub.cover_script + command],
+                                        cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        stack.callback(_stop, hub, set(uids.values()))
+        _wait_for_hub(hub)
+        try:
+            yield hub
+        finally:  # the hub's log stays beside the screenshots
+            shutil.copy(hub.log, screenshot_root / "test_hub_jupyterhub.log")
+            print(f"\nJupyterHub log: {screenshot_root / 'test_hub_jupyterhub.log'}")
+
+
+# --------------------------------------------------------------------------- in the browser
+
+def log_in(page, hub: Hub, name: str, then: str | None = None) -> None:
+    """The hub's login form with ``name``'s password; waits for ``then`` (a path on the hub; default: the
+    user's own JupyterLab, which the hub starts after the login)."""
+    target = then or f"/user/{name}/lab"
+    page.goto(f"{hub.url}/hub/login" + (f"?next={urllib.parse.quote(then, safe='')}" if then else ""))
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub.passwords[name])
+    page.click("#login_submit")
+    page.wait_for_url(lambda url: urllib.parse.urlparse(url).path.startswith(target), timeout=90_000)
+    if then is None:
+        page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for(timeout=60_000)
+
+
+def assignment_list(page):
+    """Nbgrader → Assignment List; returns the panel once its lists have loaded."""
+    lab.menu(page, "Nbgrader", "Assignment List")
+    panel = page.locator("#assignments")
+    panel.wait_for()
+    page.wait_for_function("() => [...document.querySelectorAll('#assignments .list_loading')]"
+                           ".every(e => e.offsetParent === null)")
+    return panel
+
+
+def item_button(page, section: str, label: str):
+    """The ``label`` button of lesson 1's row in the ``section`` list (released, fetched, submitted)."""
+    row = page.locator(f"#{section}_assignments_list .list_item", has_text=LESSON).first
+    row.wait_for(timeout=60_000)
+    return row.locator("button", has_text=re.compile(rf"^\s*{label}\s*$")).first
+
+
+class _Lab:
+    """What labdriver.open_notebook needs of a server: the URL of a path, the folder of the files."""
+
+    def __init__(self, hub: Hub, name: str):
+        self.hub, self.name, self.root = hub, name, hub.home(name)
+
+    def url(self, path: str) -> str:
+        return f"{self.hub.url}/user/{self.name}/lab/tree/{path}?reset"
+
+
+def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: list[Path]) -> None:
+    """Step 1 for student ``name``: log in, fetch lesson 1 from the Assignments list, type ``answer`` into the
+    worked example and press Validate (when given), submit."""
+    log_in(page, hub, name)
+    assignment_list(page)
+    lab.screenshot(page, folder, f"{name}_released", shots)
+    item_button(page, "released", "Fetch").click()
+    submit = item_button(page, "fetched", "Submit")
+    notebook = hub.home(name) / LESSON / f"{LESSON}.ipynb"
+    assert notebook.is_file(), f"Fetch did not put {LESSON} into {name}'s home"
+    if answer is not None:
+        cells = lab.notebook_cells(notebook)
+        exercise = lab.cell_index(notebook, "worked_example")
+        lab.open_notebook(page, _Lab(hub, name), f"{LESSON}/{LESSON}.ipynb")
+        lab.set_cell_source(page, exercise, answer)
+        status, text = lab.validate(page)  # saves the notebook first
+        lab.screenshot(page, folder, f"{name}_validated", shots)
+        lab.close_dialog(page)
+        graded = [c for c in cells if c["nbgrader"].get("grade") and not c["nbgrader"].get("solution")]
+        assert status == "failed" and text.count("The following cell failed") == len(graded) - 1, \
+            f"Validate after answering the worked example only: {status}\n{text}"
+        assert "by_hand_avg" not in text, "the typed answer did not reach the saved notebook"
+        assignment_list(page)
+        submit = item_button(page, "fetched", "Submit")
+    submit.click()
+    item_button(page, "submitted", "Fetch Feedback").wait_for()
+    lab.screenshot(page, folder, f"{name}_submitted", shots)
+
+
+def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
+    folder, shots = screenshots
+    alice, bob = STUDENTS
+    answer = solution_cells(lab.REPO / "source" / LESSON / f"{LESSON}.ipynb")["worked_example"]
+
+    sessions = itertools.count()
+
+    @contextlib.contextmanager
+    def browser(name):
+        """A page in a fresh Chromium profile (each session logs in anew); a failure inside leaves a
+        screenshot of the page."""
+        with lab.chromium_page(chromium, tmp_path / f"{name}-{next(sessions)}") as (page, _):
+            try:
+                yield page, None
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    lab.screenshot(page, folder, f"{name}_FAILED", shots)
+                raise
+
+    # 1. both students hand in through the Assignments list; alice answers the worked example first
+    for name, typed in ((alice, answer), (bob, None)):
+        with browser(name) as (page, _):
+            hand_in(page, hub, name, typed, folder, shots)
+
+    # 2. the course account (an ordinary user) collects and grades with the trusted grader
+    course = hub.course_dir
+    for argv in ((str(BIN / "nbgrader"), "collect", LESSON), (str(BIN / "avgpool-course"), "grade", "-q")):
+        done = hub.as_user(COURSE_ACCOUNT, *argv, cwd=course, timeout=600)
+        assert done.returncode == 0, f"{' '.join(argv[1:])} as {COURSE_ACCOUNT}:\n{done.stdout}\n{done.stderr}"
+    print(done.stdout.strip().splitlines()[-1])  # the summary line: how many, how long, which containment
+    assert export.read_grades(course).score == {(alice, LESSON): 2.0, (bob, LESSON): 0.0}
+    # ... the instructor opens formgrader through the hub: the course service, their group's
+    with browser(INSTRUCTOR) as (page, _):
+        log_in(page, hub, INSTRUCTOR, then=f"/services/{COURSE}/formgrader")
+        page.get_by_text(LESSON).first.wait_for()
+        lab.screenshot(page, folder, "instructor_formgrader", shots)
+        gradebook = f"{hub.url}/services/{COURSE}/formgrader/gradebook/{LESSON}/{LESSON}"
+        page.goto(gradebook)
+        page.get_by_role("button", name="Show All Names").click()
+        for name, score in ((alice, "2 / 25"), (bob, "0 / 25")):
+            row = page.locator("tr", has=page.locator("a.name-shown", has_text=name))
+            assert score in row.inner_text(), f"formgrader's row of {name}: {row.inner_text()!r}, expected {score}"
+        lab.screenshot(page, folder, "instructor_gradebook", shots)
+        # a manual grade for bob (1 of the worked example's 2 points), a comment for alice
+        for name, fill in ((bob, {"input.score#worked_example_tests": "1"}),
+                           (alice, {"#worked_example-comment": COMMENT})):
+            page.goto(gradebook)
+            link = page.locator("a.name-shown", has_text=name)
+            link.wait_for(state="attached")
+            page.goto(f"{hub.url}{link.get_attribute('href')}")  # the submission (its link hides the name)
+            page.wait_for_load_state("networkidle")  # formgrader has loaded the grades into its inputs
+            for selector, value in fill.items():
+                page.locator(selector).fill(value)
+                page.locator(selector).press("Tab")  # formgrader saves on change
+            lab.screenshot(page, folder, f"instructor_grades_{name}", shots)
+            wait_saved(course, name)
+
+    # 4. (before feedback) what a student cannot reach: the other's hand-in, the course folder, formgrader, the other's server
+    inbound = hub.exchange / COURSE / "inbound"
+    # nbgrader's inbound/ cannot be listed, and a hand-in's folder ends in a random string: its files are
+    # world-readable, so nobody may learn that name (nbgrader's design; bob would read it by its full path)
+    theirs = next(inbound.glob(f"{alice}+{LESSON}+*"))
+    assert len(theirs.name.rsplit("+", 1)[-1]) >= 12, f"hand-in folder without a random part: {theirs.name}"
+    for argv in (("ls", str(inbound)), ("ls", str(course / "source")),
+                 ("cat", str(course / "gradebook.db")), ("cat", str(hub.home(alice) / LESSON / f"{LESSON}.ipynb"))):
+        done = hub.as_user(bob, *argv)
+        assert done.returncode != 0 and "Permission denied" in done.stderr, f"{bob} ran {' '.join(argv)}: {done.stdout[:200]}"
+    with browser(bob) as (page, _):
+        log_in(page, hub, bob)
+        for path in (f"/services/{COURSE}/formgrader", f"/user/{alice}/lab"):
+            response = page.goto(f"{hub.url}{path}")
+            lab.screenshot(page, folder, f"{bob}_refused_{path.split('/')[2]}", shots)
+            assert response.status == 403, f"{bob} opened {path}: HTTP {response.status}"
+
+    # ... and releases feedback (nbgrader generate_feedback: the same pages as avgpool-course feedback)
+    for argv in ((str(BIN / "nbgrader"), "generate_feedback", LESSON), (str(BIN / "nbgrader"), "release_feedback", LESSON)):
+        done = hub.as_user(COURSE_ACCOUNT, *argv, cwd=course, timeout=240)
+        if argv[1] == "release_feedback" and "submission_secret.txt" in done.stderr:
+            listing = {f"{folder}/": sorted(p.name for p in (course / folder / alice / LESSON).iterdir())
+                       for folder in ("submitted", "autograded", "feedback")}
+            pytest.xfail("nbgrader release_feedback needs feedback/<student>/<lesson>/submission_secret.txt, which "
+                         "nbgrader copies from submitted/ through autograded/; after avgpool-course grade it is "
+                         f"missing ({listing}); steps 1, 2 and 4 passed, step 3 did not run")
+        assert done.returncode == 0, f"{' '.join(argv[1:])} as {COURSE_ACCOUNT}:\n{done.stdout}\n{done.stderr}"
+
+    # 3. each student fetches feedback: their own score, no hidden test
+    hidden = hidden_lines(lab.REPO / "source" / LESSON / f"{LESSON}.ipynb")
+    for name, score in ((alice, 2.0), (bob, 1.0)):
+        with browser(name) as (page, _):
+            log_in(page, hub, name)
+            assignment_list(page)
+            item_button(page, "submitted", "Fetch Feedback").click()
+            page.locator("#submitted_assignments_list .list_item", has_text=LESSON).first.wait_for()
+            pages = sorted(hub.home(name).glob(f"{LESSON}/feedback/*/{LESSON}.html"))
+            assert pages, f"no feedback in {name}'s home after Fetch Feedback"
+            relative = pages[-1].relative_to(hub.home(name))
+            page.goto(f"{hub.url}/user/{name}/files/{relative}")
+            text = page.locator("body").inner_text()
+            lab.screenshot(page, folder, f"{name}_feedback", shots)
+            assert re.search(rf"Score:\s*{score:g}(\.0+)?\s*/", text), f"{name}'s feedback does not show {score}:\n{text[:800]}"
+            if name == alice:
+                assert COMMENT in text, f"the instructor's comment is not in {name}'s feedback:\n{text[:800]}"
+            shown = [line for line in hidden if line in text]
+            assert not shown, f"{name}'s feedback shows hidden test lines: {shown[:3]}"
+
+
+def wait_saved(course: Path, name: str, timeout_s: float = 30.0) -> None:
+    """Wait until formgrader has written ``name``'s manual grade or comment into the gradebook."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        with coursedir.open_gradebook(course) as gb:
+            grade = gb.find_grade("worked_example_tests", LESSON, LESSON, name).manual_score
+            comment = gb.find_comment("worked_example", LESSON, LESSON, name).manual_comment
+        if (name == STUDENTS[1] and grade == 1) or (name == STUDENTS[0] and comment == COMMENT):
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"formgrader did not save {name}'s grade or comment (grade {grade}, comment {comment!r})")
+
+
+def hidden_lines(source: Path) -> list[str]:
+    """The lines of every hidden test of ``source`` (long enough to be telling)."""
+    lines = []
+    for cell in lab.notebook_cells(source):
+        parts = cell["source"].split("### BEGIN HIDDEN TESTS")
+        for part in parts[1:]:
+            lines += [line.strip() for line in part.split("### END HIDDEN TESTS")[0].splitlines() if len(line.strip()) > 20]
+    return lines
