@@ -244,6 +244,25 @@ def test_a_lone_surrogate_in_a_solution_source_is_taken_as_u_fffd_and_the_notebo
     assert "\ufffd" in (tmp_path / "staged.ipynb").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("secret, kept", [
+    ("0123456789abcdef" * 8, True),                    # what nbgrader submit writes: token_hex(64)
+    ("../../../etc/passwd", False), ("ab\ncd", False), ("", False), ("f" * 2000, False), ("ABCDEF", False),
+])
+def test_the_submission_secret_is_staged_byte_for_byte_only_when_it_is_what_nbgrader_writes(tmp_path, secret, kept):
+    """nbgrader release_feedback files each student's feedback under the secret of the submission (a hub's
+    exchange), so staging carries it into autograded/; the file is the student's, so anything but hex is dropped."""
+    root = make_course(tmp_path)
+    lesson = load_lesson(LESSON1, root)
+    folder = root / "submitted" / "ann" / LESSON1
+    folder.mkdir(parents=True)
+    nbformat.write(sanitized_notebook(lesson, dict(lesson.reference_sources())), str(folder / lesson.notebook_name))
+    (folder / "submission_secret.txt").write_text(secret)
+    record = type("Staged", (), {"student": "ann", "lesson": LESSON1})  # stage reads only these two
+    assert batch.stage(root, [record]) == {}
+    staged = root / "records" / "staging" / "ann" / LESSON1 / batch.SUBMISSION_SECRET
+    assert (staged.read_bytes() == secret.encode()) if kept else not staged.exists()
+
+
 def test_a_record_holds_only_writable_text_and_so_does_the_notebook_written_from_it(tmp_path):
     lesson = load_lesson(LESSON1, REPO)
     hostile = "\udcff\x1b]0;owned\x07"

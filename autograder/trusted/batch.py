@@ -321,6 +321,9 @@ def ensure_assignment(root: Path, lesson: str) -> None:
                            f"\n{result.stderr[-2000:]}")
 
 
+SUBMISSION_SECRET = "submission_secret.txt"
+
+
 def stage(root: Path, records: list[Record]) -> dict[tuple[str, str], str]:
     """Write the sanitized notebook of every record under ``records/staging/<student>/<lesson>/``, each on its
     own: returns ``{(student, lesson): why}`` for those that could not be staged (nothing of theirs is left
@@ -342,6 +345,9 @@ def stage(root: Path, records: list[Record]) -> dict[tuple[str, str], str]:
             stamp = intake_mod.valid_timestamp(folder)
             if stamp:
                 (out / "timestamp.txt").write_text(stamp + "\n")
+            secret = intake_mod.valid_submission_secret(folder)
+            if secret:  # nbgrader's release_feedback files the student's feedback under it (hub exchange)
+                (out / SUBMISSION_SECRET).write_text(secret)
         except Exception as exc:  # this submission only: the others are staged and written
             shutil.rmtree(out, ignore_errors=True)
             lost[(record.student, record.lesson)] = f"its notebook could not be staged ({type(exc).__name__}: {exc})"

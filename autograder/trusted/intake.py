@@ -169,3 +169,13 @@ def valid_timestamp(folder: Path) -> str | None:
     except Exception:
         return None
     return text
+
+
+def valid_submission_secret(folder: Path) -> str | None:
+    """The submission's ``submission_secret.txt`` as nbgrader's submit wrote it (hex, 128 characters there),
+    byte for byte, or ``None`` when it is missing or anything else (student-controlled: never trusted)."""
+    try:
+        text = (Path(folder) / "submission_secret.txt").read_text(encoding="ascii")[:1025]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if 0 < len(text) <= 1024 and all(c in "0123456789abcdef" for c in text) else None
