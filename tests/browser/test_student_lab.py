@@ -16,7 +16,7 @@ import pytest
 import labdriver as lab
 from labdriver import SOLVED, STUB
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(150)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]  # 150 s ran out at load 15
 
 BROKEN = f"{lab.LESSON}/{lab.LESSON}_broken.ipynb"  # the stub with a `1/0` cell before the first exercise
 
