@@ -421,18 +421,33 @@ def test_a_crashed_child_is_reported_and_the_next_start_is_clean():
 
 # --- nbgrader -------------------------------------------------------------------------------------------
 
+
+def written_test_cells(tests: dict[str, str], record) -> "nbformat.NotebookNode":
+    """A notebook of one graded test cell per ``{grade_id: source}``, with the record's verdicts written into it
+    as the plugin writes them into a student's graded notebook."""
+    from types import SimpleNamespace
+
+    from autograder.trusted.nbgrader_plugin import TrustedExecute
+
+    cells = [nbformat.v4.new_code_cell(tests[g], metadata={"nbgrader": {"grade": True, "solution": False,
+             "grade_id": g, "points": 1, "locked": True, "schema_version": 3}}) for g in tests]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    writer = TrustedExecute()
+    writer.output_chars = 2000
+    writer._write(nb, SimpleNamespace(tests=record.tests, cells=[], status="ok"))
+    return nb
+
 def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grading(tmp_path, monkeypatch):
     """A ``NeedsReview`` raised by the trusted test cell is a verdict of its own: 0 points, the answer kept
     in the record; in nbgrader's gradebook the cell scores 0 and needs a manual grade, which then counts.
     A student's own exception of that name is an ordinary failure."""
-    from types import SimpleNamespace
 
     import nbgrader.api
     from nbgrader.api import Gradebook
 
     from autograder.coursedir import put_bin_on_path
     from autograder.trusted.intake import Intake
-    from autograder.trusted.nbgrader_plugin import REVIEW, TrustedExecute, TrustedSaveAutoGrades
+    from autograder.trusted.nbgrader_plugin import REVIEW, TrustedSaveAutoGrades
     from autograder.trusted.records import make_record
 
     solution = ("q1 = 'fewer parameters, but it does not reduce overfitting'\nq2 = 'it is faster'\n"
@@ -453,12 +468,7 @@ def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grad
     assert record.score == 0 and "needs a look (0 until scored by hand): kc_q1" in record.reason
     assert [t["review"] for t in record.tests] == [verdicts["kc_q1"].review, None, None]
 
-    cells = [nbformat.v4.new_code_cell(tests[g], metadata={"nbgrader": {"grade": True, "solution": False,
-             "grade_id": g, "points": 1, "locked": True, "schema_version": 3}}) for g in tests]
-    nb = nbformat.v4.new_notebook(cells=cells)
-    writer = TrustedExecute()
-    writer.output_chars = 2000
-    writer._write(nb, SimpleNamespace(tests=record.tests, cells=[], status="ok"))
+    nb = written_test_cells(tests, record)
     assert [c.outputs[0].ename for c in nb.cells] == ["NeedsReview", "AssertionError", "StudentError"]
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     put_bin_on_path()
@@ -493,7 +503,7 @@ def test_a_wrong_value_is_recorded_whole_and_written_into_the_graded_notebook_wi
     from types import SimpleNamespace
 
     from autograder.trusted.intake import Intake
-    from autograder.trusted.nbgrader_plugin import TrustedExecute, reveal_expected
+    from autograder.trusted.nbgrader_plugin import reveal_expected
     from autograder.trusted.records import make_record
 
     solution = ("q4 = 'b'\nby_hand = [1.0, 2.5]\nclass WrongValue(AssertionError):\n    pass\n"
@@ -512,12 +522,7 @@ def test_a_wrong_value_is_recorded_whole_and_written_into_the_graded_notebook_wi
     record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), result, result.containment)
     assert [t["withheld"] for t in record.tests] == [verdicts[g].withheld for g in tests]
 
-    cells = [nbformat.v4.new_code_cell(tests[g], metadata={"nbgrader": {"grade": True, "solution": False,
-             "grade_id": g, "points": 1, "locked": True, "schema_version": 3}}) for g in tests]
-    nb = nbformat.v4.new_notebook(cells=cells)
-    writer = TrustedExecute()
-    writer.output_chars = 2000
-    writer._write(nb, SimpleNamespace(tests=record.tests, cells=[], status="ok"))
+    nb = written_test_cells(tests, record)
     shown = [c.outputs[0].evalue for c in nb.cells]
     assert shown == ["q4: got 'b' (str), not the expected value", verdicts["by_hand"].withheld.split(": ", 1)[1],
                      "q5: expected nothing"]
