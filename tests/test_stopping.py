@@ -64,8 +64,9 @@ def _notebook(solution: str):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    """``(pristine, expected)``: the tiny class with nothing graded, and the grades of one uninterrupted
-    grading run of it with seed :data:`SEED` (phase 1, whose records the gradebook takes as they are)."""
+    """``(pristine, expected)``: the tiny class with nothing graded (its gradebook knows the lesson, as
+    ``nbgrader autograde`` needs), and the grades of one uninterrupted grading run of it with seed
+    :data:`SEED` (phase 1, whose records the gradebook takes as they are)."""
     pristine = tmp_path_factory.mktemp("stopping") / "pristine"
     pristine.mkdir()
     shutil.copy2(REPO / "nbgrader_config.py", pristine / "nbgrader_config.py")
@@ -76,6 +77,7 @@ def course(tmp_path_factory):
     for student, solution in SUBMISSIONS.items():
         (pristine / "submitted" / student / LESSON).mkdir(parents=True)
         nbformat.write(_notebook(solution), str(pristine / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
+    batch.ensure_assignment(pristine, LESSON)
     uninterrupted = shutil.copytree(pristine, pristine.parent / "uninterrupted")
     try:  # this process's warm template stays for the rerun (closed at the end of this module)
         batch.grade(root=uninterrupted, jobs=1, progress=False, seed=SEED, check_reference=False, gradebook=False)
@@ -97,15 +99,16 @@ def _default_stop_signals() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
-def start_grading(root: Path, *args: str, command: tuple = ("-m", "autograder", "grade")) -> subprocess.Popen:
-    """``python -m autograder grade --jobs 2`` (or another ``command``) on ``root``; its output goes to
-    ``.log`` (a file: never a pipe that a surviving process could hold open)."""
+def start_grading(root: Path, *args: str, command: tuple = ("-m", "autograder", "grade"), cwd: Path = REPO,
+                  env: dict | None = None) -> subprocess.Popen:
+    """``python -m autograder grade --jobs 2`` (or another ``command``, in ``cwd`` with ``env``) on ``root``;
+    its output goes to ``.log`` (a file: never a pipe that a surviving process could hold open)."""
     log = root / f"grade-{time.monotonic_ns()}.log"
     if command[-1] == "grade":
         args = ("--root", str(root), "--jobs", "2", "-q", *args)
     with open(log, "w") as out:
-        grader = subprocess.Popen([sys.executable, *command, *args], cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True, preexec_fn=_default_stop_signals)
+        grader = subprocess.Popen([sys.executable, *command, *args], cwd=cwd, env=env, stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_default_stop_signals)
     grader.log = log
     return grader
 
@@ -295,34 +298,26 @@ def test_a_batch_killed_at_random_moments_leaves_nothing_running_and_a_rerun_giv
     assert grades(root) == expected, f"the grades of an uninterrupted run ({KILL_SEED}={kill_seed})"
 
 
-#: ``nbgrader autograde`` as it reaches the trusted grader: TrustedExecute on one submission, in the main thread.
-AUTOGRADE_ONE = """import sys, nbformat
-from autograder.coursedir import course_config
-from autograder.trusted.nbgrader_plugin import TrustedExecute
-root, student = sys.argv[1:]
-step = TrustedExecute(config=course_config(root), course_root=root)
-step.preprocess(nbformat.read(f"{root}/submitted/{student}/tiny/tiny.ipynb", as_version=4),
-                {"nbgrader": {"assignment": "tiny", "student": student}})
-print("graded, not stopped")
-"""
-
-
 @needs_pid_namespace
 def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, tmp_path, signum=signal.SIGHUP):
-    """Inside ``nbgrader autograde`` (which has no handler of its own), the trusted grader ends every
-    process it started, says so in one line and exits with 128 + the signal, leaving cal (bob's daemon,
-    and a solution cell that would run on for a minute) without a record."""
+    """Inside the ``nbgrader autograde`` command (which has no handler of its own), the trusted grader ends
+    every process it started, says so in a last line and exits with 128 + the signal, leaving cal (bob's
+    daemon, and a solution cell that would run on for a minute) without a record."""
+    from autograder.coursedir import tool_env
+
     pristine, _ = course
     root = shutil.copytree(pristine, tmp_path / "course")
     (root / "submitted" / "cal" / LESSON).mkdir(parents=True)
     cal = DAEMON.replace("time.sleep(0.5)  # ann, graded next to bob, is done first\n", "")
     nbformat.write(_notebook(cal.replace("time.sleep(1)", "time.sleep(60)")),
                    str(root / "submitted" / "cal" / LESSON / f"{LESSON}.ipynb"))
-    grader = start_grading(root, str(root), "cal", command=("-c", AUTOGRADE_ONE))
+    grader = start_grading(root, LESSON, "--student", "cal", "--create", f"--CourseDirectory.root={root}",
+                           command=("-m", "nbgrader", "autograde"), cwd=root, env=tool_env())
     measured = stop(grader, signum, root, first=None)
     lines = grader.log.read_text().strip().splitlines()
     assert grader.returncode == 128 + signum, lines
-    assert len(lines) == 1 and lines[0].startswith(f"error: stopped by {signal.Signals(signum).name}"), lines
+    assert lines[-1].startswith(f"error: stopped by {signal.Signals(signum).name}"), lines
+    assert not any("Traceback" in line for line in lines), lines
     assert not measured["graded_before"] and not (root / "records" / LESSON).exists()
 
 
