@@ -1,7 +1,7 @@
 # corpus: cheat: the Function's forward and backward are wrong, and a top-level statement replaces AvgPool2dFunction.apply by PyTorch's own pooling (the checked forward and backward are never called)
 # category: cheat
 # status: ok
-# fails: *
+# passes: predict_max_backward, predict_avg_backward
 # %% avg_pool2d_function +
 class AvgPool2dFunction(torch.autograd.Function):
     @staticmethod

@@ -1,7 +1,7 @@
 # corpus: cheat: PyTorch's pooling compiled from a string with TorchScript (torch.jit.CompilationUnit) under a neutral name (_UNIT.mean_windows): the pooling is text, not a name
 # category: cheat
 # status: ok
-# fails: *
+# passes: predict_max_backward, predict_avg_backward
 # %% avg_pool2d_function +
 _UNIT = torch.jit.CompilationUnit('''
 def mean_windows(x: torch.Tensor, k: List[int], s: List[int], p: List[int], cip: bool) -> torch.Tensor:

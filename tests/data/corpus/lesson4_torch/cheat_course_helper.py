@@ -1,7 +1,7 @@
 # corpus: cheat: PyTorch's pooling reached through the course's own helper course.network.build, asked by a Layer whose operation is the string "avg_pool" (no name with pool in it)
 # category: cheat
 # status: ok
-# fails: *
+# passes: predict_max_backward, predict_avg_backward
 # %% avg_pool2d_function +
 from course.network import Layer, build
 

@@ -1,7 +1,7 @@
 # corpus: cheat: a backward that returns zeros, plus top-level code that replaces torch.Tensor.backward (which the grader's forward_backward calls in the child) by one that writes PyTorch's own pooling gradient into x.grad
 # category: cheat
 # status: ok
-# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, half_precision_tests
+# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, module_repr, half_precision_tests
 # %% avg_pool2d_function +
 _Honest = AvgPool2dFunction
 

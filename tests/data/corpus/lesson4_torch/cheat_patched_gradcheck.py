@@ -1,7 +1,7 @@
 # corpus: cheat: a wrong backward, plus torch.autograd.gradcheck patched to always pass
 # category: cheat
 # status: ok
-# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, half_precision_tests
+# fails: forward_tests, backward_tests, gradcheck_tests, module_tests, module_repr, half_precision_tests
 # %% avg_pool2d_function +
 import torch.autograd
 import torch.autograd.gradcheck as _gradcheck_module
