@@ -84,7 +84,10 @@ _jupyter_env = {
 }
 c.Spawner.cmd = [PYTHON, "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab"
-c.Spawner.environment = dict(_jupyter_env)
+# users' own servers (students; graders grade in the course service) without nbgrader's instructor tools:
+# servers/ disables the Create Assignment toolbar and formgrader (lab and server extension) ahead of jupyter/
+c.Spawner.environment = dict(_jupyter_env, JUPYTER_CONFIG_PATH=os.pathsep.join(
+    [os.path.join(HERE, "servers"), _jupyter_env["JUPYTER_CONFIG_PATH"]]))
 c.Spawner.http_timeout = 60
 c.Spawner.start_timeout = 60
 

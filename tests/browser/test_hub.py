@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import re
 import secrets
@@ -353,6 +354,12 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
             response = page.goto(f"{hub.url}{path}")
             lab.screenshot(page, folder, f"{bob}_refused_{path.split('/')[2]}", shots)
             assert response.status == 403, f"{bob} opened {path}: HTTP {response.status}"
+        # ... and their own server has no instructor tools: no Create Assignment toolbar, no formgrader
+        page.goto(f"{hub.url}/user/{bob}/lab")
+        disabled = json.loads(page.locator("#jupyter-config-data").text_content())["disabledExtensions"]
+        assert {"@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader"} <= set(disabled), disabled
+        response = page.goto(f"{hub.url}/user/{bob}/formgrader")
+        assert response.status == 404, f"{bob}'s own server serves formgrader: HTTP {response.status}"
 
     # ... and releases feedback (nbgrader generate_feedback: the same pages as avgpool-course feedback)
     for argv in ((str(BIN / "nbgrader"), "generate_feedback", LESSON), (str(BIN / "nbgrader"), "release_feedback", LESSON)):
