@@ -47,16 +47,24 @@ def checked_page(text: str, hidden: set[str], where: str) -> str:
     return text
 
 
+#: The longest list of left-out students passed as one argument (Linux refuses one over 128 KiB).
+MAX_ARGUMENT = 100_000
+
+
 def _runs(everyone: list[str], chosen: list[str], jobs: int) -> list[list[str]]:
     """The arguments of the ``nbgrader generate_feedback`` runs that together write the pages of ``chosen``
     (of ``everyone`` graded in the lesson), each once: at most ``jobs`` runs, each leaving out (nbgrader's
     ``student_id_exclude``, a comma-separated list) every student it does not write. An id holding a comma
-    cannot be left out that way: then one run per chosen student."""
+    cannot be left out that way: then one run per chosen student; nor can a list longer than
+    :data:`MAX_ARGUMENT`: then one run for the whole class (or one per chosen student)."""
     if any("," in student for student in everyone):
         return [[f"--student={student}"] for student in chosen]
     groups = [chosen[i::jobs] for i in range(min(jobs, len(chosen)))]
-    return [[f"--CourseDirectory.student_id_exclude={','.join(s for s in everyone if s not in group)}"]
+    runs = [[f"--CourseDirectory.student_id_exclude={','.join(s for s in everyone if s not in group)}"]
             for group in groups]
+    if any(len(run[0]) > MAX_ARGUMENT for run in runs):  # a class of thousands: one process, as before --jobs
+        return [[]] if chosen == everyone else [[f"--student={student}"] for student in chosen]
+    return runs
 
 
 def write_feedback(root: Path, lessons: list[str] | None = None, students: list[str] | None = None,

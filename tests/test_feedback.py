@@ -178,3 +178,7 @@ def test_parallel_runs_split_the_students_and_each_leaves_out_the_others():
     assert feedback._runs(["ann"], ["ann"], 4) == [["--CourseDirectory.student_id_exclude="]]
     # an id with a comma cannot be left out by nbgrader's comma-separated list: one run per student
     assert feedback._runs(["ann", "lee,kim"], ["ann", "lee,kim"], 2) == [["--student=ann"], ["--student=lee,kim"]]
+    # a class of thousands: a list of the others would pass Linux's 128 KiB an argument; one run for all
+    many = [f"student{i:05d}" for i in range(20000)]
+    assert feedback._runs(many, many, 2) == [[]]
+    assert feedback._runs(many, many[:2], 2) == [["--student=student00000"], ["--student=student00001"]]
