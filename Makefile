@@ -44,7 +44,7 @@ test: $(STAMP)
 # The inner loop: tests that execute no notebook and grade no class.
 CHECK_TESTS := $(addprefix tests/test_,course_helpers.py timing.py network.py shapes_data.py torch_checks.py \
                gradcheck.py pins.py solutions.py stubs.py knowledge_check.py no_answers_in_course.py given_cells.py \
-               validated_release.py resolver.py)
+               validated_release.py resolver.py layout.py)
 check: $(STAMP)
 	$(PY) -m pytest -q $(CHECK_TESTS)
 

@@ -40,10 +40,10 @@ from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: 
 from nbgrader.preprocessors import ClearSolutions  # noqa: E402
 
 try:
-    from autograder.stubs import ClearSolutionsWithOptional
+    from autograder.release.stubs import ClearSolutionsWithOptional
 except ImportError as _stubs_missing:
     def ClearSolutionsWithOptional(nb, resources, _why=str(_stubs_missing)):  # noqa: N802
-        raise RuntimeError(f"generate_assignment needs the course's tools (autograder.stubs): {_why}; "
+        raise RuntimeError(f"generate_assignment needs the course's tools (autograder.release.stubs): {_why}; "
                            "run it from the course repository with its .venv")
 
 c.GenerateAssignment.preprocessors = [ClearSolutionsWithOptional if step is ClearSolutions else step
@@ -55,7 +55,7 @@ c.Execute.interrupt_on_timeout = True
 # Harmless library warnings on stderr must not zero a correct answer.
 c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning|RuntimeWarning)\b.*$|^\s*warnings\.warn\(.*$"
 
-# The one sandbox policy (autograder/trusted/policy.py), read by `avgpool-course grade` and by
+# The one sandbox policy (autograder/grading/policy.py), read by `avgpool-course grade` and by
 # `nbgrader autograde` alike. Defaults shown; set any of them here to change both.
 # c.SandboxPolicy.test_seconds = 60.0     # student code of one test cell, all its requests
 # c.SandboxPolicy.cell_seconds = 60.0     # each solution cell
@@ -70,13 +70,13 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 
 # Feedback shows the gradebook's scores and comments and each test's verdict and message, never the hidden
 # tests' source (nbgrader's ClearHiddenTests); its math is MathML, which renders offline (no MathJax from
-# the network). Without the course's tools (autograder.feedback_steps) generate_feedback refuses instead
+# the network). Without the course's tools (autograder.results.feedback_steps) generate_feedback refuses instead
 # of writing pages of raw TeX.
 try:
-    from autograder.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML
+    from autograder.results.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML
 except ImportError as _steps_missing:
     def _refuse_feedback(nb, resources, _why=str(_steps_missing)):
-        raise RuntimeError(f"generate_feedback needs the course's tools (autograder.feedback_steps): {_why}; "
+        raise RuntimeError(f"generate_feedback needs the course's tools (autograder.results.feedback_steps): {_why}; "
                            "install the grader with pip install '.[grader]' in the course repository, or use "
                            "its .venv")
 
@@ -99,7 +99,7 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
-# Trusted autograding (autograder/trusted): `nbgrader autograde` writes verdicts computed by a parent
+# Trusted autograding (autograder/grading): `nbgrader autograde` writes verdicts computed by a parent
 # process that never runs student code (TrustedExecute replaces Execute; TrustedSaveAutoGrades, nbgrader's
 # SaveAutoGrades that also flags short answers to read by hand; IgnorePattern, LimitOutput and late
 # penalties stay), and `nbgrader generate_feedback` hides the hidden tests'
@@ -107,7 +107,7 @@ c.GenerateFeedback.preprocessors = [
 # the grader installed), every other command works as usual, but `nbgrader autograde` refuses to run:
 # it never falls back to executing submissions in a kernel shared with student code.
 try:
-    from autograder.trusted.nbgrader_plugin import configure as _configure_trusted_grading
+    from autograder.grading.nbgrader_plugin import configure as _configure_trusted_grading
 except ImportError as _exc:
     _TRUSTED_MISSING = (
         f"nbgrader autograde refuses to run: the trusted grader cannot be imported ({_exc}); grading without "
@@ -137,7 +137,7 @@ else:
 # Another rule (e.g. 10 % a day): a subclass of nbgrader.plugins.LateSubmissionPlugin, named here:
 # c.AssignLatePenalties.plugin_class = "mymodule.TenPercentADay"
 
-# --- nbgrader zip_collect with the placing rules of `avgpool-course collect` (autograder/collect.py) ---
+# --- nbgrader zip_collect with the placing rules of `avgpool-course collect` (autograder/collect/) ---
 # (Only zip_collect imports them; every other command works where the course's tools are missing.)
-c.ZipCollectApp.extractor_plugin = "autograder.collect.LMSExtractor"
-c.ZipCollectApp.collector_plugin = "autograder.collect.LMSCollector"
+c.ZipCollectApp.extractor_plugin = "autograder.collect.zip_collect.LMSExtractor"
+c.ZipCollectApp.collector_plugin = "autograder.collect.zip_collect.LMSCollector"

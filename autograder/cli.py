@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 
 from autograder import coursedir
-from autograder import release as rel
+from autograder.release import build as rel
 from autograder.coursedir import CourseError
 from autograder.stopping import Stopped, stoppable
 
-#: The grading function (``autograder.trusted.grade`` unless a test puts another one here).
+#: The grading function (``autograder.grading.grade`` unless a test puts another one here).
 GRADER = None
 
 
@@ -38,9 +38,9 @@ def load_grader():
     if GRADER is not None:
         return GRADER
     try:
-        from autograder.trusted import grade
+        from autograder.grading import grade
     except ImportError as exc:
-        raise CourseError(f"the trusted grader (autograder.trusted) cannot be loaded: {exc}; reinstall the "
+        raise CourseError(f"the trusted grader (autograder.grading) cannot be loaded: {exc}; reinstall the "
                           "course environment (make course creates .venv)") from exc
     return grade
 
@@ -214,7 +214,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
       avgpool-course feedback --jobs 4
       avgpool-course feedback --lesson lesson1_by_hand --student alice
     """
-    from autograder import feedback
+    from autograder.results import feedback
 
     root = root_of(args)
     jobs = check_jobs(args.jobs if args.jobs is not None else max(1, os.cpu_count() or 1))
@@ -236,7 +236,7 @@ def cmd_export(args: argparse.Namespace) -> int:
       avgpool-course export
       avgpool-course export --out grades/
     """
-    from autograder import export
+    from autograder.results import export
 
     root = root_of(args)
     grades = export.read_grades(root, args.lesson)
@@ -257,7 +257,7 @@ def cmd_report(args: argparse.Namespace) -> int:
       avgpool-course report
       avgpool-course report --out week3.html
     """
-    from autograder import report
+    from autograder.results import report
 
     root = root_of(args)
     path = report.write_report(root, args.out, args.lesson)
@@ -277,7 +277,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
       avgpool-course bundle
       avgpool-course bundle --zip --out build/avgpool-course-student
     """
-    from autograder import bundle
+    from autograder.release import bundle
 
     root = root_of(args)
     out = Path(args.out) if args.out else root / "build" / "student_bundle"
@@ -320,7 +320,8 @@ def cmd_course(args: argparse.Namespace) -> int:
       avgpool-course course
       avgpool-course course --skip-release --students 10
     """
-    from autograder import collect, export, feedback, report, sample_class
+    from autograder import collect, sample_class
+    from autograder.results import export, feedback, report
 
     started = time.monotonic()
     root = root_of(args)

@@ -21,7 +21,7 @@ from typing import Any
 
 import nbformat
 
-from autograder import leaks
+from autograder.release import leaks
 from autograder.coursedir import REPO, CourseError, lessons, notebook
 
 #: The stages of the course that are timed and checked, and the names their lesson's solutions define.

@@ -2,7 +2,7 @@
 closed terminal) first end every process the command started, then the command says it stopped.
 
 What ends what: the grading processes register their reapers here (:func:`on_stop`; the trusted
-sandbox registers :func:`autograder.trusted.sandbox.reap_all`, which ends its children, templates,
+sandbox registers :func:`autograder.grading.sandbox.reap_all`, which ends its children, templates,
 whatever student code started, and their cgroups); worker processes started with ``multiprocessing``
 get SIGTERM and end their own (:func:`serve_as_worker`). A SIGKILL, which no handler sees, is covered
 by parent-death signals down the whole tree instead (:func:`die_with_parent`).

@@ -1,7 +1,7 @@
 """Course-level timings: each lesson notebook's execution time, and grading throughput.
 
 Notebooks run with nbclient, once each (kernel start included). Grading throughput compares the
-trusted grader (``autograder.trusted.grade``, ``--jobs 1`` and ``2``) with plain ``nbgrader autograde``
+trusted grader (``autograder.grading.grade``, ``--jobs 1`` and ``2``) with plain ``nbgrader autograde``
 on the same submissions: copies of the release notebook with the reference solution cells filled in,
 graded in a scratch course directory (never the repository's own gradebook).
 """
@@ -59,13 +59,13 @@ def time_notebooks(lessons: list[str], root: Path = REPO, progress=print) -> dic
 # --- grading throughput ---------------------------------------------------------------------------
 
 def trusted_grader():
-    """``autograder.trusted.grade`` (importable here; it runs in a child, see :func:`trusted_in_process`)
+    """``autograder.grading.grade`` (importable here; it runs in a child, see :func:`trusted_in_process`)
     or the reason it cannot be used."""
     try:
-        module = importlib.import_module("autograder.trusted")
+        module = importlib.import_module("autograder.grading")
         return module.grade, None
     except Exception as error:  # noqa: BLE001
-        return None, f"autograder.trusted is not importable ({type(error).__name__}: {error})"
+        return None, f"autograder.grading is not importable ({type(error).__name__}: {error})"
 
 
 def nbgrader_cmd(*args: str, root: Path) -> subprocess.CompletedProcess:
@@ -139,7 +139,7 @@ def grade_child() -> None:
     prints the records as JSON on the last line of stdout."""
     import json
 
-    from autograder.trusted import grade
+    from autograder.grading import grade
 
     args = json.loads(sys.argv[1])
     records = call_grade(grade, args["lessons"], args["students"], args["jobs"], Path(args["root"]),
@@ -148,7 +148,7 @@ def grade_child() -> None:
 
 
 def trusted_in_process(lessons, students, jobs, root, cluster=None) -> list[dict]:
-    """``autograder.trusted.grade`` in a fresh interpreter, as an instructor runs it: the benchmark's own
+    """``autograder.grading.grade`` in a fresh interpreter, as an instructor runs it: the benchmark's own
     process has run torch with changed thread counts, which must not leak into the grader's workers.
     ``students=None``: every submission of the course."""
     import json

@@ -285,7 +285,7 @@ def graded_cells(lesson) -> dict[str, set[str]]:
     """``{solution cell id: ids of the test cells it feeds}`` for the cells that feed at least one test and
     that the grader runs as written (not a *given* cell): a test reads a name the cell binds, or a name
     bound by another solution cell that reads one of those (transitively)."""
-    from autograder.trusted.lesson import names_bound, names_read
+    from autograder.grading.lesson import names_bound, names_read
 
     code = [c for c in lesson.solutions if c.cell_type == "code"]
     fed: dict[str, set[str]] = {}
@@ -377,9 +377,9 @@ def grade(lesson_name: str, root: str, sources: dict[str, str], seed: int,
     """``({test id: passed}, "")`` of one submission graded by the trusted grader with the lesson's test
     cells (only those of ``tests`` when given: a mutant is judged by the tests its cell feeds), or
     ``(None, why)`` when the grader failed (a grader fault)."""
-    from autograder.trusted import load_lesson
-    from autograder.trusted.batch import cluster_verdicts
-    from autograder.trusted.sandbox import GraderFault, Limits
+    from autograder.grading import load_lesson
+    from autograder.grading.batch import cluster_verdicts
+    from autograder.grading.sandbox import GraderFault, Limits
 
     lesson = load_lesson(lesson_name, Path(root))
     if tests is not None:
@@ -399,7 +399,7 @@ def _grade_mutant(lesson_name: str, root: str, reference: dict[str, str], mutant
 def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs: int,
                equivalent: dict[str, str], progress=print) -> dict:
     """Mutate, grade and classify one lesson; the summary and every mutant's class."""
-    from autograder.trusted import load_lesson
+    from autograder.grading import load_lesson
 
     lesson = load_lesson(lesson_name, root)
     reference = solutions.solution_cells(lesson.source_path)

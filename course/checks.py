@@ -1,7 +1,7 @@
 """The checks that graded test cells call: one test, two places.
 
 In a student's notebook these helpers run on the student's own objects and fail with a message that
-teaches. In the trusted grader (``autograder.trusted``) the *same* test-cell code runs again in a clean
+teaches. In the trusted grader (``autograder.grading``) the *same* test-cell code runs again in a clean
 parent process where every name that the student's solution cells defined is a stand-in
 (:class:`StudentCall`-like proxy): calling it runs the student's code in a sandboxed child process and
 hands back plain data only (arrays, tensors rebuilt from arrays, numbers, strings, tuples, or the

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.trusted.intake import sanitized_notebook
-from autograder.trusted.lesson import Lesson, load_lesson
+from autograder.grading.intake import sanitized_notebook
+from autograder.grading.lesson import Lesson, load_lesson
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 CATEGORIES = ("correct", "bug", "fault", "input", "cheat")

@@ -126,14 +126,14 @@ def test_time_notebook_reports_time_and_errors(tmp_path):
 
 def test_grading_throughput_without_the_trusted_grader(monkeypatch):
     def no_grader():
-        return None, "autograder.trusted is not importable (ModuleNotFoundError: test)"
+        return None, "autograder.grading is not importable (ModuleNotFoundError: test)"
     monkeypatch.setattr(course_runs, "trusted_grader", no_grader)
     result = course_runs.grading_throughput(["lesson1_by_hand"])
-    assert result["status"] == "not available" and "autograder.trusted" in result["reason"]
+    assert result["status"] == "not available" and "autograder.grading" in result["reason"]
     text = report.table({"meta": {"device": "cpu", "mode": "quick", "torch": "", "numpy": "", "cpus": 2,
                                   "threads_all": 2, "load_start": "", "rounds": 1},
                          "lessons": {}, "rows": [], "grading": result})
-    assert "not available: autograder.trusted" in text
+    assert "not available: autograder.grading" in text
 
 
 # --- each row times its own implementation ---------------------------------------------------------------

@@ -14,7 +14,8 @@ import zipfile
 
 import pytest
 
-from autograder import bundle, leaks, pins
+from autograder.release import bundle, leaks
+from autograder import pins
 from autograder.coursedir import CourseError
 from workflow_fakes import LESSON, REPO
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.trusted import sandbox
-from autograder.trusted.sandbox import Cgroup, Limits, Sandbox, cgroup_places, containment, hidden_paths, sandbox_uid
+from autograder.grading import sandbox
+from autograder.grading.sandbox import Cgroup, Limits, Sandbox, cgroup_places, containment, hidden_paths, sandbox_uid
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)

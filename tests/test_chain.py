@@ -1,6 +1,6 @@
 """The chain source/ -> nbgrader -> release/ holds for every lesson, and each rule can fail.
 
-Each rule is a function in autograder.release; the ``*_detects_*`` tests plant a violation and show
+Each rule is a function in autograder.release.build; the ``*_detects_*`` tests plant a violation and show
 that the rule reports it, so a green run means something.
 """
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import coursedir, leaks, release as rel
+from autograder import coursedir
+from autograder.release import leaks, build as rel
 
 REPO = Path(__file__).resolve().parent.parent
 LESSONS = coursedir.lessons(REPO)

@@ -7,13 +7,14 @@ import json
 
 import pytest
 
-from autograder import cli, coursedir, export, sample_class
+from autograder import cli, coursedir, sample_class
+from autograder.results import export
 from workflow_fakes import LESSON, make_course
 
 
 @pytest.mark.slow
 def test_main_job_with_the_trusted_grader(tmp_path, capsys):
-    pytest.importorskip("autograder.trusted")
+    pytest.importorskip("autograder.grading")
     root = make_course(tmp_path)
     demo = tmp_path / "demo"
     status = cli.main(["course", "--root", str(root), "--skip-release", "--students", "8", "--seed", "5",

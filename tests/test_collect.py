@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from autograder import collect, coursedir, solutions
+from autograder.collect import unpack, zip_collect
 from autograder.coursedir import CourseError
 from workflow_fakes import LESSON, REPO, make_course
 
@@ -543,7 +544,7 @@ def test_zip_collects_archive_folder_unpacks_exports_at_its_top_and_students_zip
     (archive / LESSON).mkdir()
     (archive / LESSON / "upload.zip").write_bytes(_zip_bytes({f"bob_2_20_{LESSON}.ipynb": _notebook("nobody's")}))
     extracted = tmp_path / "extracted"
-    collect.LMSExtractor().extract(str(archive), str(extracted))
+    zip_collect.LMSExtractor().extract(str(archive), str(extracted))
     report = collect.CollectReport(str(extracted))
     chosen = collect.place(extracted, [LESSON], report)
     assert {student: nbformat.read(c.path, as_version=4).cells[0].source for (student, _), c in chosen.items()} \
@@ -559,7 +560,7 @@ class _Disk:
     def __init__(self, monkeypatch):
         self.written = self.peak = 0
         self.files: set[Path] = set()
-        monkeypatch.setattr(collect, "open", self._open, raising=False)
+        monkeypatch.setattr(unpack, "open", self._open, raising=False)
 
     def _open(self, path, mode="r", *args, **kwargs):
         handle, disk = open(path, mode, *args, **kwargs), self
@@ -659,8 +660,9 @@ def test_nbgrader_zip_collect_uses_the_same_rules(tmp_path):
 def test_a_late_submission_gets_nbgraders_penalty_in_the_gradebook_and_the_csv(tmp_path):
     """The course's grading path (trusted grader, then nbgrader autograde) applies
     c.LateSubmissionPlugin.penalty_method once collect stored the due date and the timestamps."""
-    from autograder import export, sample_class
-    from autograder.trusted import batch
+    from autograder.results import export
+    from autograder import sample_class
+    from autograder.grading import batch
 
     root = make_course(tmp_path)
     with (root / "nbgrader_config.py").open("a") as config:
@@ -686,7 +688,7 @@ def test_a_late_submission_gets_nbgraders_penalty_in_the_gradebook_and_the_csv(t
     assert (rows["finn"][LESSON], rows["finn"][f"{LESSON}_hours_late"], rows["finn"][f"{LESSON}_penalty"]) == \
         ("25", "0", "0")
     assert rows["erin"]["total"] == "0" and grades.late[("erin", LESSON)] and not grades.late[("finn", LESSON)]
-    from autograder import report as report_module
+    from autograder.results import report as report_module
 
     assert report_module.late_mark(grades, ("erin", LESSON))["text"] == "late 34 h −25"
     assert report_module.late_mark(grades, ("finn", LESSON)) is None

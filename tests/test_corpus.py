@@ -22,10 +22,10 @@ import pytest
 
 import corpus
 from autograder import coursedir
-from autograder.trusted import Limits, containment, grade, load_lesson, load_records
-from autograder.trusted.sandbox import Containment
-from autograder.trusted.batch import compute
-from autograder.trusted.records import STATUS_GRADER_ERROR, STATUSES
+from autograder.grading import Limits, containment, grade, load_lesson, load_records
+from autograder.grading.sandbox import Containment
+from autograder.grading.batch import compute
+from autograder.grading.records import STATUS_GRADER_ERROR, STATUSES
 
 REPO = Path(__file__).resolve().parent.parent
 LIMITS = Limits(test_seconds=5, cell_seconds=5, start_seconds=90, memory_bytes=5 << 29, output_chars=20_000)
@@ -213,7 +213,7 @@ def test_stored_output_is_capped(graded):
 def test_hanging_tests_stop_within_their_limit(graded):
     """A hang ends at its CPU budget, or at the wall-clock cap for hangs (``hang_seconds``) on a busy
     machine where the budget takes longer to spend: never later, whatever the load."""
-    from autograder.trusted.sandbox import hang_seconds
+    from autograder.grading.sandbox import hang_seconds
 
     hangs = [c for c in CASES if "timeout" in c.status]
     assert hangs
@@ -285,7 +285,7 @@ def test_a_batch_killed_midway_and_rerun_ends_with_the_same_gradebook(graded, tm
     root = coursedir.copy_course(REPO, tmp_path)
     for case in subset:
         corpus.build(case, root)
-    script = (f"from pathlib import Path\nfrom autograder.trusted import grade, Limits\n"
+    script = (f"from pathlib import Path\nfrom autograder.grading import grade, Limits\n"
               f"grade(root=Path({str(root)!r}), jobs=2, progress=False, limits=Limits(**{LIMITS.as_dict()!r}))\n")
     process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     deadline = time.monotonic() + 300

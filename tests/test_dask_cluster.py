@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 import corpus
-from autograder import cli, export
-from autograder.trusted import batch
-from autograder.trusted.sandbox import Limits
+from autograder import cli
+from autograder.results import export
+from autograder.grading import batch
+from autograder.grading.sandbox import Limits
 from benchmarks.loopback import DASK, loopback_cluster, stop
 from workflow_fakes import LESSON, make_course
 

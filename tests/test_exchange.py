@@ -13,7 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import cli, export
+from autograder import cli
+from autograder.results import export
 from autograder.sample_class import fill
 from autograder.solutions import solution_cells
 from workflow_fakes import LESSON, REPO, make_course

@@ -10,8 +10,10 @@ import markupsafe
 import nbformat
 import pytest
 
-from autograder import collect, coursedir, feedback, leaks, sample_class
-from autograder.feedback_steps import to_mathml
+from autograder import collect, coursedir, sample_class
+from autograder.results import feedback
+from autograder.release import leaks
+from autograder.results.feedback_steps import to_mathml
 from workflow_fakes import LESSON, fake_grade, make_course
 
 
@@ -84,8 +86,8 @@ def _answer_q2_wrongly(root, student) -> None:
     """``student``'s record and graded notebook as the trusted grader leaves them for a wrong q2."""
     from types import SimpleNamespace
 
-    from autograder.trusted.nbgrader_plugin import TrustedExecute
-    from autograder.trusted.records import load_record, save_record
+    from autograder.grading.nbgrader_plugin import TrustedExecute
+    from autograder.grading.records import load_record, save_record
 
     record = load_record(root, LESSON, student)
     for test in record.tests:

@@ -6,11 +6,11 @@ import dataclasses
 import pytest
 
 import corpus
-from autograder.trusted import load_lesson
+from autograder.grading import load_lesson
 from autograder.coursedir import lessons
-from autograder.trusted.lesson import GIVEN_TAG
-from autograder.trusted.sandbox import Limits
-from autograder.trusted.verdicts import run_tests
+from autograder.grading.lesson import GIVEN_TAG
+from autograder.grading.sandbox import Limits
+from autograder.grading.verdicts import run_tests
 from tests.nbtools import REPO
 
 FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=90, memory_bytes=5 << 29, output_chars=2000)

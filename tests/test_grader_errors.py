@@ -12,8 +12,8 @@ import pytest
 
 import corpus
 from autograder import cli
-from autograder.trusted import batch, load_records
-from autograder.trusted.sandbox import GraderFault, Limits
+from autograder.grading import batch, load_records
+from autograder.grading.sandbox import GraderFault, Limits
 from workflow_fakes import make_course
 
 pytestmark = pytest.mark.slow
@@ -84,7 +84,7 @@ def test_a_reference_that_cannot_be_graded_stops_the_batch_before_any_submission
 def test_without_psutil_the_grader_stops_with_a_clear_error_instead_of_a_weaker_sandbox(monkeypatch):
     """psutil measures the child's CPU seconds and memory where no cgroup does: without it the sandbox
     would enforce less than it says, so it does not start (a grader error, never a student's 0)."""
-    from autograder.trusted import sandbox
+    from autograder.grading import sandbox
 
     sandbox.containment.cache_clear()
     try:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import corpus
-from autograder.trusted import batch, sandbox
-from autograder.trusted.sandbox import GraderFault, lease_folder, sandbox_uid
+from autograder.grading import batch, sandbox
+from autograder.grading.sandbox import GraderFault, lease_folder, sandbox_uid
 from workflow_fakes import make_course
 from accounts import interpreter_cover, local_account
 
@@ -56,9 +56,9 @@ def test_a_second_user_grades_on_a_machine_where_root_graded_first(account):
     existed = theirs.exists()
     code = """
 from pathlib import Path
-from autograder.trusted import load_lesson
-from autograder.trusted.sandbox import Limits, containment, lease_folder, sandbox_uid
-from autograder.trusted.verdicts import run_tests
+from autograder.grading import load_lesson
+from autograder.grading.sandbox import Limits, containment, lease_folder, sandbox_uid
+from autograder.grading.verdicts import run_tests
 lesson = load_lesson("lesson1_by_hand", Path("."))
 verdicts = run_tests(lesson, lesson.reference_sources(), Limits(start_seconds=90), uid=sandbox_uid(0))
 print("passed", sum(t.passed for t in verdicts.tests), "of", len(verdicts.tests))
@@ -86,7 +86,7 @@ def test_a_lease_folder_another_user_made_is_a_one_sentence_grader_error(account
         shared.chmod(0o1777)
         (shared / f"trusted-grader-uids-{account}").mkdir(mode=0o700)  # root's, under the TA's name
         result = as_account("""
-from autograder.trusted.sandbox import GraderFault, sandbox_uid
+from autograder.grading.sandbox import GraderFault, sandbox_uid
 try:
     sandbox_uid(0)
 except GraderFault as fault:

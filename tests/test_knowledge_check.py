@@ -15,7 +15,7 @@ import re
 import pytest
 
 from autograder.coursedir import lessons
-from autograder.trusted.lesson import load_lesson, names_bound
+from autograder.grading.lesson import load_lesson, names_bound
 from tests.nbtools import REPO
 
 HIDDEN = "### BEGIN HIDDEN TESTS"

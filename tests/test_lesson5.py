@@ -124,7 +124,7 @@ def test_head_parameters_must_not_build_layers():
 def test_no_test_forbids_a_module_the_lesson_needs():
     """The trusted grader blocks every module named in a ``check_avoids`` list for the whole lesson's
     child process; GAPHead needs torch, so no graded test of lesson 5 may name it."""
-    lesson = pytest.importorskip("autograder.trusted.lesson")
+    lesson = pytest.importorskip("autograder.grading.lesson")
     nb = nbformat.read(source_notebook(LESSON), as_version=4)
     tests = [lesson.Cell(c.metadata["nbgrader"]["grade_id"], "test", c.source) for c in nb.cells
              if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]

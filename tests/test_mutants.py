@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.coursedir import REPO, lessons
-from autograder.trusted import load_lesson
+from autograder.grading import load_lesson
 from benchmarks import mutants as M
 
 SNIPPET = '''

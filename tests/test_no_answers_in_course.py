@@ -19,7 +19,7 @@ import pytest
 
 import course
 from autograder.coursedir import lessons
-from autograder.trusted.lesson import load_lesson, names_read
+from autograder.grading.lesson import load_lesson, names_read
 from tests.nbtools import REPO
 
 SECONDS_PER_RUN = 20

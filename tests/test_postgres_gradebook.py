@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli, coursedir, export, report
+from autograder import cli, coursedir
+from autograder.results import export, report
 from workflow_fakes import LESSON, make_course
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from autograder import collect, export, report, sample_class
-from autograder.trusted.records import Record, load_records, record_dicts, save_record
+from autograder import collect, sample_class
+from autograder.results import export, report
+from autograder.grading.records import Record, load_records, record_dicts, save_record
 from course.checks import check_avoids
 from workflow_fakes import LESSON, fake_grade, make_course
 
@@ -291,7 +292,7 @@ def test_needs_a_look_says_so_when_empty(graded):
 
 
 def test_integrity_phrases_match_the_graders_real_messages():
-    from autograder.trusted.verdicts import StudentObject
+    from autograder.grading.verdicts import StudentObject
 
     messages = []
     for function, forbidden in ((_uses_eval, []), (_uses_torch, ["torch"])):

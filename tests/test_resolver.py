@@ -238,8 +238,8 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
     nothing untraced for every check_avoids of the lesson's tests."""
     from pathlib import Path
 
-    from autograder.trusted.lesson import _code_of, definition_source, load_lesson
-    from autograder.trusted.verdicts import parent_namespace
+    from autograder.grading.lesson import _code_of, definition_source, load_lesson
+    from autograder.grading.verdicts import parent_namespace
 
     root = Path(__file__).resolve().parents[1]
     checked = 0

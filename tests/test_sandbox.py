@@ -11,15 +11,15 @@ import pytest
 from traitlets.config import Config
 
 import corpus
-from autograder.trusted import batch, load_lesson, sandbox
-from autograder.trusted.intake import Intake
-from autograder.trusted.lesson import Cell
-from autograder.trusted.nbgrader_plugin import TrustedExecute
-from autograder.trusted.policy import SandboxPolicy, load_policy
-from autograder.trusted.records import make_record
-from autograder.trusted.sandbox import (LEVELS, Containment, GraderFault, Limits, Sandbox, containment, hidden_paths,
+from autograder.grading import batch, load_lesson, sandbox
+from autograder.grading.intake import Intake
+from autograder.grading.lesson import Cell
+from autograder.grading.nbgrader_plugin import TrustedExecute
+from autograder.grading.policy import SandboxPolicy, load_policy
+from autograder.grading.records import make_record
+from autograder.grading.sandbox import (LEVELS, Containment, GraderFault, Limits, Sandbox, containment, hidden_paths,
                                         level_meets, sandbox_uid)
-from autograder.trusted.verdicts import run_tests
+from autograder.grading.verdicts import run_tests
 from workflow_fakes import make_course
 
 REPO = Path(__file__).resolve().parent.parent
@@ -112,9 +112,9 @@ def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_rec
     import logging
     import traceback
 
-    from autograder.trusted.intake import sanitized_notebook
-    from autograder.trusted.nbgrader_plugin import TrustedGraderError
-    from autograder.trusted.records import load_record
+    from autograder.grading.intake import sanitized_notebook
+    from autograder.grading.nbgrader_plugin import TrustedGraderError
+    from autograder.grading.records import load_record
 
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     lesson = load_lesson("lesson1_by_hand", root)
@@ -229,7 +229,7 @@ def probe(block: list[str]) -> dict:
         box.kill()
 
 
-@pytest.mark.skipif(not __import__("autograder.trusted.sandbox", fromlist=["x"]).containment().namespaces,
+@pytest.mark.skipif(not __import__("autograder.grading.sandbox", fromlist=["x"]).containment().namespaces,
                     reason="needs mount namespaces (Linux)")
 def test_a_forbidden_package_has_no_files_in_the_child_and_an_allowed_one_does():
     assert probe(["torch"]) == {"found": [], "imported": False}  # lesson 3: no spelling of an import reaches it
@@ -237,7 +237,7 @@ def test_a_forbidden_package_has_no_files_in_the_child_and_an_allowed_one_does()
     assert allowed["imported"] is True and allowed["found"]
 
 
-@pytest.mark.skipif(not __import__("autograder.trusted.sandbox", fromlist=["x"]).containment().namespaces,
+@pytest.mark.skipif(not __import__("autograder.grading.sandbox", fromlist=["x"]).containment().namespaces,
                     reason="needs mount namespaces (Linux)")
 def test_the_course_package_and_the_interpreter_are_read_only_even_for_a_root_child(tmp_path):
     import time

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.trusted import _child, sandbox
-from autograder.trusted.sandbox import Limits, Sandbox, containment, hidden_paths, sandbox_uid
+from autograder.grading import _child, sandbox
+from autograder.grading.sandbox import Limits, Sandbox, containment, hidden_paths, sandbox_uid
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)

@@ -25,7 +25,7 @@ import pytest
 from daemon import START_DAEMON
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.trusted import batch, containment, load_records, sandbox
+from autograder.grading import batch, containment, load_records, sandbox
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "tiny"
@@ -431,7 +431,7 @@ def test_a_worker_stopped_while_it_writes_a_record_leaves_no_temporary_file(tmp_
     import json
 
     from autograder import stopping
-    from autograder.trusted import records
+    from autograder.grading import records
 
     assert records._remove_unfinished in stopping._REAPERS
     monkeypatch.setattr(stopping, "_REAPERS", [records._remove_unfinished])  # not this process's sandboxes

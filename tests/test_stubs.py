@@ -10,7 +10,7 @@ import pytest
 
 from autograder.coursedir import lessons, notebook
 from autograder.coursedir import CourseError, check_config
-from autograder.stubs import ClearSolutionsWithOptional
+from autograder.release.stubs import ClearSolutionsWithOptional
 from tests.nbtools import REPO
 
 SOURCE = '''class Pool:

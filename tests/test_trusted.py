@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.trusted import _child, containment, load_lesson, parse_submission, sanitized_notebook
-from autograder.trusted.lesson import Cell, Lesson
-from autograder.trusted.nbgrader_plugin import configure
-from autograder.trusted.sandbox import (CrashFault, Limits, MemoryFault, Sandbox, TimeoutFault, hidden_paths,
+from autograder.grading import _child, containment, load_lesson, parse_submission, sanitized_notebook
+from autograder.grading.lesson import Cell, Lesson
+from autograder.grading.nbgrader_plugin import configure
+from autograder.grading.sandbox import (CrashFault, Limits, MemoryFault, Sandbox, TimeoutFault, hidden_paths,
                                         sandbox_uid)
-from autograder.trusted.verdicts import run_tests, student_exception
+from autograder.grading.verdicts import run_tests, student_exception
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON1 = "lesson1_by_hand"
@@ -210,8 +210,8 @@ def test_hidden_inputs_are_drawn_from_the_run_seed_which_the_record_keeps():
     gives the same verdicts twice, another seed other inputs; the seed goes into the verdicts, the record
     and the verdict cache's key."""
     import course.checks
-    from autograder.trusted.intake import Intake
-    from autograder.trusted.records import cache_key, make_record
+    from autograder.grading.intake import Intake
+    from autograder.grading.records import cache_key, make_record
 
     prelude = "import numpy as np\nfrom course.checks import check_value, random_input\n"
     solution = "def echo(x):\n    return x\n"
@@ -245,7 +245,7 @@ def test_hidden_inputs_are_drawn_from_the_run_seed_which_the_record_keeps():
 
 
 def test_a_rerun_resumes_an_unfinished_runs_seed(tmp_path):
-    from autograder.trusted.records import run_finished, run_seed
+    from autograder.grading.records import run_finished, run_seed
 
     first = run_seed(tmp_path)
     assert run_seed(tmp_path) == first, "a run that did not finish is resumed with its seed"
@@ -427,7 +427,7 @@ def written_test_cells(tests: dict[str, str], record) -> "nbformat.NotebookNode"
     as the plugin writes them into a student's graded notebook."""
     from types import SimpleNamespace
 
-    from autograder.trusted.nbgrader_plugin import TrustedExecute
+    from autograder.grading.nbgrader_plugin import TrustedExecute
 
     cells = [nbformat.v4.new_code_cell(tests[g], metadata={"nbgrader": {"grade": True, "solution": False,
              "grade_id": g, "points": 1, "locked": True, "schema_version": 3}}) for g in tests]
@@ -446,9 +446,9 @@ def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grad
     from nbgrader.api import Gradebook
 
     from autograder.coursedir import put_bin_on_path
-    from autograder.trusted.intake import Intake
-    from autograder.trusted.nbgrader_plugin import REVIEW, TrustedSaveAutoGrades
-    from autograder.trusted.records import make_record
+    from autograder.grading.intake import Intake
+    from autograder.grading.nbgrader_plugin import REVIEW, TrustedSaveAutoGrades
+    from autograder.grading.records import make_record
 
     solution = ("q1 = 'fewer parameters, but it does not reduce overfitting'\nq2 = 'it is faster'\n"
                 "class NeedsReview(AssertionError):\n    pass\n"
@@ -502,9 +502,9 @@ def test_a_wrong_value_is_recorded_whole_and_written_into_the_graded_notebook_wi
     has no withheld form: its message is the student's."""
     from types import SimpleNamespace
 
-    from autograder.trusted.intake import Intake
-    from autograder.trusted.nbgrader_plugin import reveal_expected
-    from autograder.trusted.records import make_record
+    from autograder.grading.intake import Intake
+    from autograder.grading.nbgrader_plugin import reveal_expected
+    from autograder.grading.records import make_record
 
     solution = ("q4 = 'b'\nby_hand = [1.0, 2.5]\nclass WrongValue(AssertionError):\n    pass\n"
                 "def sly():\n    raise WrongValue('q5: expected nothing')\n")
@@ -572,7 +572,7 @@ def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
                                " ON grade.cell_id = base_cell.id").fetchall())
     assert rows["worked_example_tests"] == 0
     assert sum(rows.values()) == lesson1.max_score - 2
-    from autograder.trusted.records import load_record
+    from autograder.grading.records import load_record
 
     assert load_record(tmp_path, LESSON1, "mallory").seed == 99, "the configured seed drew the hidden inputs"
     again = nbgrader(tmp_path, "autograde", LESSON1, "--force", "--TrustedExecute.seed=100")

@@ -21,14 +21,14 @@ import numpy as np
 import pytest
 
 import corpus
-from autograder.trusted import _child, batch, load_lesson, parse_submission, sanitized_notebook
-from autograder.trusted.intake import Intake, read_submission
-from autograder.trusted.lesson import Cell, Lesson
-from autograder.trusted.nbgrader_plugin import TrustedExecute
-from autograder.trusted.records import STATUS_GRADER_ERROR, Record, load_record, make_record, save_record
-from autograder.trusted.sandbox import Limits, sandbox_uid
-from autograder.trusted.untrusted import checked, clean_text, decoded
-from autograder.trusted.verdicts import TestResult as Result, Verdicts, run_tests
+from autograder.grading import _child, batch, load_lesson, parse_submission, sanitized_notebook
+from autograder.grading.intake import Intake, read_submission
+from autograder.grading.lesson import Cell, Lesson
+from autograder.grading.nbgrader_plugin import TrustedExecute
+from autograder.grading.records import STATUS_GRADER_ERROR, Record, load_record, make_record, save_record
+from autograder.grading.sandbox import Limits, sandbox_uid
+from autograder.grading.untrusted import checked, clean_text, decoded
+from autograder.grading.verdicts import TestResult as Result, Verdicts, run_tests
 from workflow_fakes import make_course
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
 """A lesson is built and validated again only when something its build reads has changed since a build
-that validated (``autograder.release.build_key``, recorded in ``.validated-release.json``)."""
+that validated (``autograder.release.build.build_key``, recorded in ``.validated-release.json``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import coursedir, release
+from autograder import coursedir
+from autograder.release import build as release
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "lesson1_by_hand"

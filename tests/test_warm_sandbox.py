@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from daemon import START_DAEMON
 
-from autograder.trusted import _child, load_lesson, sandbox
-from autograder.trusted.policy import load_policy
-from autograder.trusted.records import cache_key
-from autograder.trusted.sandbox import ForkedChild, Limits, Sandbox, containment, hidden_paths, sandbox_uid
-from autograder.trusted.verdicts import run_tests
+from autograder.grading import _child, load_lesson, sandbox
+from autograder.grading.policy import load_policy
+from autograder.grading.records import cache_key
+from autograder.grading.sandbox import ForkedChild, Limits, Sandbox, containment, hidden_paths, sandbox_uid
+from autograder.grading.verdicts import run_tests
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
@@ -198,7 +198,7 @@ def test_a_grading_process_that_dies_takes_its_template_and_children_with_it():
     import psutil
 
     warm = sandbox.warm_available(containment())  # the child this machine grades with
-    code = ("import os, sys, threading, time\nfrom autograder.trusted.sandbox import Sandbox, Limits, sandbox_uid\n"
+    code = ("import os, sys, threading, time\nfrom autograder.grading.sandbox import Sandbox, Limits, sandbox_uid\n"
             f"box = Sandbox([{{'id': 'a', 'kind': 'solution', 'source': {DAEMON_CELL!r}}}], "
             f"limits=Limits(cell_seconds=300, warm={warm}), imports=['json'], uid=sandbox_uid(905))\n"
             "threading.Thread(target=box.start, daemon=True).start()\n"

@@ -60,7 +60,7 @@ def tracked_package_files() -> list[str]:
 
 def load_config(monkeypatch, importable: bool):
     if not importable:
-        monkeypatch.setitem(sys.modules, "autograder.trusted.nbgrader_plugin", None)  # import raises ImportError
+        monkeypatch.setitem(sys.modules, "autograder.grading.nbgrader_plugin", None)  # import raises ImportError
     return PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
 
 
@@ -73,7 +73,7 @@ def test_config_without_the_trusted_grader_refuses_autograde(monkeypatch):
         with pytest.raises(RuntimeError, match=REFUSAL) as caught:
             step(nbformat.v4.new_notebook(), {})
         message = str(caught.value)
-        assert "autograder.trusted.nbgrader_plugin" in message and "pip install ." in message and ".venv" in message
+        assert "autograder.grading.nbgrader_plugin" in message and "pip install ." in message and ".venv" in message
     assert "Validate" not in c  # other commands are left as they are
     # feedback never shows hidden tests' source, grader or not
     from nbgrader.preprocessors import ClearHiddenTests
@@ -85,13 +85,13 @@ def test_feedback_clears_hidden_tests_and_writes_math_as_mathml_or_refuses(monke
     """With the course's tools feedback clears hidden tests, withholds expected answers (by default) and
     writes TeX as MathML (renders offline);
     without them generate_feedback refuses rather than hand students raw TeX (or hidden tests)."""
-    from autograder.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML
+    from autograder.results.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML
 
     config = load_config(monkeypatch, importable=True)
     steps = config.GenerateFeedback.preprocessors
     assert HiddenTestsCleared in steps and ExpectedAnswers in steps and MathToMathML in steps
     assert config.ExpectedAnswers.reveal is False, "expected answers are withheld unless the instructor releases them"
-    monkeypatch.setitem(sys.modules, "autograder.feedback_steps", None)
+    monkeypatch.setitem(sys.modules, "autograder.results.feedback_steps", None)
     steps = [s for s in load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
              if not isinstance(s, str)]
     assert len(steps) == 3
@@ -105,11 +105,11 @@ def test_generate_assignment_uses_the_optional_stubs_or_refuses_without_them(mon
     subclass that knows optional regions; without them generate_assignment stops with a clear error."""
     from nbgrader.preprocessors import ClearSolutions
 
-    from autograder.stubs import ClearSolutionsWithOptional
+    from autograder.release.stubs import ClearSolutionsWithOptional
 
     steps = load_config(monkeypatch, importable=True).GenerateAssignment.preprocessors
     assert ClearSolutionsWithOptional in steps and ClearSolutions not in steps and len(steps) >= 10
-    monkeypatch.setitem(sys.modules, "autograder.stubs", None)
+    monkeypatch.setitem(sys.modules, "autograder.release.stubs", None)
     steps = load_config(monkeypatch, importable=True).GenerateAssignment.preprocessors
     refusing = [s for s in steps if callable(s) and getattr(s, "__name__", "") == "ClearSolutionsWithOptional"]
     assert len(refusing) == 1 and ClearSolutions not in steps
@@ -152,7 +152,7 @@ def test_a_test_cell_is_restored_silently_only_when_it_is_the_released_one(stude
     release removed; the subclass restores those silently and still warns for (and undoes) any other edit."""
     from nbgrader import utils
 
-    from autograder.trusted.nbgrader_plugin import RestoreReleasedCells
+    from autograder.grading.nbgrader_plugin import RestoreReleasedCells
 
     source = "check(x)\n### BEGIN HIDDEN TESTS\ncheck(y)\n### END HIDDEN TESTS\nprint('ok')"
     cell = nbformat.v4.new_code_cell(student_source, metadata={"nbgrader": {
@@ -229,7 +229,7 @@ def test_the_wheel_ships_every_package_file(installed):
         shipped = {n for n in zf.namelist() if not n.split("/")[0].endswith(".dist-info")}
     missing = sorted(set(tracked_package_files()) - shipped)
     assert not missing, f"the wheel lacks {len(missing)} files of the checkout: {missing[:10]}"
-    assert any(n.startswith("autograder/trusted/") for n in shipped)
+    assert any(n.startswith("autograder/grading/") for n in shipped)
     assert not [n for n in shipped if "corpus" in n], "the grading corpus (solutions) is test data, never shipped"
 
 
@@ -248,12 +248,12 @@ def grades_of(course: Path, student: str) -> tuple[list, float]:
 
 @pytest.mark.slow
 def test_installed_wheel_grades_through_the_trusted_grader_and_refuses_without_it(installed, tmp_path):
-    from autograder.trusted import load_lesson, sanitized_notebook
+    from autograder.grading import load_lesson, sanitized_notebook
 
     venv, env, _ = installed
     python = venv / "bin" / "python"
     nbgrader = [python, "-m", "nbgrader"]
-    probe = run([python, "-c", "import json, sysconfig, autograder, course, autograder.trusted.nbgrader_plugin as p;"
+    probe = run([python, "-c", "import json, sysconfig, autograder, course, autograder.grading.nbgrader_plugin as p;"
                  " print(json.dumps([sysconfig.get_paths()['purelib'], autograder.__file__, course.__file__, p.__file__]))"],
                 cwd=tmp_path, env=env, timeout=300)
     assert probe.returncode == 0, probe.stderr[-3000:]
@@ -296,7 +296,7 @@ def test_installed_wheel_grades_through_the_trusted_grader_and_refuses_without_i
                   timeout=600)
     log = refused.stdout + refused.stderr
     assert refused.returncode != 0, log[-3000:]
-    assert REFUSAL in log and "No module named 'autograder.trusted'" in log and "pip install ." in log, log[-3000:]
+    assert REFUSAL in log and "No module named 'autograder.grading'" in log and "pip install ." in log, log[-3000:]
     assert not ran_in_kernel.exists(), "student code ran in a kernel"
     assert not (course / "records" / LESSON / "bob.json").exists()
     assert not (course / "autograded" / "bob" / LESSON / lesson.notebook_name).exists()

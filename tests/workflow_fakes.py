@@ -16,9 +16,10 @@ import nbformat
 
 from types import SimpleNamespace
 
-from autograder import coursedir, leaks, solutions
-from autograder.trusted.nbgrader_plugin import TrustedExecute
-from autograder.trusted.records import Record, save_record
+from autograder import coursedir, solutions
+from autograder.release import leaks
+from autograder.grading.nbgrader_plugin import TrustedExecute
+from autograder.grading.records import Record, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "lesson1_by_hand"

@@ -45,7 +45,8 @@ import pytest
 
 import labdriver as lab
 from accounts import interpreter_cover, local_account
-from autograder import coursedir, export
+from autograder import coursedir
+from autograder.results import export
 from autograder.solutions import solution_cells
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]

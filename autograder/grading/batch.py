@@ -5,13 +5,13 @@ uid), caches them under ``records/cache/`` and writes ``records/<lesson>/<studen
 workers first grade each lesson's reference (the canary), which also warms their templates. Phase 2
 stages the sanitized notebooks (release notebook + the student's solution sources) and runs nbgrader's
 autograde on them through its API, one lesson at a time, in this process: nbgrader's
-``TrustedExecute`` preprocessor (see :mod:`autograder.trusted.nbgrader_plugin`) writes the cached
+``TrustedExecute`` preprocessor (see :mod:`autograder.grading.nbgrader_plugin`) writes the cached
 verdicts into the test cells and nbgrader's own ``SaveAutoGrades`` scores them.
 
 Every grading run has one seed (:func:`grade`'s ``seed``, else a fresh one), from which every test draws
 its hidden inputs (``course.checks.run_seed``); the canary, every submission and every record share it,
 and it is part of the cache key. A run killed half-way and started again resumes its seed
-(:func:`~autograder.trusted.records.run_seed`), reuses the cache and ends with the same gradebook as one
+(:func:`~autograder.grading.records.run_seed`), reuses the cache and ends with the same gradebook as one
 clean run.
 """
 
@@ -29,16 +29,16 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.trusted import intake as intake_mod
+from autograder.grading import intake as intake_mod
 from autograder.coursedir import CourseError, check_lessons, run_nbgrader
 from autograder import stopping
-from autograder.trusted.lesson import load_lesson
-from autograder.trusted.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
+from autograder.grading.lesson import load_lesson
+from autograder.grading.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
                                         read_json, run_finished, run_seed, save_record, write_json)
-from autograder.trusted.policy import load_policy
-from autograder.trusted.sandbox import GraderFault, Limits, check_level, containment, level_meets, sandbox_uid
-from autograder.trusted.untrusted import clean_text
-from autograder.trusted.verdicts import Verdicts, TestResult, run_tests
+from autograder.grading.policy import load_policy
+from autograder.grading.sandbox import GraderFault, Limits, check_level, containment, level_meets, sandbox_uid
+from autograder.grading.untrusted import clean_text
+from autograder.grading.verdicts import Verdicts, TestResult, run_tests
 
 REPO = Path(__file__).resolve().parents[2]
 STAGING = "staging"
@@ -382,7 +382,7 @@ def autograde_in_process(root: Path, lesson: str, seed: int | None = None, stude
 def _last_line(text: str) -> str:
     """What went wrong, in one line of nbgrader's error text (the trusted grader's own failure line, else its
     last exception line, else its last line)."""
-    from autograder.trusted.nbgrader_plugin import FAILED_ON
+    from autograder.grading.nbgrader_plugin import FAILED_ON
 
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     ours = [line[line.index(FAILED_ON):] for line in lines if FAILED_ON in line]
@@ -470,7 +470,7 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
     score in the gradebook.
     ``seed``: the run's seed, from which every test draws its hidden inputs (the same seed gives the same
     verdicts and reuses the cache); default: the seed of the latest run if it did not finish (a rerun
-    after a stop resumes it), else a fresh one (:func:`~autograder.trusted.records.run_seed`).
+    after a stop resumes it), else a fresh one (:func:`~autograder.grading.records.run_seed`).
     Returns one :class:`Record` per submission (each holds the seed), sorted by lesson then student.
     """
     root = Path(root).resolve()

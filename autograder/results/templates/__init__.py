@@ -10,7 +10,7 @@ import jinja2
 
 @functools.lru_cache(maxsize=None)
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("autograder", "templates"), autoescape=True,
+    return jinja2.Environment(loader=jinja2.PackageLoader("autograder.results", "templates"), autoescape=True,
                               trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=True)
 

@@ -1,7 +1,7 @@
 """The one sandbox policy: the limits of a grading child, read from ``nbgrader_config.py``.
 
-Both ``avgpool-course grade`` (:mod:`autograder.trusted.batch`) and ``nbgrader autograde``
-(:class:`autograder.trusted.nbgrader_plugin.TrustedExecute`) build their :class:`Limits` here, so a
+Both ``avgpool-course grade`` (:mod:`autograder.grading.batch`) and ``nbgrader autograde``
+(:class:`autograder.grading.nbgrader_plugin.TrustedExecute`) build their :class:`Limits` here, so a
 value set as ``c.SandboxPolicy.<trait> = ...`` in ``nbgrader_config.py`` applies to both.
 
     policy = load_policy(root)        # SandboxPolicy configured from root/nbgrader_config.py
@@ -16,7 +16,7 @@ from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Config, Configurable
 
 from autograder.coursedir import course_config
-from autograder.trusted.sandbox import LEVELS, Limits, parse_level
+from autograder.grading.sandbox import LEVELS, Limits, parse_level
 
 
 class SandboxPolicy(Configurable):

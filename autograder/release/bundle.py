@@ -7,7 +7,7 @@ or test package); its ``Makefile`` has a ``lab`` target that creates ``.venv`` f
 nbgrader's instructor menus (formgrader, create assignment, course list) and opens JupyterLab on
 ``release/``. It never holds ``source/``,
 ``autograder/`` (the instructor's tools) or any solution or hidden-test text: every bundle
-is scanned (:func:`autograder.leaks.scan`) before it is reported as built.
+is scanned (:func:`autograder.release.leaks.scan`) before it is reported as built.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from autograder import coursedir, leaks, pins
+from autograder import coursedir, pins
+from autograder.release import leaks
 
 NAME = "avgpool-course-student"
 COPIED = ("environment.yml", "nbgrader_config.py", "LICENSE")

@@ -13,7 +13,7 @@ output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only 
 answer the keyword rule could not settle is flagged "needs manual grade" (:class:`TrustedSaveAutoGrades`).
 
 :func:`reveal_expected` shows those expected values again from the record, when the instructor releases
-them (``autograder.feedback_steps.ExpectedAnswers``). :func:`configure` is what ``nbgrader_config.py`` calls.
+them (``autograder.results.feedback_steps.ExpectedAnswers``). :func:`configure` is what ``nbgrader_config.py`` calls.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
 from traitlets import Integer, Unicode
 
-from autograder import leaks
+from autograder.release import leaks
 from autograder.stopping import stoppable
 
 #: The key of ``resources["nbgrader"]`` under which :class:`TrustedExecute` lists the test cells whose
@@ -40,7 +40,7 @@ FAILED_ON = "the trusted grader failed on"
 
 
 class TrustedGraderError(Exception):
-    """The trusted grader could not grade this submission (a :class:`~autograder.trusted.sandbox.GraderFault`):
+    """The trusted grader could not grade this submission (a :class:`~autograder.grading.sandbox.GraderFault`):
     nbgrader counts it as failed (no score written, non-zero exit) and logs it as one line."""
 
 
@@ -67,7 +67,7 @@ class TrustedExecute(NbGraderPreprocessor):
     # limits come from the one sandbox policy (c.SandboxPolicy.* in nbgrader_config.py, see policy.py)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        from autograder.trusted.sandbox import GraderFault
+        from autograder.grading.sandbox import GraderFault
 
         with stoppable(exit=True):  # SIGTERM, SIGINT, SIGHUP: the sandbox's processes end, then one line, exit
             try:
@@ -81,12 +81,12 @@ class TrustedExecute(NbGraderPreprocessor):
                                          f"(not the student's fault; no score written): {message}") from None
 
     def _preprocess(self, nb: NotebookNode, resources: dict):
-        from autograder.trusted.intake import Intake, notebook_sources
-        from autograder.trusted.lesson import load_lesson
-        from autograder.trusted.records import STATUS_GRADER_ERROR, load_record, make_record, save_record
-        from autograder.trusted.policy import load_policy
-        from autograder.trusted.sandbox import GraderFault, containment, level_meets, sandbox_uid
-        from autograder.trusted.verdicts import run_tests
+        from autograder.grading.intake import Intake, notebook_sources
+        from autograder.grading.lesson import load_lesson
+        from autograder.grading.records import STATUS_GRADER_ERROR, load_record, make_record, save_record
+        from autograder.grading.policy import load_policy
+        from autograder.grading.sandbox import GraderFault, containment, level_meets, sandbox_uid
+        from autograder.grading.verdicts import run_tests
 
         root = Path(self.course_root or ".").resolve()
         limits = load_policy(root, self.config).limits()
@@ -215,10 +215,10 @@ class RestoreReleasedCells(OverwriteCells):
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         """nbgrader's, on the notebook with every text made safe to write (a lone surrogate in a submitted
-        notebook, valid JSON, would stop nbgrader writing it: :func:`~autograder.trusted.untrusted.clean_tree`)."""
+        notebook, valid JSON, would stop nbgrader writing it: :func:`~autograder.grading.untrusted.clean_tree`)."""
         from nbformat import from_dict
 
-        from autograder.trusted.untrusted import clean_tree
+        from autograder.grading.untrusted import clean_tree
 
         return super().preprocess(from_dict(clean_tree(nb)), resources)
 
@@ -250,15 +250,15 @@ def configure(c) -> None:
         "nbgrader.preprocessors.ClearOutput",
         "nbgrader.preprocessors.DeduplicateIds",
         "nbgrader.preprocessors.OverwriteKernelspec",
-        "autograder.trusted.nbgrader_plugin.RestoreReleasedCells",
+        "autograder.grading.nbgrader_plugin.RestoreReleasedCells",
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
     c.Autograde.autograde_preprocessors = [
-        "autograder.trusted.nbgrader_plugin.TrustedExecute",
+        "autograder.grading.nbgrader_plugin.TrustedExecute",
         "nbgrader.preprocessors.IgnorePattern",
         "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",
-        "autograder.trusted.nbgrader_plugin.TrustedSaveAutoGrades",
+        "autograder.grading.nbgrader_plugin.TrustedSaveAutoGrades",
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",
     ]

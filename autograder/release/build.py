@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import leaks
+from autograder.release import leaks
 from autograder.coursedir import (REPO, CourseError, check_config, check_lessons, copy_course, notebook,
                                   run_nbgrader)
 
@@ -117,7 +117,7 @@ def build_key(lesson: str, root: Path = REPO) -> str:
 
     root = Path(root)
     here = Path(__file__).resolve().parent
-    files = [root / "nbgrader_config.py", here / "release.py", here / "stubs.py", here / "leaks.py"]
+    files = [root / "nbgrader_config.py", here / "build.py", here / "stubs.py", here / "leaks.py"]
     files += sorted(Path(course.__file__).resolve().parent.rglob("*.py"))
     for folder in ("source", "release"):
         files += sorted(p for p in (root / folder / lesson).rglob("*") if p.is_file()

@@ -4,7 +4,7 @@ Two rules, each in one place:
 
 * :func:`checked`: every field of every message the child sends is checked by type and range before the
   parent uses it (:data:`MESSAGES` says what each message holds); anything else is a
-  :class:`~autograder.trusted._child.ProtocolError` naming the field and the rule. Student code can write
+  :class:`~autograder.grading._child.ProtocolError` naming the field and the rule. Student code can write
   to the child's reply pipe, so a malformed message after student code ran is the student's fault (the
   sandbox turns it into a crash of that cell or test), never an error of the grader.
 * :func:`clean_text` / :func:`clean_tree`: text made safe to write anywhere (a notebook, a record, feedback,
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 
-from autograder.trusted._child import BUILTIN_ERRORS, ProtocolError, decode
+from autograder.grading._child import BUILTIN_ERRORS, ProtocolError, decode
 
 _UNSAFE = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 

@@ -1,5 +1,5 @@
 """Verdicts: run a lesson's trusted test cells in this (parent) process against one student's code,
-which lives in a sandboxed child (:mod:`autograder.trusted.sandbox`).
+which lives in a sandboxed child (:mod:`autograder.grading.sandbox`).
 
 Each test cell runs in a fresh namespace: the lesson's set-up (imports, ``course`` helpers, seeded) plus,
 for every name the cell reads that the student's solution cells define, a stand-in: plain data by
@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
-from autograder.trusted import _child
-from autograder.trusted.lesson import Lesson, definition_source, names_bound, names_read
-from autograder.trusted.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level,
+from autograder.grading import _child
+from autograder.grading.lesson import Lesson, definition_source, names_bound, names_read
+from autograder.grading.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level,
                                         containment, hang_seconds, hidden_paths)
-from autograder.trusted.untrusted import decoded
+from autograder.grading.untrusted import decoded
 
 _FAULT_ORDER = ("memory", "timeout", "crash")
 
@@ -308,13 +308,13 @@ class Session:
 
 
 def _timeout_fault(message):
-    from autograder.trusted.sandbox import TimeoutFault
+    from autograder.grading.sandbox import TimeoutFault
 
     return TimeoutFault(message)
 
 
 def _memory_fault(message):
-    from autograder.trusted.sandbox import MemoryFault
+    from autograder.grading.sandbox import MemoryFault
 
     return MemoryFault(message)
 
@@ -407,7 +407,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     seed = new_seed() if seed is None else int(seed)
     sources = lesson.graded_sources(sources)
     if uid is None and containment().drop_uid:  # never run student code as root
-        from autograder.trusted.sandbox import sandbox_uid
+        from autograder.grading.sandbox import sandbox_uid
 
         uid = sandbox_uid(0)
     started = time.monotonic()

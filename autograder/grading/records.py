@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
 from autograder import stopping
-from autograder.trusted.intake import Intake
-from autograder.trusted.lesson import Lesson, GRADER_VERSION
-from autograder.trusted.sandbox import Limits, containment as machine_containment
-from autograder.trusted.untrusted import clean_tree
-from autograder.trusted.verdicts import Verdicts
+from autograder.grading.intake import Intake
+from autograder.grading.lesson import Lesson, GRADER_VERSION
+from autograder.grading.sandbox import Limits, containment as machine_containment
+from autograder.grading.untrusted import clean_tree
+from autograder.grading.verdicts import Verdicts
 
 RECORDS = "records"
 STATUS_OK = "ok"
@@ -51,7 +51,7 @@ class Record:
 
     def __post_init__(self):
         """Every text that came from a submission or its child made safe to write (records, feedback, the
-        gradebook, a terminal): :func:`~autograder.trusted.untrusted.clean_tree`."""
+        gradebook, a terminal): :func:`~autograder.grading.untrusted.clean_tree`."""
         self.tests, self.cells, self.notes = clean_tree(self.tests), clean_tree(self.cells), clean_tree(self.notes)
         self.reason, self.containment = clean_tree(self.reason), clean_tree(self.containment)
 
@@ -126,7 +126,7 @@ def run_seed(root: Path, seed: int | None = None) -> int:
     error), that run's seed,
     so the new run resumes it (its cached verdicts are reused and every record of the batch shares one
     seed); else a fresh one."""
-    from autograder.trusted.verdicts import new_seed
+    from autograder.grading.verdicts import new_seed
 
     path = Path(root) / RECORDS / RUN_FILE
     if seed is None:

@@ -7,7 +7,7 @@ formgrader wins over the automatic one), formgrader's comments and the late pena
 configuration (``nbgrader_config.py``) makes the rest safe to show: the test cells' outputs are the
 trusted grader's verdict messages (``TrustedExecute``, which redacts any quoted hidden-test line and
 withholds expected values until ``c.ExpectedAnswers.reveal``), the
-hidden tests are cleared (nbgrader's ``ClearHiddenTests``) and math is MathML (:mod:`autograder.feedback_steps`), which
+hidden tests are cleared (nbgrader's ``ClearHiddenTests``) and math is MathML (:mod:`autograder.results.feedback_steps`), which
 renders offline. This module runs it for the chosen lessons and students, then checks every page
 before it is kept: no hidden-test line, and nothing loaded from the network (the link to MathJax that
 nbgrader's template still writes is removed; MathML needs none). It also writes
@@ -22,8 +22,10 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder import coursedir, leaks, templates
-from autograder.trusted.records import record_dicts
+from autograder import coursedir
+from autograder.release import leaks
+from autograder.results import templates
+from autograder.grading.records import record_dicts
 
 #: ``<script>`` elements that load or configure MathJax (nbgrader's template links it from a CDN).
 MATHJAX = re.compile(r"<script[^>]*(?:src=\"https?://[^\"]*mathjax[^\"]*\"|type=\"text/x-mathjax-config\")[^>]*>"

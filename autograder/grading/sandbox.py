@@ -37,9 +37,9 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
 from autograder import stopping
-from autograder.trusted import _child
-from autograder.trusted._child import Channel, ChannelClosed, ChannelTimeout, ProtocolError
-from autograder.trusted.untrusted import checked
+from autograder.grading import _child
+from autograder.grading._child import Channel, ChannelClosed, ChannelTimeout, ProtocolError
+from autograder.grading.untrusted import checked
 
 RUNNER_SOURCE = inspect.getsource(_child)
 SANDBOX_UID_BASE = 61000

@@ -63,7 +63,7 @@ class MathToMathML(Preprocessor):
 class ExpectedAnswers(Preprocessor):
     """Expected values in failure messages: withheld (the default; the graded notebook holds the withheld
     form) or, with ``reveal``, shown from the record the trusted grader kept
-    (:func:`autograder.trusted.nbgrader_plugin.reveal_expected`)."""
+    (:func:`autograder.grading.nbgrader_plugin.reveal_expected`)."""
 
     enabled = Bool(True, help="on wherever it is listed (nbconvert's preprocessors are off by default)").tag(config=True)
     reveal = Bool(False, help="Show the expected values that failed checks name (knowledge-check keys, predictions, "
@@ -73,10 +73,10 @@ class ExpectedAnswers(Preprocessor):
     def preprocess(self, nb, resources):
         if not self.reveal:
             return nb, resources
-        from autograder import leaks
-        from autograder.trusted.nbgrader_plugin import reveal_expected
-        from autograder.trusted.policy import load_policy
-        from autograder.trusted.records import load_record
+        from autograder.release import leaks
+        from autograder.grading.nbgrader_plugin import reveal_expected
+        from autograder.grading.policy import load_policy
+        from autograder.grading.records import load_record
 
         root = Path(self.config.CourseDirectory.get("root") or ".")
         info = resources["nbgrader"]

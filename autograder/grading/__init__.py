@@ -17,12 +17,12 @@ API::
     load_lesson(lesson, root) -> Lesson;  containment() -> Containment;  Limits(...)
 """
 
-from autograder.trusted.batch import GradingError, grade, grade_submission, submissions, write_gradebook
-from autograder.trusted.intake import Intake, parse_submission, read_submission, sanitized_notebook
-from autograder.trusted.lesson import Lesson, load_lesson
-from autograder.trusted.records import STATUSES, Record, load_record, load_records
-from autograder.trusted.sandbox import Containment, Limits, containment
-from autograder.trusted.verdicts import TestResult, Verdicts, run_tests
+from autograder.grading.batch import GradingError, grade, grade_submission, submissions, write_gradebook
+from autograder.grading.intake import Intake, parse_submission, read_submission, sanitized_notebook
+from autograder.grading.lesson import Lesson, load_lesson
+from autograder.grading.records import STATUSES, Record, load_record, load_records
+from autograder.grading.sandbox import Containment, Limits, containment
+from autograder.grading.verdicts import TestResult, Verdicts, run_tests
 
 __all__ = [
     "grade", "grade_submission", "submissions", "write_gradebook", "GradingError",

@@ -1,0 +1,3 @@
+"""Step 4 of the flow, the gradebook and ``records/`` → what people read: feedback pages (``feedback``,
+``feedback_steps``), the grades as CSV (``export``), the class report (``report``), their HTML
+``templates``."""
