@@ -252,10 +252,14 @@ def check_value(actual: Any, expected: Any, name: str) -> None:
 
 
 def check_raises(error: type[BaseException], mentions: Iterable[str], function: Callable, *args, **kwargs) -> None:
-    """Assert that ``function(*args, **kwargs)`` raises ``error`` whose message names every word in ``mentions``.
+    """Assert that ``function(*args, **kwargs)`` raises ``error`` whose message names every word in ``mentions``
+    (the first is the argument at fault), and that says *which* argument is at fault: within one run of a
+    test cell, two errors of the same type for different arguments of ``function`` must not name the same
+    arguments the same number of times (:func:`_catch_all`: one message naming every argument at once).
 
     A good error names the argument and the rule it broke, e.g. ``"kernel_size must be >= 1, got 0"``.
     """
+    mentions = list(mentions)
     call = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     try:
         function(*args, **kwargs)
@@ -267,12 +271,74 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
                 f"({call}) raised {type(exc).__name__}({message!r}), but the message should mention"
                 f" {', '.join(repr(w) for w in missing)} so the caller knows which argument and rule"
             ) from None
+        same = _catch_all(inspect.currentframe().f_back, function, error, mentions[0] if mentions else "", message)
+        if same is not None:
+            raise AssertionError(
+                f"({call}) raised {type(exc).__name__}({message!r}), which names the same arguments as the "
+                f"{error.__name__} for a bad {same[0]} did ({same[1]!r}): the caller cannot tell which argument is "
+                f"wrong; say which one, and the rule it broke (e.g. \"{mentions[0]} must be ..., got ...\")"
+            ) from None
         return
     except Exception as exc:  # the wrong kind of error
         raise AssertionError(
             f"({call}) should raise {error.__name__} but raised {type(exc).__name__}: {exc}"
         ) from None
     raise AssertionError(f"({call}) should raise {error.__name__}, but it returned normally")
+
+
+#: The messages :func:`check_raises` has seen, per run of a test cell and function: [(error, argument at
+#: fault, message)]. A run of a cell is the calling frame's file name (IPython names each cell's code, one
+#: name per cell text; the grader ``<test id>``) with its globals (the grader's are new for every run of a
+#: test; kept alive while listed, so their id is not reused). The last few only.
+_RAISED: dict = {}
+
+
+def _callee(function: Any) -> Any:
+    """The same function across calls: a grader stand-in by the source it carries, a bound method by its
+    object and function (``AvgPool2dFunction.apply`` is a new bound method at every access)."""
+    source = getattr(function, "__student_source__", None)
+    if isinstance(source, str):
+        return source
+    owner, inner = getattr(function, "__self__", None), getattr(function, "__func__", None)
+    return (id(owner), id(inner)) if inner is not None else id(function)
+
+
+def _argument_counts(message: str, families: list[str]) -> dict[str, int]:
+    """How often ``message`` names each argument (``input`` covers ``input_size``), by whole words."""
+    counts: dict[str, int] = {}
+    for word in re.findall(r"[a-z_][a-z0-9_]*", message.lower()):
+        family = next((f for f in families if word == f or word.startswith(f + "_")), None)
+        if family is not None:
+            counts[family] = counts.get(family, 0) + 1
+    return counts
+
+
+def _catch_all(frame: Any, function: Any, error: type, argument: str, message: str) -> tuple[str, str] | None:
+    """``(argument, message)`` of an earlier error of type ``error`` in this run of the calling cell, for a
+    different argument of ``function``, whose message names the arguments exactly as often as ``message``
+    does; or ``None``. Records this one. The arguments are those the cell's checks put first in ``mentions``
+    (families by prefix: ``input`` and ``input_size`` are one)."""
+    scope = (frame.f_code.co_filename, frame.f_globals) if frame is not None else ("", None)
+    key = (scope[0], id(scope[1]), _callee(function))
+    seen = _RAISED.setdefault(key, (scope[1], function, []))[2]
+    while len(_RAISED) > 4:
+        del _RAISED[next(iter(_RAISED))]
+    argument = argument.lower()
+    words = sorted({a for _, a, _ in seen} | {argument})
+    families = [w for w in words if w and not any(w.startswith(o + "_") for o in words)]
+
+    def family(word: str) -> str | None:
+        return next((f for f in families if word == f or word.startswith(f + "_")), None)
+
+    found = None
+    for kind, other, earlier in seen:
+        if kind is error and family(other) != family(argument) and \
+                _argument_counts(earlier, families) == _argument_counts(message, families):
+            found = (other, earlier)
+            break
+    if len(seen) < 256:
+        seen.append((error, argument, message))
+    return found
 
 
 #: The errors a check may take as a symptom of the student's code and turn into a verdict. Never a broad
