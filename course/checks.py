@@ -252,10 +252,14 @@ def check_value(actual: Any, expected: Any, name: str) -> None:
 
 
 def check_raises(error: type[BaseException], mentions: Iterable[str], function: Callable, *args, **kwargs) -> None:
-    """Assert that ``function(*args, **kwargs)`` raises ``error`` whose message names every word in ``mentions``.
+    """Assert that ``function(*args, **kwargs)`` raises ``error`` whose message names every word in ``mentions``
+    (the first is the argument at fault), and that says *which* argument is at fault: within one run of a
+    test cell, two errors of the same type for different arguments of ``function`` must not name the same
+    arguments the same number of times (:func:`_catch_all`: one message naming every argument at once).
 
     A good error names the argument and the rule it broke, e.g. ``"kernel_size must be >= 1, got 0"``.
     """
+    mentions = list(mentions)
     call = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     try:
         function(*args, **kwargs)
@@ -267,12 +271,74 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
                 f"({call}) raised {type(exc).__name__}({message!r}), but the message should mention"
                 f" {', '.join(repr(w) for w in missing)} so the caller knows which argument and rule"
             ) from None
+        same = _catch_all(inspect.currentframe().f_back, function, error, mentions[0] if mentions else "", message)
+        if same is not None:
+            raise AssertionError(
+                f"({call}) raised {type(exc).__name__}({message!r}), which names the same arguments as the "
+                f"{error.__name__} for a bad {same[0]} did ({same[1]!r}): the caller cannot tell which argument is "
+                f"wrong; say which one, and the rule it broke (e.g. \"{mentions[0]} must be ..., got ...\")"
+            ) from None
         return
     except Exception as exc:  # the wrong kind of error
         raise AssertionError(
             f"({call}) should raise {error.__name__} but raised {type(exc).__name__}: {exc}"
         ) from None
     raise AssertionError(f"({call}) should raise {error.__name__}, but it returned normally")
+
+
+#: The messages :func:`check_raises` has seen, per run of a test cell and function: [(error, argument at
+#: fault, message)]. A run of a cell is the calling frame's file name (IPython names each cell's code, one
+#: name per cell text; the grader ``<test id>``) with its globals (the grader's are new for every run of a
+#: test; kept alive while listed, so their id is not reused). The last few only.
+_RAISED: dict = {}
+
+
+def _callee(function: Any) -> Any:
+    """The same function across calls: a grader stand-in by the source it carries, a bound method by its
+    object and function (``AvgPool2dFunction.apply`` is a new bound method at every access)."""
+    source = getattr(function, "__student_source__", None)
+    if isinstance(source, str):
+        return source
+    owner, inner = getattr(function, "__self__", None), getattr(function, "__func__", None)
+    return (id(owner), id(inner)) if inner is not None else id(function)
+
+
+def _argument_counts(message: str, families: list[str]) -> dict[str, int]:
+    """How often ``message`` names each argument (``input`` covers ``input_size``), by whole words."""
+    counts: dict[str, int] = {}
+    for word in re.findall(r"[a-z_][a-z0-9_]*", message.lower()):
+        family = next((f for f in families if word == f or word.startswith(f + "_")), None)
+        if family is not None:
+            counts[family] = counts.get(family, 0) + 1
+    return counts
+
+
+def _catch_all(frame: Any, function: Any, error: type, argument: str, message: str) -> tuple[str, str] | None:
+    """``(argument, message)`` of an earlier error of type ``error`` in this run of the calling cell, for a
+    different argument of ``function``, whose message names the arguments exactly as often as ``message``
+    does; or ``None``. Records this one. The arguments are those the cell's checks put first in ``mentions``
+    (families by prefix: ``input`` and ``input_size`` are one)."""
+    scope = (frame.f_code.co_filename, frame.f_globals) if frame is not None else ("", None)
+    key = (scope[0], id(scope[1]), _callee(function))
+    seen = _RAISED.setdefault(key, (scope[1], function, []))[2]
+    while len(_RAISED) > 4:
+        del _RAISED[next(iter(_RAISED))]
+    argument = argument.lower()
+    words = sorted({a for _, a, _ in seen} | {argument})
+    families = [w for w in words if w and not any(w.startswith(o + "_") for o in words)]
+
+    def family(word: str) -> str | None:
+        return next((f for f in families if word == f or word.startswith(f + "_")), None)
+
+    found = None
+    for kind, other, earlier in seen:
+        if kind is error and family(other) != family(argument) and \
+                _argument_counts(earlier, families) == _argument_counts(message, families):
+            found = (other, earlier)
+            break
+    if len(seen) < 256:
+        seen.append((error, argument, message))
+    return found
 
 
 #: The errors a check may take as a symptom of the student's code and turn into a verdict. Never a broad
@@ -1004,7 +1070,15 @@ class _Resolver:
         """``(as written, dotted path)`` per use: ``F.conv2d`` is ``torch.nn.functional.conv2d``; the code's
         own ``def``/``class`` names are not uses; attributes of a local that holds data (``x.reshape``)
         are uses by name, except attributes the code sets itself (``self.kernel_size``)."""
-        found = list(self.imports) + [(f"case ...({a}=...)", [a]) for a in self.pattern_attributes]
+        return [(written, path) for written, path, _ in self.kinded_uses(tree)]
+
+    def kinded_uses(self, tree: ast.AST) -> list[tuple[str, list[str], str]]:
+        """:meth:`uses` with the kind of each: ``"import"`` (the module an import statement names),
+        ``"library"`` (a dotted path from an import, the set-up or the built-ins), ``"data"`` (attribute names of a value that holds data, ``x.reshape``) or
+        ``"holding"`` (attribute names of a value that may be a function, class or module the resolver
+        cannot name, ``next(iter([F])).conv2d``: the code's own attribute names do not excuse these)."""
+        found = [(w, p, "import") for w, p in self.imports] + \
+            [(f"case ...({a}=...)", [a], "holding") for a in self.pattern_attributes]
         consumed: set[int] = set()
         for node in ast.walk(tree):
             if id(node) in consumed:
@@ -1020,24 +1094,28 @@ class _Resolver:
                 base, attributes = _chain(node)
                 written = ast.unparse(node)
                 if base is None:
-                    found.append(("." + ".".join(attributes), attributes))
+                    holds = self.carried(inner).holds
+                    found.append(("." + ".".join(attributes), attributes, "holding" if holds else "data"))
                     continue
                 found += self._resolved(base, attributes, written)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 found += self._resolved(node, [], node.id)
         return [use for use in found if use[1]]
 
-    def _resolved(self, base: ast.Name, attributes: list[str], written: str) -> list[tuple[str, list[str]]]:
+    def _resolved(self, base: ast.Name, attributes: list[str], written: str) -> list[tuple[str, list[str], str]]:
         scope = self.scope_of.get(id(base), self.module)
         if self.own(base.id, scope):
             return []
         carried = self.name(base.id, scope)
         if not carried.paths:  # a local holding data: its attributes, but not those the code sets itself
-            return [(written, [a for a in attributes if a not in self.stored_attributes])]
+            if carried.holds:  # ...unless it may hold a function, class or module (m = next(iter([F])))
+                return [(written, attributes, "holding")]
+            return [(written, [a for a in attributes if a not in self.stored_attributes], "data")]
         uses = []
         for path in sorted(carried.paths):
             resolved = ".".join([path] + attributes)
-            uses.append((written if resolved == written else f"{written} ({resolved})", resolved.split(".")))
+            uses.append((written if resolved == written else f"{written} ({resolved})", resolved.split("."),
+                         "library"))
         return uses
 
     def untraced(self, tree: ast.AST) -> list[str]:
@@ -1205,6 +1283,8 @@ LOOKUP_KEYWORDS = {"allow_pickle": False, "weights_only": True}  # keyword: the 
 SYS_INTERNALS = {"modules", "settrace", "setprofile", "gettrace", "getprofile", "_getframe", "meta_path",
                  "path_hooks", "path_importer_cache", "addaudithook", "_current_frames", "setrecursionlimit"}
 ALLOWED_DUNDERS = {"__name__", "__qualname__", "__init__", "__doc__", "__class__"}
+ALLOWED_TENSOR_TEXT = ("strided slices and +=, F.pad, x.unfold, F.unfold/F.fold, x.cumsum, x.sum, "
+                       "x.new_zeros, torch.arange, reshape/view/permute, einsum, and your own helper functions")
 ALLOWED_TEXT = ("allowed: NumPy and PyTorch operations, plain attribute access (np.sum, x.shape), Python's "
                 "built-ins such as range, len, min, max, isinstance, and your own helper functions")
 
@@ -1263,6 +1343,102 @@ def unreadable_uses(tree: ast.AST, resolver: _Resolver) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+#: Lesson 4's rule "tensor operations only" as an allow-list (``check_avoids(..., allowed=TENSOR_ARITHMETIC)``):
+#: the library names its code may use, by resolved dotted path (``*`` patterns), and, as ``.name``, the
+#: attributes it may read or call on its values (``x.unfold``, ``ctx.saved_tensors``; ``torch.Tensor.unfold``
+#: too). Enough for every honest way to pool with shifted slices, ``F.pad``, ``x.unfold``/``F.unfold``/``F.fold``,
+#: prefix sums or ``einsum``; never a pooling, convolution or resampling function. The code's own
+#: functions, classes and the attributes it sets are its own; built-in exceptions are always allowed.
+TENSOR_ARITHMETIC = frozenset({
+    # Python's built-ins that compute plain values or iterate (not getattr/eval/open/...: see dynamic_code)
+    "abs", "all", "any", "bool", "callable", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next", "object",
+    "pow", "print", "range", "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "super",
+    "tuple", "type", "zip", "staticmethod", "classmethod", "property", "NotImplemented", "Ellipsis",
+    "math.*", "itertools.*", "typing.*", "numbers.Integral", "numbers.Real", "numbers.Number", "operator.index",
+    "operator.add", "operator.mul", "functools.reduce", "functools.partial", "functools.wraps", "functools.cache",
+    "functools.lru_cache",
+    # torch: making tensors, dtypes and devices, the Function and Module machinery
+    "torch.Tensor", "torch.Size", "torch.dtype", "torch.device", "torch.float16", "torch.float32",
+    "torch.float64", "torch.bfloat16", "torch.half", "torch.float", "torch.double", "torch.int64",
+    "torch.int32", "torch.long", "torch.int", "torch.bool", "torch.finfo", "torch.is_tensor",
+    "torch.is_floating_point", "torch.get_default_dtype", "torch.zeros", "torch.ones", "torch.empty",
+    "torch.full", "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like", "torch.arange",
+    "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.no_grad", "torch.enable_grad",
+    "torch.autograd.Function", "torch.autograd.function.once_differentiable", "torch.autograd.function.FunctionCtx",
+    "torch.nn.Module",
+    # torch: arithmetic, sums, views, padding and window views
+    "torch.stack", "torch.cat", "torch.concat", "torch.clamp", "torch.clip", "torch.minimum", "torch.maximum",
+    "torch.where", "torch.cumsum", "torch.sum", "torch.mean", "torch.einsum", "torch.matmul", "torch.outer",
+    "torch.diff", "torch.flip", "torch.narrow", "torch.div", "torch.add", "torch.sub", "torch.mul",
+    "torch.floor_divide", "torch.roll", "torch.as_strided", "torch.broadcast_to", "torch.repeat_interleave",
+    "torch.eye", "torch.kron", "torch.mm", "torch.bmm", "torch.tensordot", "torch.result_type",
+    "torch.promote_types", "torch.true_divide", "torch.clamp_min", "torch.clamp_max", "torch.count_nonzero",
+    "torch.split", "torch.chunk", "torch.unbind", "torch.squeeze", "torch.unsqueeze", "torch.reshape",
+    "torch.permute", "torch.transpose", "torch.flatten", "torch.index_select", "torch.gather", "torch.scatter_add",
+    "torch.index_add", "torch.is_grad_enabled", "torch.cuda.is_available",
+    "torch.nn.functional.pad", "torch.nn.functional.unfold", "torch.nn.functional.fold",
+    # numpy: types and plain arithmetic (a backward may leave autograd, marked @once_differentiable)
+    "numpy.integer", "numpy.floating", "numpy.bool_", "numpy.ndarray", "numpy.dtype", "numpy.issubdtype",
+    "numpy.float16", "numpy.float32", "numpy.float64", "numpy.int64", "numpy.zeros", "numpy.ones",
+    "numpy.empty", "numpy.zeros_like", "numpy.asarray", "numpy.array", "numpy.arange", "numpy.pad",
+    "numpy.cumsum", "numpy.sum", "numpy.minimum", "numpy.maximum", "numpy.clip", "numpy.add.at", "numpy.prod",
+    "numpy.floor", "numpy.ceil", "numpy.ndim", "numpy.shape", "numpy.number", "numpy.int32",
+    # attributes of values: tensors (and arrays), ctx, lists, dicts and strings
+    *(f".{name}" for name in (
+        "shape", "ndim", "dim", "size", "dtype", "device", "type", "index", "is_floating_point", "element_size",
+        "numel", "is_cuda", "requires_grad", "is_contiguous", "T", "item", "tolist", "detach", "cpu", "cuda",
+        "numpy", "to", "float", "double", "half", "clone", "contiguous", "view", "view_as", "reshape",
+        "reshape_as", "permute", "transpose", "flatten", "unflatten", "squeeze", "unsqueeze", "expand",
+        "expand_as", "repeat", "unfold", "narrow", "select", "flip", "split", "chunk", "new_zeros", "new_ones",
+        "new_empty", "new_full", "new_tensor", "zero_", "fill_", "copy_", "add", "add_", "sub", "sub_", "mul",
+        "mul_", "div", "div_", "neg", "abs", "sum", "mean", "cumsum", "diff", "clamp", "clamp_", "clip",
+        "clamp_min", "clamp_max", "min", "max", "minimum", "maximum", "index_add", "index_add_", "where",
+        "masked_fill", "masked_fill_", "eq", "ne", "lt", "le", "gt", "ge", "any", "all", "matmul", "astype",
+        "mm", "bmm", "outer", "t", "mT", "ndimension", "stride", "storage_offset", "as_strided", "roll",
+        "broadcast_to", "repeat_interleave", "sum_to_size", "floor_divide", "remainder", "pow", "index_select",
+        "gather", "scatter_add", "scatter_add_", "index_put_", "cumsum_", "new", "get_device", "unbind",
+        "true_divide", "count_nonzero", "copy", "data", "mark_dirty",
+        "saved_tensors", "save_for_backward", "needs_input_grad", "mark_non_differentiable",
+        "set_materialize_grads", "append", "extend", "insert", "pop", "items", "keys", "values", "get",
+        "update", "join", "format", "lower", "upper", "strip", "split", "startswith", "endswith",
+        "__init__", "__name__", "__qualname__", "__class__", "__doc__")),
+})
+
+
+def unlisted_uses(tree: ast.AST, allowed: Iterable[str], resolver: _Resolver) -> list[str]:
+    """The uses of ``tree`` (:meth:`_Resolver.kinded_uses`) that ``allowed`` does not list (library paths,
+    ``*`` patterns, ``.name`` for attributes of values; see :data:`TENSOR_ARITHMETIC`): one entry each, as
+    written with its resolved path. The code's own ``def``/``class`` names and the attributes it sets are
+    its own (not for a value that may hold a function, class or module); built-in exceptions are allowed."""
+    entries = set(allowed)
+    patterns = [e for e in entries if "*" in e]
+    attributes = {e[1:] for e in entries if e.startswith(".")}
+    own = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                    ast.ClassDef))} | set(resolver.stored_attributes)
+
+    def listed(dotted: str) -> bool:
+        if dotted in entries or any(fnmatch.fnmatchcase(dotted, p) for p in patterns):
+            return True
+        if dotted.startswith("torch.Tensor.") and dotted.count(".") == 2:
+            return dotted.rsplit(".", 1)[1] in attributes
+        kind = getattr(builtins, dotted, None) if "." not in dotted else None
+        return isinstance(kind, type) and issubclass(kind, BaseException)
+
+    found = []
+    for written, path, kind in resolver.kinded_uses(tree):
+        dotted = ".".join(path)
+        if kind == "import":  # importing a module some listed name lives in is fine: its uses are checked
+            if not (listed(dotted) or any(e.startswith(dotted + ".") for e in entries)):
+                found.append(written)
+        elif kind == "library":
+            if not listed(dotted):
+                found.append(written)
+        elif any(a not in attributes and (kind == "holding" or a not in own) for a in path):
+            found.append(written)
+    return list(dict.fromkeys(found))
+
+
 def dynamic_code(tree: ast.AST) -> list[str]:
     """What in ``tree`` hides what it calls (see :data:`DYNAMIC_CALLS`, :data:`INTERNAL_MODULES`,
     :data:`SYS_INTERNALS`, and attributes set on a library or on a class from outside it): one
@@ -1301,7 +1477,7 @@ def dynamic_code(tree: ast.AST) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
+def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed: Iterable[str] | None = None) -> None:
     """Assert that the source of ``function`` (with every helper it uses) uses nothing that ``forbidden``
     lists, by what each name resolves to (modules, functions, or ``*`` patterns: :func:`forbidden_uses`;
     ``F.conv2d`` is ``torch.nn.functional.conv2d``, a helper of one's own called ``reference`` is one's
@@ -1314,6 +1490,8 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
 
     Used where an exercise forbids a library shortcut, e.g. ``torch`` or ``avg_pool2d`` in the loops
     lesson. Under the grader the source is the student's as submitted, read in the grader's process.
+    Where an exercise allows only some operations ("tensor operations only", lesson 4), ``allowed`` is
+    that allow-list (:data:`TENSOR_ARITHMETIC`, :func:`unlisted_uses`): anything else is refused too.
     """
     try:
         tree = _parse(source_of(function))
@@ -1329,6 +1507,12 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str) -> None:
     if found:
         raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
                              f"({ALLOWED_TEXT})")
+    unlisted = unlisted_uses(tree, allowed, resolver) if allowed is not None else []
+    if unlisted:
+        raise AssertionError(f"{name}: this exercise allows only tensor operations, and {', '.join(unlisted[:4])} "
+                             f"{'is' if len(unlisted) == 1 else 'are'} not among them (no pooling, convolution or "
+                             f"resampling function computes the windows for you); write the window sums yourself "
+                             f"with {ALLOWED_TENSOR_TEXT}")
     unreadable = unreadable_uses(tree, resolver)
     if unreadable:
         raise AssertionError(f"{name}: {'; '.join(unreadable)}: the grader cannot read what that runs, so it is not "

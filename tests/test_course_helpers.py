@@ -1,5 +1,6 @@
 """Unit tests of the course/ helpers that lesson 1 uses: checks, plotting, data, reference."""
 
+import functools
 import re
 
 import matplotlib
@@ -107,6 +108,139 @@ def test_check_raises_wants_the_right_error_and_words():
         check_raises(ValueError, ["kernel_size"], strict, 2)
     with pytest.raises(AssertionError, match="raised TypeError"):
         check_raises(ValueError, ["kernel_size"], strict, "x")
+
+
+# check_raises and catch-all messages (issue 31): lesson 1's two error cells, as the grader runs them (one
+# compiled cell, fresh globals), against an output_size whose checks are the reference's and whose messages
+# come in thirteen honest styles, some naming two, three or all four arguments, and four catch-all styles.
+_AT_FAULT = {"type_input": "input_size", "type_kernel": "kernel_size", "type_stride": "stride",
+             "type_padding": "padding", "input_min": "input_size", "kernel_min": "kernel_size", "stride_min": "stride",
+             "padding_min": "padding", "padding_max": "padding", "window": "input_size"}
+_RULE = {"type": "must be an int or a pair of ints", "input_min": "must be >= 1 on each axis",
+         "kernel_min": "must be >= 1 on each axis", "stride_min": "must be >= 0 on each axis (0 means kernel_size)",
+         "padding_min": "must be >= 0 on each axis", "padding_max": "must be <= kernel_size // 2",
+         "window": "plus 2 * padding is smaller than kernel_size"}
+
+
+def _rule(rule):
+    return _RULE["type" if rule.startswith("type") else rule]
+
+
+def _output_size_saying(say):
+    """The reference's output_size whose error for ``rule`` says ``say(argument, rule, value, arguments)``."""
+    def output_size(input_size, kernel_size, stride=0, padding=0):
+        given = {"input_size": input_size, "kernel_size": kernel_size, "stride": stride, "padding": padding}
+
+        def fail(kind, rule):
+            raise kind(say(_AT_FAULT[rule], rule, given[_AT_FAULT[rule]], given))
+
+        def pair(value, rule):
+            whole = [isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                     for v in (value if isinstance(value, (tuple, list)) and len(value) == 2 else [value])]
+            if not all(whole) or isinstance(value, (tuple, list)) and len(value) != 2:
+                fail(TypeError, rule)
+            return (int(value), int(value)) if not isinstance(value, (tuple, list)) else tuple(map(int, value))
+
+        size, kernel = pair(input_size, "type_input"), pair(kernel_size, "type_kernel")
+        step, pad = pair(stride, "type_stride"), pair(padding, "type_padding")
+        for values, rule, low in ((size, "input_min", 1), (kernel, "kernel_min", 1), (step, "stride_min", 0),
+                                  (pad, "padding_min", 0)):
+            if min(values) < low:
+                fail(ValueError, rule)
+        for a in range(2):
+            if pad[a] > kernel[a] // 2:
+                fail(ValueError, "padding_max")
+            if size[a] + 2 * pad[a] < kernel[a]:
+                fail(ValueError, "window")
+        step = tuple(k if s == 0 else s for k, s in zip(kernel, step))
+        return tuple((size[a] + 2 * pad[a] - kernel[a]) // step[a] + 1 for a in range(2))
+    return output_size
+
+
+def _call(given):
+    return ", ".join(f"{k}={v!r}" for k, v in given.items())
+
+
+HONEST_MESSAGES = {
+    "name, rule, value": lambda a, r, v, g: f"{a} {_rule(r)}, got {v!r}",
+    "invalid name: value (rule)": lambda a, r, v, g: f"invalid {a}: {v!r} ({_rule(r)})",
+    "the call, then the rule": lambda a, r, v, g: f"output_size({_call(g)}): {a} {_rule(r)}",
+    "the rule, then the call": lambda a, r, v, g: f"{a} {_rule(r)} (called with {_call(g)})",
+    "signature first": lambda a, r, v, g: f"output_size(input_size, kernel_size, stride, padding): {a} {_rule(r)}",
+    "expected ...; got name=value": lambda a, r, v, g: f"expected {a} that {_rule(r).replace('must be', 'is')}; got {a}={v!r}",
+    "the window in words": lambda a, r, v, g: (
+        f"kernel_size {g['kernel_size']} is larger than input {g['input_size']} + 2*padding {g['padding']}"
+        if r == "window" else f"padding {g['padding']} is more than half of kernel_size {g['kernel_size']}"
+        if r == "padding_max" else f"{a} {_rule(r)}, got {v!r}"),
+    "sums of the others": lambda a, r, v, g: (
+        "input_size + 2 * padding must be >= kernel_size" if r == "window"
+        else "2 * padding must be <= kernel_size" if r == "padding_max" else f"{a}={v!r}: {_rule(r)}"),
+    "stride for context": lambda a, r, v, g: (
+        f"input_size {g['input_size']} with padding {g['padding']} is too small for kernel_size {g['kernel_size']}"
+        f" (stride {g['stride']})" if r == "window" else f"bad {a} {v!r}: {_rule(r)}"),
+    "terse": lambda a, r, v, g: f"{a}: {_rule(r)}",
+    "per axis": lambda a, r, v, g: f"each axis of {a} {_rule(r)}; {a} was {v!r}",
+    "type names": lambda a, r, v, g: (f"{a} must be an int or a tuple of two ints, not {type(v).__name__}"
+                                      if r.startswith("type") else f"{a} out of range: {v!r} ({_rule(r)})"),
+    "a sentence": lambda a, r, v, g: f"The value {v!r} given for {a} is not allowed: it {_rule(r)}.",
+}
+_ALL = "input_size, kernel_size, stride or padding"
+CATCH_ALL_MESSAGES = {
+    "one per type": lambda a, r, v, g: f"{_ALL} {'has the wrong type' if r.startswith('type') else 'is out of range'}",
+    "with every value": lambda a, r, v, g: f"invalid {_ALL} (got {_call(g)})",
+    "with the rule but not whose": lambda a, r, v, g: f"{_ALL} is wrong: {_rule(r)}",
+    "names shuffled by value": lambda a, r, v, g: "one of " + ", ".join(sorted(g, key=lambda k: repr(g[k]))) + " is wrong",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _error_cell_sources() -> dict:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "source" / "lesson1_by_hand" / "lesson1_by_hand.ipynb"
+    cells = json.loads(path.read_text())["cells"]
+    found = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"]) for c in cells}
+    return {i: found[i] for i in ("output_size_errors", "output_size_types")}
+
+
+def _lesson1_error_cells(output_size) -> dict:
+    """{grade_id: None or the AssertionError's text} of lesson 1's output_size_errors and output_size_types."""
+    found = {}
+    for grade_id, source in _error_cell_sources().items():
+        try:
+            exec(compile(source, f"<test {grade_id}>", "exec"),
+                 {"np": np, "check_raises": check_raises, "output_size": output_size, "print": lambda *a: None})
+            found[grade_id] = None
+        except AssertionError as error:
+            found[grade_id] = str(error)
+    return found
+
+
+@pytest.mark.parametrize("style", list(HONEST_MESSAGES))
+def test_check_raises_passes_honest_messages_that_name_one_two_or_every_argument(style):
+    assert _lesson1_error_cells(_output_size_saying(HONEST_MESSAGES[style])) == {
+        "output_size_errors": None, "output_size_types": None}
+
+
+@pytest.mark.parametrize("style", list(CATCH_ALL_MESSAGES))
+def test_check_raises_fails_one_message_that_names_every_argument(style):
+    """Corpus lesson1_by_hand/cheat_shotgun_messages, lesson3_numpy/cheat_error_words: each cell fails, saying
+    which earlier error named the same arguments."""
+    for grade_id, failure in _lesson1_error_cells(_output_size_saying(CATCH_ALL_MESSAGES[style])).items():
+        assert failure and "which names the same arguments as the" in failure and "say which one" in failure, \
+            (grade_id, failure)
+
+
+def test_check_raises_compares_errors_within_one_run_of_a_cell():
+    """A run of a cell is its own: the same catch-all function checked once per cell run is not compared
+    across runs (a fixed function, run again, starts afresh), nor across error types."""
+    shotgun = _output_size_saying(CATCH_ALL_MESSAGES["with the rule but not whose"])
+    for arguments, mention in ((((4, 4), 0), "kernel_size"), (((4, 4), 2, -1), "stride")):
+        exec(compile("check_raises(ValueError, [mention], output_size, *arguments)", "<test one>", "exec"),
+             {"check_raises": check_raises, "output_size": shotgun, "mention": mention, "arguments": arguments})
+    check_raises(ValueError, ["kernel_size"], shotgun, (4, 4), 0)
+    check_raises(TypeError, ["stride"], shotgun, (4, 4), 2, "2")  # another type: its own messages
 
 
 def test_check_same_outcome_wants_the_wrapped_result_or_its_error():

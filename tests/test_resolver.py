@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course.checks import check_avoids, forbidden_uses, untraced_uses
+from course.checks import TENSOR_ARITHMETIC, _Resolver, check_avoids, forbidden_uses, unlisted_uses, untraced_uses
 
 #: The lesson set-up's names as the grader's parent resolves them.
 SETUP = {"np": np, "torch": torch, "F": F, "nn": nn}
@@ -242,7 +242,7 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
     from autograder.grading.verdicts import parent_namespace
 
     root = Path(__file__).resolve().parents[1]
-    checked = 0
+    checked = allow_listed = 0
     for name in ("lesson2_loops", "lesson3_numpy", "lesson4_torch", "lesson5_gap"):
         lesson = load_lesson(name, root)
         namespace = parent_namespace(lesson)
@@ -252,9 +252,12 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check_avoids":
                     target = ast.unparse(node.args[0]).split(".")[0]
                     forbidden = eval(ast.unparse(node.args[1]), dict(namespace))
-                    check_avoids(_Graded(definition_source(cells, target), namespace), forbidden, target)
+                    options = {k.arg: eval(ast.unparse(k.value), dict(namespace)) for k in node.keywords}
+                    check_avoids(_Graded(definition_source(cells, target), namespace), forbidden, target, **options)
                     checked += 1
+                    allow_listed += "allowed" in options
     assert checked >= 10
+    assert allow_listed >= 7  # every check_avoids of lesson 4 is its allow-list
 
 
 class _OwnAttributes(nn.Module):
@@ -317,3 +320,96 @@ def test_patched_libraries_course_helpers_and_code_from_text_are_refused(cheat, 
     of one's own arguments and locals (``self.kernel_size``, ``layer.kernel_size``) are fine."""
     check_avoids(_Graded(HONEST_POOL), LESSON4, "pool")
     assert words in _refusal(cheat)
+
+
+# Lesson 4's "tensor operations only" is an allow-list (issue 31 item 1): every honest way to pool keeps its
+# points, and whatever is not listed is refused with its name, pooling or not.
+HONEST_TENSOR_POOLING = {
+    "padded copy, shift and add": (
+        "def pool(x, k, s, p):\n    xp = F.pad(x, (p, p, p, p))\n    H, W = xp.shape[-2:]\n"
+        "    ho, wo = (H - k) // s + 1, (W - k) // s + 1\n    out = x.new_zeros((*x.shape[:2], ho, wo))\n"
+        "    for i, j in itertools.product(range(k), range(k)):\n"
+        "        out += xp[:, :, i:i + s * (ho - 1) + 1:s, j:j + s * (wo - 1) + 1:s]\n    return out / (k * k)"),
+    "Tensor.unfold": "def pool(x, k, s):\n    return x.unfold(2, k, s).unfold(3, k, s).mean(dim=(-1, -2))",
+    "F.unfold and F.fold": (
+        "def pool(x, k, s):\n    B, C, H, W = x.shape\n    return F.unfold(x.reshape(B * C, 1, H, W), k, stride=s).mean(1)\n"
+        "def back(g, size, k, s):\n    cols = g.reshape(g.shape[0], 1, -1).expand(-1, k * k, -1) / (k * k)\n"
+        "    return F.fold(cols, size, k, stride=s)"),
+    "prefix sums": (
+        "def pool(x, k):\n    c = torch.cumsum(F.pad(x, (1, 0, 1, 0)), dim=2).cumsum(dim=3)\n"
+        "    return (c[..., k:, k:] - c[..., :-k, k:] - c[..., k:, :-k] + c[..., :-k, :-k]) / (k * k)"),
+    "a pooling matrix and einsum": (
+        "def pool(x, k):\n    n = x.shape[-1] // k\n    A = torch.kron(torch.eye(n, dtype=x.dtype), torch.ones(1, k)) / k\n"
+        "    return torch.einsum('ih,bchw,jw->bcij', A, x, A)"),
+    "a class of one's own, a NumPy backward marked once_differentiable": (
+        "import itertools\nclass Geometry:\n    def __init__(self, k):\n        self.k = k\n    def out(self, n):\n"
+        "        return n // self.k\nclass P(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, k):\n"
+        "        ctx.g, ctx.shape = Geometry(k), x.shape\n        return x.unfold(2, k, k).unfold(3, k, k).mean((-1, -2))\n"
+        "    @staticmethod\n    @torch.autograd.function.once_differentiable\n    def backward(ctx, g):\n"
+        "        k, n = ctx.g.k, ctx.g.out(ctx.shape[-1])\n        a = g.detach().cpu().numpy()\n"
+        "        out = np.zeros(tuple(ctx.shape), dtype=a.dtype)\n"
+        "        for i, j in itertools.product(range(k), range(k)):\n"
+        "            out[..., i:n * k:k, j:n * k:k] += a / (k * k)\n"
+        "        return torch.from_numpy(out).to(g.device), None\ndef pool(x, k):\n    return P.apply(x, k)"),
+}
+
+TENSOR_CHEATS = [
+    ("def pool(x, k):\n    w = torch.ones(1, 1, k, k, dtype=x.dtype) / (k * k)\n    B, C, H, W = x.shape\n"
+     "    return F.conv2d(x.reshape(B * C, 1, H, W), w, stride=k).reshape(B, C, H // k, W // k)",
+     "F.conv2d (torch.nn.functional.conv2d)"),
+    ("def back(g, k):\n    return F.conv_transpose2d(g, torch.ones(1, 1, k, k) / k / k, stride=k)",
+     "F.conv_transpose2d (torch.nn.functional.conv_transpose2d)"),
+    ("def pool(x, k):\n    return torch.conv2d(x, torch.ones(1, 1, k, k) / k ** 2, stride=k)", "torch.conv2d"),
+    ("def pool(x, k):\n    return torch.nn.grad.conv2d_input(x.shape, torch.ones(1, 1, k, k), x)",
+     "torch.nn.grad.conv2d_input"),
+    ("def pool(x, k):\n    op = torch.ops.aten\n    return op.mean(x)", "op.mean (torch.ops.aten.mean)"),
+    ("def pool(x, k):\n    return np.convolve(x, np.ones(k))", "np.convolve (numpy.convolve)"),
+    ("import scipy.ndimage as nd\ndef pool(x, k):\n    return nd.uniform_filter(x, k)", "import scipy.ndimage"),
+    ("def pool(x, k):\n    return F.linear(x, torch.ones(1, x.shape[-1]))", "F.linear (torch.nn.functional.linear)"),
+    ("def pool(x, k):\n    return torch.vmap(torch.sum)(x)", "torch.vmap"),
+    ("def helper(m, x):\n    return m.conv2d(x, x)\ndef pool(x, k):\n    return helper(F, x)", "m.conv2d"),
+    # a value that may hold a module: attributes the code sets or defines itself do not excuse it
+    ("class C:\n    def __init__(self):\n        self.conv2d = 0\ndef pool(x, k):\n    m = next(iter([F]))\n"
+     "    return m.conv2d(x, torch.ones(1, 1, k, k))", "m.conv2d"),
+    ("def conv2d(a, b):\n    return a\ndef pool(x, k):\n    return next(iter([F])).conv2d(x, torch.ones(1, 1, k, k))",
+     ".conv2d"),
+]
+
+
+@pytest.mark.parametrize("honest", list(HONEST_TENSOR_POOLING.values()), ids=list(HONEST_TENSOR_POOLING))
+def test_tensor_arithmetic_allows_every_honest_way_to_pool(honest):
+    namespace = {**SETUP, "itertools": __import__("itertools")}
+    check_avoids(_Graded(honest, namespace), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+    tree = ast.parse(honest)
+    assert unlisted_uses(tree, TENSOR_ARITHMETIC, _Resolver(tree, namespace, None)) == []
+
+
+@pytest.mark.parametrize("cheat, words", TENSOR_CHEATS, ids=[w for _, w in TENSOR_CHEATS])
+def test_tensor_arithmetic_refuses_whatever_it_does_not_list(cheat, words):
+    """Refused under the allow-list with the call's name and what to write instead; the pooling deny-list
+    alone lets the convolutions pass (the gap the allow-list closes)."""
+    with pytest.raises(AssertionError) as caught:
+        check_avoids(_Graded(cheat), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+    message = str(caught.value)
+    assert words in message and "allows only tensor operations" in message, message
+    assert "write the window sums yourself with strided slices and +=, F.pad, x.unfold" in message
+
+
+def test_pooling_under_any_binding_is_still_refused_under_the_allow_list():
+    """The deny-list's cheats (every binding form) stay refused when the allow-list is on too."""
+    for _, _, cheat, _ in FORMS:
+        with pytest.raises(AssertionError):
+            check_avoids(_Graded(cheat), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+    for cheat in ("def pool(x, k):\n    return torch.ops.aten.avg_pool2d.default(x, [k, k])",
+                  "from torch.nn.functional import lp_pool2d as mean_windows\ndef pool(x, k):\n    return mean_windows(x, 1, k)",
+                  "def pool(x, k):\n    return F.adaptive_avg_pool2d(x, 1)",
+                  "def pool(x, k):\n    return F.interpolate(x, scale_factor=1 / k, mode='area')"):
+        assert "must not use" in _refusal(cheat)
+
+
+def test_a_module_held_by_a_computed_value_is_not_excused_by_attributes_the_code_sets():
+    """Deny-list side of the same rule: ``ctx.avg_pool2d = 0`` somewhere no longer hides ``m.avg_pool2d``."""
+    cheat = ("class C:\n    def __init__(self):\n        self.avg_pool2d = 0\n"
+             "def pool(x, k):\n    m = next(iter([F]))\n    return m.avg_pool2d(x, k)")
+    assert "m.avg_pool2d" in _refusal(cheat)
+    check_avoids(_Graded(HONEST_POOL), LESSON4, "pool")  # self.kernel_size, layer.kernel_size: still one's own

@@ -1,8 +1,7 @@
-# corpus: cheat: every bad-argument error keeps its type (the student's checks decide it) but its message names every argument at once, so it "names the argument" whatever was wrong (issue 31 item 6)
+# corpus: cheat: every bad-argument error keeps its type (the student's checks decide it) but its message names every argument at once, so it "names the argument" whatever was wrong (issue 31 item 6); check_raises compares the errors of one cell: two for different arguments may not name the same arguments alike
 # category: cheat
 # status: ok
 # fails: output_size_errors, output_size_types
-# gap: output_size_errors, output_size_types -- check_raises reads a message by its words: one that names every argument passes (a rule against it would also fail honest messages that name three or four arguments)
 # %% output_size +
 _honest_output_size = output_size
 def output_size(input_size, kernel_size, stride=0, padding=0):

@@ -1,8 +1,7 @@
-# corpus: cheat: the forward checks no argument itself (only that float16 is refused); whatever goes wrong on the way (an AttributeError on a list, an unpacking error on a 3-D array, an int array that cannot be divided in place) comes back as TypeError or ValueError with one message naming every argument and rule, so each check_raises finds its words
+# corpus: cheat: the forward checks no argument itself (only that float16 is refused); whatever goes wrong on the way (an AttributeError on a list, an unpacking error on a 3-D array, an int array that cannot be divided in place) comes back as TypeError or ValueError with one message naming every argument and rule, so each check_raises finds its words; check_raises compares the errors of one cell, and the one for a bad kernel_size names the arguments exactly as the one for a bad x did
 # category: cheat
 # status: ok
 # fails: forward_errors
-# gap: forward_errors -- check_raises only asks that the message name the argument at fault, so one message naming every argument passes every check
 # %% avg_pool2d_numpy +
 _ALL = "x (a 4-D float array), kernel_size, stride, padding or the input size is wrong"
 
