@@ -1849,6 +1849,19 @@ class _LoopNests:
             self._walk(argument, ctx, turns, data, frame)
 
 
+def long_output_case(seed: int) -> tuple[tuple[int, int, int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """``(shape [1, 2, H, W], kernel_size, stride, padding)`` whose outputs are longer than :data:`LOOP_LIMIT`
+    on both axes (71 or more), its kernel (2 or 3 per axis), stride (1 or 2) and padding drawn from
+    :func:`input_generator` ``(seed)``, so per grading run: a loop that :func:`check_kernel_loops` accepts
+    cannot walk these outputs, and no one geometry can be special-cased."""
+    rng = input_generator(seed)
+    kernel = tuple(int(k) for k in rng.integers(2, 4, 2))
+    stride = tuple(int(s) for s in rng.integers(1, 3, 2))
+    padding = tuple(int(rng.integers(0, k // 2 + 1)) for k in kernel)
+    size = tuple((LOOP_LIMIT + 6) * s + k for k, s in zip(kernel, stride))
+    return (1, 2) + size, kernel, stride, padding
+
+
 def _loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNests:
     """:class:`_LoopNests` of ``function``'s source (with its helpers), read as :func:`check_avoids` reads it."""
     try:
