@@ -4,6 +4,7 @@ hidden forbidden use that is refused with a message saying what to write instead
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 import numpy as np
@@ -235,14 +236,18 @@ def test_scopes_follow_python_rules():
 
 def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
     """Each lesson's reference solution cells, read as the grader reads them, have nothing forbidden and
-    nothing untraced for every check_avoids of the lesson's tests."""
+    nothing untraced for every check_avoids of the lesson's tests, and loop as each loop rule asks."""
     from pathlib import Path
 
     from autograder.grading.lesson import _code_of, definition_source, load_lesson
     from autograder.grading.verdicts import parent_namespace
 
+    from course.checks import check_kernel_loops, check_output_loops
+
+    LOOP_RULES = {"check_kernel_loops": check_kernel_loops, "check_output_loops": check_output_loops}
     root = Path(__file__).resolve().parents[1]
     checked = allow_listed = 0
+    loops = set()
     for name in ("lesson2_loops", "lesson3_numpy", "lesson4_torch", "lesson5_gap"):
         lesson = load_lesson(name, root)
         namespace = parent_namespace(lesson)
@@ -256,8 +261,16 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
                     check_avoids(_Graded(definition_source(cells, target), namespace), forbidden, target, **options)
                     checked += 1
                     allow_listed += "allowed" in options
+                elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in LOOP_RULES:
+                    target = ast.unparse(node.args[0])
+                    LOOP_RULES[node.func.id](_Graded(definition_source(cells, target), namespace), target)
+                    loops.add((name, node.func.id, target))
     assert checked >= 10
     assert allow_listed >= 7  # every check_avoids of lesson 4 is its allow-list
+    assert loops == {("lesson2_loops", "check_output_loops", "avg_pool2d_loops"),
+                     ("lesson2_loops", "check_output_loops", "avg_pool2d_loops_backward"),
+                     ("lesson3_numpy", "check_kernel_loops", "avg_pool2d_numpy"),
+                     ("lesson3_numpy", "check_kernel_loops", "avg_pool2d_numpy_backward")}, loops
 
 
 class _OwnAttributes(nn.Module):
@@ -413,3 +426,290 @@ def test_a_module_held_by_a_computed_value_is_not_excused_by_attributes_the_code
              "def pool(x, k):\n    m = next(iter([F]))\n    return m.avg_pool2d(x, k)")
     assert "m.avg_pool2d" in _refusal(cheat)
     check_avoids(_Graded(HONEST_POOL), LESSON4, "pool")  # self.kernel_size, layer.kernel_size: still one's own
+
+
+# --- how a function loops: lesson 3 loops only over the kernel's offsets (check_kernel_loops), lesson 2 loops
+# over the outputs (check_output_loops); one reader of loops (course.checks._LoopNests) for both.
+_HEAD = '''
+def as_pair(value):
+    return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))
+
+
+def output_size(input_size, kernel_size, stride=0, padding=0):
+    """(the lesson's, given at grading: its own loops are not read)"""
+    size = tuple(int(n) for n in input_size)
+    while False:
+        pass
+    return tuple((size[a] + 2 * as_pair(padding)[a] - as_pair(kernel_size)[a]) // (as_pair(stride)[a] or as_pair(kernel_size)[a]) + 1 for a in range(2))
+
+
+def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw
+    a = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+'''
+KERNEL_LOOPS_HONEST = {
+    "shift_and_add": '''
+    out = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)
+    for di in range(kh):
+        for dj in range(kw):
+            out += a[:, :, di:di + sh * (out_h - 1) + 1:sh, dj:dj + sw * (out_w - 1) + 1:sw]
+    return out / (kh * kw)
+''',
+    "sliding_window_view_no_loop": '''
+    windows = np.lib.stride_tricks.sliding_window_view(a, (kh, kw), axis=(2, 3))
+    return windows[:, :, ::sh, ::sw].mean(axis=(-2, -1))
+''',
+    "prefix_sums": '''
+    table = np.pad(a, ((0, 0), (0, 0), (1, 0), (1, 0))).cumsum(2).cumsum(3)
+    top, left = slice(0, sh * (out_h - 1) + 1, sh), slice(0, sw * (out_w - 1) + 1, sw)
+    bottom, right = slice(kh, kh + sh * (out_h - 1) + 1, sh), slice(kw, kw + sw * (out_w - 1) + 1, sw)
+    return (table[:, :, bottom, right] - table[:, :, top, right] - table[:, :, bottom, left] + table[:, :, top, left]) / (kh * kw)
+''',
+    "separable_generators_and_axes": '''
+    rows = sum(a[:, :, t:t + sh * (out_h - 1) + 1:sh] for t in range(kh))
+    for axis, (k, s) in enumerate(zip((kw,), (sw,))):
+        rows = sum(rows[..., t:t + s * (out_w - 1) + 1:s] for t in range(k))
+    return rows / (kh * kw)
+''',
+    "product_and_a_helper_over_taps": '''
+    def tap(di, dj):
+        return a[:, :, di:di + sh * (out_h - 1) + 1:sh, dj:dj + sw * (out_w - 1) + 1:sw]
+
+    def taps(k1, k2):
+        found = []
+        for di, dj in itertools.product(range(k1), range(k2)):
+            found.append(tap(di, dj))
+        return found
+
+    parts = taps(kh, kw)
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total / (kh * kw)
+''',
+    "stride_phases_and_a_list_of_taps": '''
+    out = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)
+    for q in range(min(sh, out_h)):  # stride phases, then the taps of each
+        for t in range((q + ph) % sh, kh, sh):
+            out *= 1
+    full, partial = [], []
+    for t in range(kh):
+        chosen = full if t % 2 else partial
+        chosen.append(t)
+    partial += full[1:]
+    shape = tuple(int(n) for n in x.shape[2:])
+    b, c, h, w = (int(n) for n in x.shape)
+    for t in partial:
+        out += a[:, :, t:t + sh * (out_h - 1) + 1:sh, :sw * (out_w - 1) + 1:sw] * 0
+    return out
+''',
+}
+KERNEL_LOOPS_CHEATS = {  # each loops over the data some way; the words its refusal must say
+    "rows_short_axis": ('''
+    out = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)
+    for i in range(out_h):
+        out[:, :, i, :] = a[:, :, i * sh:i * sh + kh].sum(axis=2)[..., ::sw][..., :out_w]
+    return out
+''', ["for i in range(out_h)", "for di in range(kh)"]),
+    "shape": ('''
+    for i in range(x.shape[2]):
+        pass
+    return a
+''', ["x.shape[2]"]),
+    "while": ('''
+    i = 0
+    while i < out_h:
+        i += 1
+    return a
+''', ["while"]),
+    "recursion": ('''
+    if out_h > 1:
+        return avg_pool2d_numpy(x[:, :, 1:], kernel_size, stride, padding)
+    return a
+''', ["recursion"]),
+    "vectorize": ('''
+    return np.vectorize(lambda v: v / 2)(a)
+''', ["vectorize", "once per item"]),
+    "apply_along_axis": ('''
+    return np.apply_along_axis(np.mean, 3, a)
+''', ["apply_along_axis"]),
+    "helper_called_with_the_output_size": ('''
+    def each(n):
+        for i in range(n):
+            a[:, :, i] *= 1
+    each(out_h)
+    return a
+''', ["for i in range(n)"]),
+    "over_the_array": ('''
+    return np.stack([m.sum() for m in a])
+''', ["for m in a"]),
+    "a_large_constant": ('''
+    for i in range(1000):
+        if i >= out_h:
+            break
+    return a
+''', ["1000 times"]),
+    "a_power_of_the_kernel": ('''
+    for i in range(kh ** 4):
+        if i >= out_h:
+            break
+    return a
+''', ["625 times"]),
+    "nested_kernel_loops": ('''
+    for p in range(kh):
+        for q in range(kh):
+            for r in range(kh):
+                pass
+    return a
+''', ["125 times"]),
+    "map_over_rows": ('''
+    return np.stack(list(map(lambda i: a[:, :, i].sum(), range(out_h))))
+''', ["map"]),
+    "sum_over_rows": ('''
+    return sum(a[:, :, i] for i in range(out_h))
+''', ["for i in range(out_h)"]),
+    "helper_as_a_value": ('''
+    def row(i):
+        return a[:, :, i]
+    return np.stack([np.zeros(3)] + [np.asarray(f(0)) for f in (row,)])
+''', ["passed as a value"]),
+    "an_alias_of_a_helper": ('''
+    def row(i):
+        for t in range(kh):
+            pass
+    f = [row][0]
+    for t in range(kh):
+        f(t)
+    return a
+''', ["a value the rule cannot trace"]),
+    "a_counter_that_grows": ('''
+    n = kh
+    n = n * out_h
+    for i in range(n):
+        pass
+    return a
+''', ["for i in range(n)"]),
+    "a_list_that_grows_while_read": ('''
+    taps = [0]
+    for t in taps:
+        if len(taps) < out_h:
+            taps.append(t)
+    return a
+''', ["a list grows"]),
+    "a_method_with_a_loop": ('''
+    class Rows:
+        def __iter__(self):
+            for i in range(out_h):
+                yield i
+    for i in Rows():
+        pass
+    return a
+''', ["for i in Rows()"]),
+    "unpacked_through_a_filter": ('''
+    first, second = (i for i in range(out_h) if i > out_h - 3)
+    return a
+''', ["for i in range(out_h)"]),
+}
+
+
+def _kernel_loops_refusal(body: str) -> str:
+    from course.checks import check_kernel_loops
+
+    with pytest.raises(AssertionError) as caught:
+        check_kernel_loops(_Graded(_HEAD + body, {**SETUP, "itertools": itertools}), "avg_pool2d_numpy")
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("body", KERNEL_LOOPS_HONEST.values(), ids=KERNEL_LOOPS_HONEST.keys())
+def test_kernel_loops_honest_vectorized_code_passes(body):
+    from course.checks import check_kernel_loops
+
+    check_kernel_loops(_Graded(_HEAD + body, {**SETUP, "itertools": itertools}), "avg_pool2d_numpy")
+    namespace: dict = {"np": np, "itertools": itertools}
+    exec(compile(_HEAD + body, "<honest>", "exec"), namespace)  # and it runs: right values on a small input
+    x = np.arange(2 * 3 * 7 * 8, dtype=np.float64).reshape(2, 3, 7, 8)
+    out = namespace["avg_pool2d_numpy"](x, 3, 2, 1)
+    assert out.shape == (2, 3, 4, 4)
+
+
+@pytest.mark.parametrize("cheat", KERNEL_LOOPS_CHEATS, ids=list(KERNEL_LOOPS_CHEATS))
+def test_kernel_loops_a_loop_over_the_data_is_refused_and_says_what_to_write(cheat):
+    body, words = KERNEL_LOOPS_CHEATS[cheat]
+    message = _kernel_loops_refusal(body)
+    assert "avg_pool2d_numpy" in message and "for di in range(kh)" in message, message
+    for word in words:
+        assert word in message, (word, message)
+
+
+def test_kernel_loops_in_the_notebook_read_the_function_with_its_helpers():
+    """In the student's kernel the function's own module supplies the source (with its helpers)."""
+    from course.checks import check_kernel_loops, check_output_loops
+
+    honest: dict = {"np": np, "itertools": itertools}
+    exec(compile(_HEAD + KERNEL_LOOPS_HONEST["shift_and_add"], "<honest>", "exec"), honest)
+    source = _HEAD + KERNEL_LOOPS_HONEST["shift_and_add"]
+    honest["avg_pool2d_numpy"].__student_source__ = source  # (exec'd code has no file for inspect)
+    check_kernel_loops(honest["avg_pool2d_numpy"], "avg_pool2d_numpy")
+    with pytest.raises(AssertionError, match="explicit Python loops"):
+        check_output_loops(honest["avg_pool2d_numpy"], "avg_pool2d_numpy")
+
+
+OUTPUT_LOOPS_HONEST = {
+    "four_loops_any_order": '''
+    out = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)
+    for i in range(out_h):
+        for b in range(x.shape[0]):
+            for j in range(out_w):
+                for c in range(x.shape[1]):
+                    out[b, c, i, j] = a[b, c, i * sh:i * sh + kh, j * sw:j * sw + kw].mean()
+    return out
+''',
+    "positions_with_a_helper_per_window": '''
+    def window(i, j):
+        return a[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw].sum(axis=(2, 3)) / (kh * kw)
+
+    out = np.empty(x.shape[:2] + (out_h, out_w), x.dtype)
+    for j in range(out_w):
+        for i in range(out_h):
+            out[:, :, i, j] = window(i, j)
+    return out
+''',
+    "nested_comprehensions": '''
+    return np.array([[[[a[b, c, i * sh:i * sh + kh, j * sw:j * sw + kw].mean() for j in range(out_w)]
+                       for i in range(out_h)] for c in range(x.shape[1])] for b in range(x.shape[0])])
+''',
+}
+
+
+@pytest.mark.parametrize("body", OUTPUT_LOOPS_HONEST.values(), ids=OUTPUT_LOOPS_HONEST.keys())
+def test_output_loops_honest_loops_pass_vectorized_code_fails(body):
+    from course.checks import check_output_loops
+
+    check_output_loops(_Graded(_HEAD.replace("avg_pool2d_numpy", "avg_pool2d_loops") + body), "avg_pool2d_loops")
+    for vectorized in ("shift_and_add", "sliding_window_view_no_loop", "prefix_sums"):
+        source = _HEAD.replace("avg_pool2d_numpy", "avg_pool2d_loops") + KERNEL_LOOPS_HONEST[vectorized]
+        with pytest.raises(AssertionError, match=r"explicit Python loops.*for i in range\(out_h\)"):
+            check_output_loops(_Graded(source), "avg_pool2d_loops")
+    rows_only = _HEAD.replace("avg_pool2d_numpy", "avg_pool2d_loops") + KERNEL_LOOPS_CHEATS["rows_short_axis"][0]
+    with pytest.raises(AssertionError, match="finds 1 loop"):
+        check_output_loops(_Graded(rows_only), "avg_pool2d_loops")
+
+
+def test_the_long_output_case_outruns_every_accepted_loop_and_is_drawn_per_run(monkeypatch):
+    """``long_output_case``: outputs longer than LOOP_LIMIT on both axes at every drawn geometry (within
+    the geometry bound the loop rule reads), the same in a notebook, drawn anew per grading run."""
+    from course import checks
+    from course.reference import avg_pool2d_reference
+
+    assert checks.long_output_case(150) == checks.long_output_case(150)  # a notebook: fixed
+    drawn = set()
+    for run in range(40):
+        monkeypatch.setattr(checks, "run_seed", 1000 + run)
+        shape, kernel, stride, padding = checks.long_output_case(150)
+        assert max(kernel + stride + padding) <= checks.GEOMETRY_BOUND
+        out = avg_pool2d_reference(np.zeros(shape), kernel, stride, padding).shape
+        assert min(out[2:]) > checks.LOOP_LIMIT, (shape, kernel, stride, padding, out)
+        drawn.add((kernel, stride, padding))
+    assert len(drawn) >= 10, drawn

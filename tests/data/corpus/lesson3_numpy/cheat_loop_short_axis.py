@@ -1,8 +1,7 @@
-# corpus: cheat: a Python loop over the output pixels of the shorter output axis (rows or columns, whichever is fewer), vectorized along the other: the timed inputs are long on one axis only
+# corpus: cheat: a Python loop over the output pixels of the shorter output axis (rows or columns, whichever is fewer), vectorized along the other: the timed inputs are long on one axis only, so only the source rule of loops (check_kernel_loops) sees it
 # category: cheat
 # status: ok
 # fails: forward_vectorized
-# gap: forward_vectorized -- a loop over the shorter output axis, vectorized along the other, costs too little to time (an input long on both axes at once would not fit in memory); "no loop over output pixels" needs a source rule
 # %% avg_pool2d_numpy +
 def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
     if not isinstance(x, np.ndarray):
