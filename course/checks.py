@@ -179,13 +179,16 @@ class WrongValue(AssertionError):
         self.withheld = withheld
 
 
-def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, atol: float = 1e-6) -> None:
+def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, atol: float = 1e-6,
+                check_dtype: bool = True) -> None:
     """Assert that ``actual`` matches the reference ``expected`` (an ndarray or a torch tensor).
 
     Checks, in this order and each with its own message: the exact type (``np.ndarray`` or
     ``torch.Tensor``, no subclass), the shape, the dtype, that every value is finite, then
     ``|actual - expected| <= atol + rtol * |expected|`` element-wise (:class:`WrongValue`: the graded
     feedback withholds the expected values, never the type, shape or dtype asked for).
+    ``check_dtype=False`` leaves the dtype out, for a cell whose rule is the values while another cell
+    of the same function grades its dtype (one bug, one penalty).
     """
     expected_type = type(expected)
     if type(actual) is not expected_type:
@@ -197,7 +200,7 @@ def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, at
         raise AssertionError(
             f"{name}: expected shape {tuple(expected.shape)} but got {tuple(actual.shape)}"
         )
-    if actual.dtype != expected.dtype:
+    if check_dtype and actual.dtype != expected.dtype:
         raise AssertionError(
             f"{name}: expected dtype {expected.dtype} but got {actual.dtype}"
             " (the output keeps the input's dtype)"

@@ -31,6 +31,9 @@ def test_check_array_accepts_a_match_and_names_each_kind_of_mismatch():
         check_array(want.T, want, "shape")
     with pytest.raises(AssertionError, match="expected dtype float64 but got float32"):
         check_array(want.astype(np.float32), want, "dtype")
+    check_array(want.astype(np.float32), want, "dtype left to another cell", check_dtype=False)  # values alone
+    with pytest.raises(AssertionError, match="values differ"):
+        check_array(want.astype(np.float32) + 1, want, "values, dtype left out", check_dtype=False)
     bad = want.copy()
     bad[1, 2] = np.nan
     with pytest.raises(AssertionError, match="non-finite"):

@@ -18,7 +18,7 @@ from nbtools import cell_by_id, executed, graded_results, run_graded, run_graded
 
 LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
-BACKWARD_CELLS = {"backward_tests", "backward_no_pad_count", "backward_avoids"}
+BACKWARD_CELLS = {"backward_tests", "backward_no_pad_count", "backward_errors", "backward_avoids"}
 PREDICTION_CELLS = {"predict_divisor", "predict_stride", "predict_padding"}
 CATCH_CELLS = {"catches_divisor", "catches_stride", "catches_padding_side", "catches_dtype", "catches_padding_ignored"}
 ALL_CELLS = FORWARD_CELLS | BACKWARD_CELLS | PREDICTION_CELLS | CATCH_CELLS
@@ -75,7 +75,7 @@ BACKWARD_BUGS = {
     "calls_the_reference": (backward(AFTER_ARGS, AFTER_ARGS + "    return avg_pool2d_grad_reference(np.zeros("
                                      "input_shape, grad_out.dtype), grad_out, kernel_size, stride, padding, "
                                      "count_include_pad)\n"),
-                            {"backward_tests", "backward_no_pad_count", "backward_avoids"}),
+                            {"backward_tests", "backward_no_pad_count", "backward_errors", "backward_avoids"}),
     # one bug, one cell: stride 0 is backward_tests' rule, backward_no_pad_count uses explicit strides
     "stride_0_not_kernel_size": (backward("sh, sw = sh or kh, sw or kw", "sh, sw = sh, sw"), {"backward_tests"}),
 }
@@ -240,3 +240,52 @@ def test_cases_as_checks_refuses_what_the_card_does_not_allow():
                        ("cases", "must be a list")]:
         with pytest.raises(AssertionError, match=words):
             cases_as_checks(bad)
+
+
+# --- one bug, one penalty, checked in-process (issue 29) ------------------------------------------------
+
+def failing_cells(replace: dict[str, str], cells: set[str]) -> set[str]:
+    """The graded ``cells`` that fail when the notebook's set-up and solution cells (``replace``d) run in this
+    process and then each test cell, hidden part included, as the grader's parent runs it: no kernel started.
+    Each source is registered with linecache, so check_avoids reads the functions' source as in a notebook."""
+    import linecache
+
+    import nbformat
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    namespace: dict = {}
+
+    def run(source: str, name: str) -> None:
+        filename = f"<lesson2 {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+
+    run(cell_by_id(nb, "setup").source, "setup")
+    for grade_id in ("output_size", "avg_pool2d_loops", "avg_pool2d_loops_backward"):
+        run(replace.get(grade_id, cell_by_id(nb, grade_id).source), grade_id)
+    failed = set()
+    for grade_id in sorted(cells):
+        try:
+            run(cell_by_id(nb, grade_id).source, grade_id)
+        except Exception:  # an error fails a test cell, as a failed assertion does
+            failed.add(grade_id)
+    return failed
+
+
+DTYPE_AND_SHAPE_BUGS = {  # name: (replaced solution cells, the one graded cell that must fail)
+    "forward_float64_result": (dict([forward("np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)",
+                                             "np.zeros(x.shape[:2] + (out_h, out_w))")]), {"forward_avoids"}),
+    "backward_float64_result": (dict([backward("np.zeros((batch, channels, height, width), dtype=grad_out.dtype)",
+                                               "np.zeros((batch, channels, height, width))")]), {"backward_avoids"}),
+    "backward_grad_out_unchecked": (dict([backward("if grad_out.shape != (batch, channels, out_h, out_w):",
+                                                   "if False:")]), {"backward_errors"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_AND_SHAPE_BUGS))
+def test_a_dtype_or_shape_check_bug_fails_its_own_cell_only(name):
+    """A float64 result for float32 input is *_avoids' rule alone (the value cells compare values only), a
+    missing grad_out check backward_errors' alone. (The other side, the reference passing every cell, is
+    test_reference_passes_every_graded_cell; a harness that failed or passed every cell fails here.)"""
+    replace, expected = DTYPE_AND_SHAPE_BUGS[name]
+    assert failing_cells(replace, FORWARD_CELLS if "avg_pool2d_loops" in replace else BACKWARD_CELLS) == expected

@@ -1,7 +1,7 @@
 # corpus: honest bug: forgets that stride 0 means stride = kernel_size (divides by zero)
 # category: bug
 # status: ok
-# fails: output_size_basic, card_shapes_tests
+# fails: output_size_basic
 # %% output_size
 def output_size(input_size, kernel_size, stride=0, padding=0):
     def as_pair(value, name):

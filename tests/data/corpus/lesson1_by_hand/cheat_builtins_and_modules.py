@@ -1,7 +1,7 @@
 # corpus: cheat: replaces builtins and sys.modules entries (course.checks, numpy.testing) with fakes
 # category: cheat
 # status: ok
-# fails: output_size_basic, output_size_errors, output_size_types, card_shapes_tests
+# fails: output_size_basic, output_size_errors, output_size_types
 # %% output_size
 import builtins
 import sys

@@ -1,7 +1,7 @@
 # corpus: cheat: looks for the expected answer in the caller's frames and in gc.get_objects()
 # category: cheat
 # status: ok
-# fails: output_size_basic, output_size_errors, output_size_types, card_shapes_tests
+# fails: output_size_basic, output_size_errors, output_size_types
 # %% output_size
 import gc
 import sys

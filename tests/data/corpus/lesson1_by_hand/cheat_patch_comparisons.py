@@ -1,7 +1,7 @@
 # corpus: cheat: monkeypatches np.allclose, np.testing, torch.allclose and the course's checks; wrong answers
 # category: cheat
 # status: ok
-# fails: worked_example_tests
+# fails: worked_example_tests, worked_example_max_tests
 # %% worked_example
 import course.checks
 

@@ -1,7 +1,7 @@
 # corpus: cheat: answers the first call correctly, then replays that answer to every later call
 # category: cheat
 # status: ok
-# fails: output_size_basic, output_size_errors, output_size_types, card_shapes_tests
+# fails: output_size_basic, output_size_errors, output_size_types
 # %% output_size
 _memory = []
 

@@ -1,7 +1,7 @@
 # corpus: cheat: a torch.Tensor subclass that compares equal to everything (and wrong values)
 # category: cheat
 # status: ok
-# fails: worked_example_tests, pool_both_tests
+# fails: worked_example_tests, worked_example_max_tests, pool_both_tests
 # %% worked_example
 class Yes(torch.Tensor):
     def __eq__(self, other):

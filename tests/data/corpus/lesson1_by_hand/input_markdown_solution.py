@@ -2,4 +2,4 @@
 # category: input
 # status: ok
 # notebook: markdown-solution:output_size
-# fails: output_size_basic, output_size_errors, output_size_types, card_shapes_tests
+# fails: output_size_basic, output_size_errors, output_size_types

@@ -1,7 +1,7 @@
-# corpus: honest bug: the forward always returns float64 (float32 in must give float32 out)
+# corpus: honest bug: the forward always returns float64 (float32 in must give float32 out): forward_avoids' rule alone, the value cells compare values only (one bug, one penalty)
 # category: bug
 # status: ok
-# fails: forward_tests, forward_no_pad_count, forward_avoids
+# fails: forward_avoids
 # %% avg_pool2d_loops
 def as_pair(value):
     return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))

@@ -1,7 +1,7 @@
-# corpus: honest bug: the backward hands the whole upstream gradient to every input of the window
+# corpus: honest bug: the backward hands the whole upstream gradient to every input of the window (and checks no grad_out shape: backward_errors)
 # category: bug
 # status: ok
-# fails: backward_tests, backward_no_pad_count
+# fails: backward_tests, backward_no_pad_count, backward_errors
 # %% avg_pool2d_loops_backward
 def avg_pool2d_loops_backward(grad_out, input_shape, kernel_size, stride=0, padding=0, count_include_pad=True):
     batch, channels, height, width = (int(n) for n in input_shape)

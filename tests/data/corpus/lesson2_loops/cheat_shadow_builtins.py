@@ -1,7 +1,7 @@
 # corpus: cheat: right only on the visible tests' shapes, and enumerate and dict redefined so that, called by the grader (not by the student's own code), they yield nothing: every loop of a test cell would check nothing
 # category: cheat
 # status: ok
-# fails: forward_tests, forward_no_pad_count, forward_errors, forward_avoids, backward_tests, backward_no_pad_count, backward_avoids
+# fails: forward_tests, forward_no_pad_count, forward_errors, forward_avoids, backward_tests, backward_no_pad_count, backward_errors, backward_avoids
 # %% avg_pool2d_loops_backward +
 import builtins as _builtins
 import sys as _sys

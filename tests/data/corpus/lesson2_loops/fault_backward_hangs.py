@@ -1,7 +1,7 @@
-# corpus: fault: the backward hangs when count_include_pad is False; only that test is lost
+# corpus: fault: the backward hangs when count_include_pad is False; only that test is lost, and backward_errors, whose hidden cases catch a grad_out check written for the visible case alone
 # category: fault
 # status: timeout
-# fails: backward_no_pad_count
+# fails: backward_no_pad_count, backward_errors
 # %% avg_pool2d_loops_backward
 def avg_pool2d_loops_backward(grad_out, input_shape, kernel_size, stride=0, padding=0, count_include_pad=True):
     while not count_include_pad:
