@@ -91,6 +91,27 @@ def test_the_shortfall_is_one_sentence_naming_what_the_machine_lacks():
     assert "\n" not in said and said.endswith("Operation not permitted)")
 
 
+def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkeypatch):
+    """Where ``bwrap`` runs, cold children get their namespaces from it (root: ``namespaces``, another
+    user: ``user-namespace``) and the description says so; without it the level is ``rlimits-only``,
+    never a silent fallback, and the refusal names the missing command (under CI ``.ci/run`` installs it)."""
+    import os
+    import shutil
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("bubblewrap is Linux's")
+    if shutil.which("bwrap") is None:
+        assert not os.environ.get("CI"), "bwrap is missing: .ci/run installs Debian's bubblewrap"
+        pytest.skip("bwrap is not installed here")
+    assert containment().mode == ("namespaces" if os.geteuid() == 0 else "user-namespace")
+    assert "cold children under bubblewrap" in containment().describe()
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    without = sandbox.containment.__wrapped__()
+    assert without.mode == "rlimits-only" and not without.namespaces and not without.via
+    assert "no bwrap command (install bubblewrap" in without.shortfall("user-namespace")
+
+
 def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")

@@ -426,7 +426,9 @@ def setup_sandbox(config: dict) -> dict:
     active: dict = {"namespaces": bool(config.get("namespaces")), "hidden": [], "rlimits": [], "uid": os.getuid()}
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the file-size limit fail instead of killing
     scratch = config["scratch"]
-    if config.get("namespaces"):
+    if config.get("mounted") is not None:  # a cold child: bubblewrap made its namespaces and mounts
+        active.update(config["mounted"])
+    elif config.get("namespaces"):
         libc = _libc()
         ms_nosuid, ms_nodev, ms_bind, ms_rec, ms_private = 2, 4, 4096, 16384, 1 << 18
         try:
@@ -501,10 +503,7 @@ def setup_sandbox(config: dict) -> dict:
                 active["hidden"].append(path)
             except OSError as exc:
                 active.setdefault("hide_failed", []).append(f"{path}: {exc}")
-    os.makedirs(scratch, exist_ok=True)
     uid = config.get("uid")
-    if uid is not None and os.getuid() == 0:
-        os.chown(scratch, uid, uid)
     limits = {
         "RLIMIT_AS": config.get("memory_bytes"),
         "RLIMIT_FSIZE": config.get("file_bytes"),
@@ -530,6 +529,7 @@ def setup_sandbox(config: dict) -> dict:
         # The kernel clears the parent-death signal when the uid changes: arm it again, so the child (the
         # PID namespace's init, whose end ends every process in it) dies with its parent even now.
         _die_with_parent()
+    os.makedirs(scratch, exist_ok=True)  # the child's uid owns it (a fresh /tmp is mode 1777)
     try:
         _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     except Exception:
@@ -772,16 +772,16 @@ def serve_child(read_fd: int, write_fd: int) -> None:
 # ----------------------------------------------------------------------------------------------------
 # The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules
 # once and forks a fresh child per submission. It never runs student code, never holds a student's
-# data, and its children contain themselves exactly as a cold child does (same setup_sandbox), after
-# the fork and before any student code: new mount, PID, network, IPC and UTS namespaces where the parent
-# asks for them (as ``unshare --mount --net --pid --ipc --uts --fork --kill-child --mount-proc`` does), then
-# the limits.
+# data. Bubblewrap starts programs, so it cannot contain a child forked from here: the forked child makes
+# the namespaces and mounts that bubblewrap gives a cold child itself (same setup_sandbox), after the fork
+# and before any student code: new mount, PID, network, IPC and UTS namespaces where the parent asks for
+# them, then the limits.
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
-#: The namespaces of a warm child, as ``sandbox.NAMESPACE_FLAGS`` gives a cold one (``unshare --mount
-#: --net --pid --ipc --uts``): System V IPC and POSIX message queues of one child die with it, unseen by
-#: the next; abstract unix sockets belong to the network namespace.
+#: The namespaces of a warm child, as ``sandbox.BWRAP_NAMESPACES`` gives a cold one: System V IPC and POSIX
+#: message queues of one child die with it, unseen by the next; abstract unix sockets belong to the network
+#: namespace.
 CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 
 
