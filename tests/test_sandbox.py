@@ -112,6 +112,33 @@ def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkey
     assert "no bwrap command (install bubblewrap" in without.shortfall("user-namespace")
 
 
+def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and_hides_the_rest(tmp_path):
+    """``mount_plan`` is the one list of mounts bubblewrap (cold) and the warm child make: a fresh folder is
+    covered and a needed path inside it bound back with traversable folders above it; a hidden path that
+    the fresh folder already covers needs nothing, one outside is covered (a folder by a tmpfs, a file by
+    /dev/null); an absent path is skipped."""
+    fresh, other = tmp_path / "fresh", tmp_path / "other"
+    venv = fresh / "a" / "b" / "venv"
+    for folder in (venv / "torch", other / "source"):
+        folder.mkdir(parents=True)
+    (fresh / "secret.txt").write_text("x")
+    (other / "gradebook.db").write_text("x")
+    plan, made = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], keep=[str(venv), str(other / "absent")], expose=[],
+                                    hide=[str(fresh / "secret.txt"), str(venv / "torch"), str(other / "source"),
+                                          str(other / "gradebook.db"), str(other / "absent")])
+    assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["dir", str(fresh / "a")], ["dir", str(fresh / "a" / "b")],
+                    ["bind", str(venv)], ["tmpfs", str(venv / "torch"), 64 << 10, 0o755],
+                    ["tmpfs", str(other / "source"), 64 << 10, 0o755], ["null", str(other / "gradebook.db")]]
+    assert made == {"hidden": [str(fresh), str(venv / "torch"), str(other / "source"), str(other / "gradebook.db")],
+                    "kept": [str(venv)]}
+    command = sandbox.bwrap_command(["python"], root=True, plan=plan)
+    assert command[-2:] == ["--", "python"] and command[0] == "bwrap"
+    assert ["--perms", "1777", "--size", str(1 << 20), "--tmpfs", str(fresh), "--dir", str(fresh / "a")] == \
+        command[command.index("--perms"):command.index("--perms") + 8]
+    assert ["--ro-bind", str(venv), str(venv)] == command[command.index(str(venv)) - 1:command.index(str(venv)) + 2]
+    assert ["--ro-bind", "/dev/null", str(other / "gradebook.db")] == command[-5:-2]
+
+
 def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")

@@ -500,40 +500,38 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def bwrap_command(runner: list[str], *, root: bool, fresh: list[list[str]], keep: list[str], expose: list[list],
-                  hide: list[str]) -> tuple[list[str], dict]:
-    """``(the bubblewrap command line that runs runner, what it makes)``: the namespaces
-    (:data:`BWRAP_NAMESPACES`, ``root`` or not), a fresh tmpfs of mode 1777 on each ``fresh`` folder
-    (``[[path, size]]``) and on each ``expose`` ancestor (``[[ancestor, [paths]]]``), the ``keep`` paths bound
-    back read-only, ``hide`` covered (a folder by an empty tmpfs, a file by ``/dev/null``). The second item
-    is the mounts as a warm child reports its own (``setup_sandbox``'s ``hidden``, ``kept``, ``exposed``,
-    ``read_only``); bubblewrap makes every one or does not start."""
-    args = ["bwrap", *BWRAP_NAMESPACES["root" if root else "user"], *BWRAP_BASE]
+def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], hide: list[str]) -> tuple[list[list], dict]:
+    """``(the mounts of a child's mount namespace, in order; what they make)``: a fresh tmpfs of mode 1777 on
+    each ``fresh`` folder (``[[path, size]]``), its own ``/dev/mqueue``, an empty tmpfs on each ``expose``
+    ancestor (``[[ancestor, [paths]]]``: folders the child's uid cannot traverse), the ``keep`` paths bound
+    back read-only (source: the host's view), ``hide`` covered (a folder by an empty tmpfs, a file by
+    ``/dev/null``). Operations: ``["tmpfs", path, bytes, mode]``, ``["mqueue", path]``, ``["dir", path]``
+    (mode 0755, for the child's uid to traverse), ``["bind", path]``, ``["null", path]``. Bubblewrap makes
+    them for a cold child (:func:`bwrap_command`), the warm child itself (``_child.make_mounts``); each makes
+    every one or the child does not start. What they make is reported as the child's ``active`` mounts."""
+    ops: list[list] = []
     made: dict = {"hidden": []}
     covered = [path for path, _ in fresh]
     for path, size in fresh:
-        args += ["--perms", "1777", "--size", str(_tmpfs_bytes(size)), "--tmpfs", path]
+        ops.append(["tmpfs", path, _tmpfs_bytes(size), 0o1777])
         made["hidden"].append(path)
     if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
-        args += ["--mqueue", "/dev/mqueue"]
+        ops.append(["mqueue", "/dev/mqueue"])
         made["hidden"].append("/dev/mqueue")
-    for ancestor, paths in expose:  # folders the child's uid cannot traverse: only what it needs comes back
+    for ancestor, paths in expose:  # only what the child needs comes back
         if not any(_inside(ancestor, c) for c in covered):
-            args += ["--size", str(64 << 10), "--tmpfs", ancestor]
+            ops.append(["tmpfs", ancestor, 64 << 10, 0o755])
             covered.append(ancestor)
         made.setdefault("exposed", []).extend(paths)
     for path in keep:
         if not os.path.exists(path):
             continue
         under = [c for c in covered if _inside(path, c) and c != path]
-        if under:
-            parent, between = os.path.dirname(path), []
-            while parent != under[0] and _inside(parent, under[0]):
-                between.insert(0, parent)
-                parent = os.path.dirname(parent)
-            for folder in between:  # traversable by the child's uid (bubblewrap's own parents are 0700)
-                args += ["--dir", folder]
-        args += ["--ro-bind", path, path]
+        parent, between = os.path.dirname(path), []
+        while under and parent != under[0] and _inside(parent, under[0]):
+            between.insert(0, parent)
+            parent = os.path.dirname(parent)
+        ops += [["dir", folder] for folder in between] + [["bind", path]]
         if not any(_inside(path, f) for f, _ in fresh) and path not in made.get("exposed", []) and os.path.isdir(path):
             made.setdefault("read_only", []).append(path)
     kept = [path for folder, _ in fresh for path in keep if _inside(path, folder) and os.path.exists(path)]
@@ -543,9 +541,24 @@ def bwrap_command(runner: list[str], *, root: bool, fresh: list[list[str]], keep
         gone = any(_inside(path, c) for c in covered) and not any(_inside(path, k) for k in keep)
         if gone or not os.path.lexists(path):
             continue
-        args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+        ops.append(["tmpfs", path, 64 << 10, 0o755] if os.path.isdir(path) else ["null", path])
         made["hidden"].append(path)
-    return args + ["--", *runner], made
+    return ops, made
+
+
+#: Each operation of :func:`mount_plan` as bubblewrap's arguments.
+_BWRAP_OPS = {"tmpfs": lambda path, size, mode: ["--perms", f"{mode:o}", "--size", str(size), "--tmpfs", path],
+              "mqueue": lambda path: ["--mqueue", path], "dir": lambda path: ["--dir", path],
+              "bind": lambda path: ["--ro-bind", path, path], "null": lambda path: ["--ro-bind", "/dev/null", path]}
+
+
+def bwrap_command(runner: list[str], *, root: bool, plan: list[list]) -> list[str]:
+    """The bubblewrap command line that runs ``runner`` in :data:`BWRAP_NAMESPACES` (``root`` or not), on
+    :data:`BWRAP_BASE`, with the mounts of ``plan`` (:func:`mount_plan`)."""
+    args = ["bwrap", *BWRAP_NAMESPACES["root" if root else "user"], *BWRAP_BASE]
+    for kind, *rest in plan:
+        args += _BWRAP_OPS[kind](*rest)
+    return args + ["--", *runner]
 
 
 @functools.lru_cache(maxsize=None)
@@ -576,7 +589,7 @@ def containment() -> Containment:
     failed = ("not Linux" if not sys.platform.startswith("linux")
               else "no bwrap command (install bubblewrap: Debian's bubblewrap package)")
     if bwrap:
-        failed = _probe(bwrap_command(["true"], root=root, fresh=[], keep=[], expose=[], hide=[])[0])
+        failed = _probe(bwrap_command(["true"], root=root, plan=[]))
         if not failed and root:
             return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup, tuple(lacks), BWRAP_VIA)
         if not failed:
@@ -697,20 +710,10 @@ class Sandbox:
         self.cpu_budget = 0.0
 
     # -- lifetime ---------------------------------------------------------------------------------
-    def _mounts(self) -> dict:
-        """What the child's mount namespace holds: ``fresh`` folders, ``keep`` (read-only), ``expose``
-        (folders the child's uid cannot traverse, with what it needs in them), ``hide``."""
-        if not self.mode.namespaces:
-            return {"fresh": [], "keep": needed_paths(), "expose": [], "hide": []}
-        return {"fresh": fresh_folders(), "keep": needed_paths(), "expose": exposed_paths() if self.mode.drop_uid else [],
-                "hide": self.hide + package_paths(self.block)}
-
-    def _command(self, fds: list[str], mounts: dict) -> tuple[list[str], dict | None]:
-        """``(the cold child's command line, the mounts bubblewrap makes for it, None without namespaces)``."""
+    def _command(self, fds: list[str], plan: list[list]) -> list[str]:
+        """The cold child's command line: under bubblewrap, which makes ``plan``, where it has namespaces."""
         runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, *fds]
-        if not self.mode.namespaces:
-            return runner, None
-        return bwrap_command(runner, root=not self.mode.user_namespace, **mounts)
+        return bwrap_command(runner, root=not self.mode.user_namespace, plan=plan) if self.mode.namespaces else runner
 
     def start(self) -> list[CellOutcome]:
         """Start the child and run the cells; a cell that breaks a limit is reported, the rest still run
@@ -747,16 +750,17 @@ class Sandbox:
             self.scratch, cwd = "/tmp/work", "/"
         else:
             self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
-        mounts, mounted = self._mounts(), None  # mounted: what bubblewrap made (a cold child)
+        plan, mounted = (mount_plan(fresh=fresh_folders(), keep=needed_paths(), hide=self.hide + package_paths(self.block),
+                                    expose=exposed_paths() if self.mode.drop_uid else [])
+                         if self.mode.namespaces else ([], None))
         try:
             if self.warm:
                 procs = [f"{path}/cgroup.procs" for path in cgroup.paths.values()] if cgroup is not None else []
                 self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
                                        [child_read, child_write, self.log.fileno()], procs, self.mode.namespaces, cwd)
             else:
-                command, mounted = self._command([str(child_read), str(child_write)], mounts)
                 self.proc = subprocess.Popen(
-                    command,
+                    self._command([str(child_read), str(child_write)], plan),
                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
                     env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
                 )
@@ -769,9 +773,8 @@ class Sandbox:
         config = {
             "scratch": self.scratch,
             "namespaces": self.mode.namespaces,
+            "plan": plan if self.warm else [],  # a cold child's are bubblewrap's
             "mounted": mounted,
-            **({"hide": [], "expose": [], "fresh_tmp": [], "keep": []} if mounted is not None else
-               {"hide": mounts["hide"], "expose": mounts["expose"], "fresh_tmp": mounts["fresh"], "keep": mounts["keep"]}),
             "uid": self.uid if self.mode.drop_uid else None,
             "memory_bytes": self.limits.memory_bytes,
             "file_bytes": self.limits.file_bytes,
@@ -1321,31 +1324,17 @@ def needed_paths() -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def exposed_paths() -> list[list]:
-    """``[[ancestor, [paths]]]``: folders others cannot traverse that hold what the child needs to read
-    (the interpreter's prefix, the virtual environment, the ``course`` package)."""
-    needed = [Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
-    try:
-        import course
-
-        needed.append(Path(course.__file__).resolve().parent)
-    except ImportError:
-        pass
+    """``[[ancestor, [paths]]]``: the first folder others cannot traverse above each of :func:`needed_paths`
+    (e.g. ``/root``, mode 700, holding the interpreter), with the needed paths below it."""
     groups: dict[str, list[str]] = {}
-    for path in needed:
-        blocked = None
-        for ancestor in reversed(path.parents):
-            if ancestor == Path("/"):
-                continue
+    for path in map(Path, needed_paths()):
+        for ancestor in list(reversed(path.parents))[1:]:
             try:
                 if not os.stat(ancestor).st_mode & 0o001:
-                    blocked = ancestor
+                    groups.setdefault(str(ancestor), []).append(str(path))
                     break
             except OSError:
                 break
-        if blocked is not None:
-            members = groups.setdefault(str(blocked), [])
-            if str(path) not in members:
-                members.append(str(path))
     return [[ancestor, paths] for ancestor, paths in groups.items()]
 
 
