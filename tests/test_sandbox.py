@@ -91,6 +91,54 @@ def test_the_shortfall_is_one_sentence_naming_what_the_machine_lacks():
     assert "\n" not in said and said.endswith("Operation not permitted)")
 
 
+def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkeypatch):
+    """Where ``bwrap`` runs, cold children get their namespaces from it (root: ``namespaces``, another
+    user: ``user-namespace``) and the description says so; without it the level is ``rlimits-only``,
+    never a silent fallback, and the refusal names the missing command (under CI ``.ci/run`` installs it)."""
+    import os
+    import shutil
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("bubblewrap is Linux's")
+    if shutil.which("bwrap") is None:
+        assert not os.environ.get("CI"), "bwrap is missing: .ci/run installs Debian's bubblewrap"
+        pytest.skip("bwrap is not installed here")
+    assert containment().mode == ("namespaces" if os.geteuid() == 0 else "user-namespace")
+    assert "cold children under bubblewrap" in containment().describe()
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    without = sandbox.containment.__wrapped__()
+    assert without.mode == "rlimits-only" and not without.namespaces and not without.via
+    assert "no bwrap command (install bubblewrap" in without.shortfall("user-namespace")
+
+
+def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and_hides_the_rest(tmp_path):
+    """``mount_plan`` is the one list of mounts bubblewrap (cold) and the warm child make: a fresh folder is
+    covered and a needed path inside it bound back with traversable folders above it; a hidden path that
+    the fresh folder already covers needs nothing, one outside is covered (a folder by a tmpfs, a file by
+    /dev/null); an absent path is skipped."""
+    fresh, other = tmp_path / "fresh", tmp_path / "other"
+    venv = fresh / "a" / "b" / "venv"
+    for folder in (venv / "torch", other / "source"):
+        folder.mkdir(parents=True)
+    (fresh / "secret.txt").write_text("x")
+    (other / "gradebook.db").write_text("x")
+    plan, made = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], keep=[str(venv), str(other / "absent")], expose=[],
+                                    hide=[str(fresh / "secret.txt"), str(venv / "torch"), str(other / "source"),
+                                          str(other / "gradebook.db"), str(other / "absent")])
+    assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["dir", str(fresh / "a")], ["dir", str(fresh / "a" / "b")],
+                    ["bind", str(venv)], ["tmpfs", str(venv / "torch"), 64 << 10, 0o755],
+                    ["tmpfs", str(other / "source"), 64 << 10, 0o755], ["null", str(other / "gradebook.db")]]
+    assert made == {"hidden": [str(fresh), str(venv / "torch"), str(other / "source"), str(other / "gradebook.db")],
+                    "kept": [str(venv)]}
+    command = sandbox.bwrap_command(["python"], root=True, plan=plan)
+    assert command[-2:] == ["--", "python"] and command[0] == "bwrap"
+    assert ["--perms", "1777", "--size", str(1 << 20), "--tmpfs", str(fresh), "--dir", str(fresh / "a")] == \
+        command[command.index("--perms"):command.index("--perms") + 8]
+    assert ["--ro-bind", str(venv), str(venv)] == command[command.index(str(venv)) - 1:command.index(str(venv)) + 2]
+    assert ["--ro-bind", "/dev/null", str(other / "gradebook.db")] == command[-5:-2]
+
+
 def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")

@@ -418,6 +418,39 @@ def _read_only(libc, path: str) -> None:
     _mount(libc, "none", path, None, ms_remount | ms_bind | ms_rdonly, None)
 
 
+def make_mounts(plan: list) -> None:
+    """Make the mounts of ``plan`` (``sandbox.mount_plan``) in this process's new mount namespace, in order,
+    as bubblewrap makes them for a cold child: each bound path is opened first, in the host's view, and
+    bound from its descriptor once the folders above it are covered. Raises ``OSError`` at the first that
+    fails: the child then never runs student code."""
+    if not plan:
+        return
+    libc = _libc()
+    ms_nosuid, ms_nodev, ms_noexec, ms_bind, ms_rec = 2, 4, 8, 4096, 16384
+    held = {op[1]: os.open(op[1], os.O_PATH) for op in plan if op[0] == "bind"}
+    try:
+        for kind, path, *rest in plan:
+            if kind == "tmpfs":
+                _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={rest[0]},mode={rest[1]:o}")
+            elif kind == "mqueue":
+                _mount(libc, "mqueue", path, "mqueue", ms_nosuid | ms_nodev | ms_noexec, None)
+            elif kind == "dir":
+                os.makedirs(path, exist_ok=True)
+                os.chmod(path, 0o755)
+            elif kind == "bind":
+                if not os.path.lexists(path):  # under a fresh tmpfs: a folder, or a file, to mount on
+                    os.mkdir(path, 0o755) if os.path.isdir(f"/proc/self/fd/{held[path]}") else open(path, "x").close()
+                _mount(libc, f"/proc/self/fd/{held[path]}", path, None, ms_bind | ms_rec, None)
+                _read_only(libc, path)
+            elif kind == "null":
+                _mount(libc, "/dev/null", path, None, ms_bind, None)
+            else:
+                raise OSError(f"unknown mount {kind!r}")
+    finally:
+        for fd in held.values():
+            os.close(fd)
+
+
 def setup_sandbox(config: dict) -> dict:
     """Hide paths, set limits, drop privileges, enter the scratch folder. Returns what took effect."""
     import resource
@@ -426,85 +459,9 @@ def setup_sandbox(config: dict) -> dict:
     active: dict = {"namespaces": bool(config.get("namespaces")), "hidden": [], "rlimits": [], "uid": os.getuid()}
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the file-size limit fail instead of killing
     scratch = config["scratch"]
-    if config.get("namespaces"):
-        libc = _libc()
-        ms_nosuid, ms_nodev, ms_bind, ms_rec, ms_private = 2, 4, 4096, 16384, 1 << 18
-        try:
-            _mount(libc, "none", "/", None, ms_rec | ms_private, None)
-        except OSError:
-            pass
-        for path, size in config.get("fresh_tmp", []):
-            # A needed path under this folder (a course checked out in /tmp, say) is kept: hold it open
-            # before the fresh tmpfs covers it, then bind it back through /proc/self/fd.
-            inside = [p for p in config.get("keep", []) if p == path or p.startswith(path.rstrip("/") + "/")]
-            held = [(p, os.open(p, os.O_PATH)) for p in inside if os.path.exists(p)]
-            try:
-                _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={size},mode=1777")
-                active["hidden"].append(path)
-                for kept, fd in held:
-                    os.makedirs(kept, mode=0o755, exist_ok=True)
-                    _mount(libc, f"/proc/self/fd/{fd}", kept, None, ms_bind | ms_rec, None)
-                    _read_only(libc, kept)
-                    active.setdefault("kept", []).append(kept)
-                for parent in {os.path.dirname(k) for k, _ in held}:  # traversable by the sandbox uid
-                    while parent.startswith(path.rstrip("/") + "/"):
-                        os.chmod(parent, 0o755)
-                        parent = os.path.dirname(parent)
-            except OSError as exc:
-                active.setdefault("hide_failed", []).append(f"{path}: {exc}")
-            finally:
-                for _, fd in held:
-                    os.close(fd)
-        if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
-            try:
-                _mount(libc, "mqueue", "/dev/mqueue", "mqueue", ms_nosuid | ms_nodev | 8, None)  # 8: MS_NOEXEC
-                active["hidden"].append("/dev/mqueue")
-            except OSError as exc:
-                active.setdefault("hide_failed", []).append(f"/dev/mqueue: {exc}")
-        # Folders the unprivileged uid cannot traverse (e.g. /root holding the interpreter): cover them
-        # with an empty tmpfs and move back only the paths the child needs (interpreter, venv, course).
-        ms_move = 8192
-        for number, (ancestor, paths) in enumerate(config.get("expose", [])):
-            try:
-                staged = []
-                for index, path in enumerate(paths):
-                    stage = f"/tmp/.expose-{number}-{index}"
-                    os.makedirs(stage)
-                    _mount(libc, path, stage, None, ms_bind | ms_rec, None)
-                    staged.append((stage, path))
-                _mount(libc, "tmpfs", ancestor, "tmpfs", ms_nosuid | ms_nodev, "size=64k,mode=0755")
-                for stage, path in staged:
-                    os.makedirs(path, mode=0o755, exist_ok=True)
-                    _mount(libc, stage, path, None, ms_move, None)
-                    _read_only(libc, path)
-                    os.rmdir(stage)
-                active.setdefault("exposed", []).extend(paths)
-            except OSError as exc:
-                active.setdefault("expose_failed", []).append(f"{ancestor}: {exc}")
-        for path in config.get("keep", []):  # read-only wherever they live (a bind of each onto itself)
-            if path in active.get("kept", []) or path in active.get("exposed", []) or not os.path.isdir(path):
-                continue
-            try:
-                _mount(libc, path, path, None, ms_bind | ms_rec, None)
-                _read_only(libc, path)
-                active.setdefault("read_only", []).append(path)
-            except OSError as exc:
-                active.setdefault("read_only_failed", []).append(f"{path}: {exc}")
-        for path in config.get("hide", []):
-            if not os.path.lexists(path):  # already gone from view (under a fresh /tmp)
-                continue
-            try:
-                if os.path.isdir(path):
-                    _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, "size=64k,mode=0755")
-                else:
-                    _mount(libc, "/dev/null", path, None, ms_bind, None)
-                active["hidden"].append(path)
-            except OSError as exc:
-                active.setdefault("hide_failed", []).append(f"{path}: {exc}")
-    os.makedirs(scratch, exist_ok=True)
+    make_mounts(config.get("plan") or [])  # a warm child's; bubblewrap made a cold child's
+    active.update(config.get("mounted") or {})
     uid = config.get("uid")
-    if uid is not None and os.getuid() == 0:
-        os.chown(scratch, uid, uid)
     limits = {
         "RLIMIT_AS": config.get("memory_bytes"),
         "RLIMIT_FSIZE": config.get("file_bytes"),
@@ -530,6 +487,7 @@ def setup_sandbox(config: dict) -> dict:
         # The kernel clears the parent-death signal when the uid changes: arm it again, so the child (the
         # PID namespace's init, whose end ends every process in it) dies with its parent even now.
         _die_with_parent()
+    os.makedirs(scratch, exist_ok=True)  # the child's uid owns it (a fresh /tmp is mode 1777)
     try:
         _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     except Exception:
@@ -772,16 +730,16 @@ def serve_child(read_fd: int, write_fd: int) -> None:
 # ----------------------------------------------------------------------------------------------------
 # The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules
 # once and forks a fresh child per submission. It never runs student code, never holds a student's
-# data, and its children contain themselves exactly as a cold child does (same setup_sandbox), after
-# the fork and before any student code: new mount, PID, network, IPC and UTS namespaces where the parent
-# asks for them (as ``unshare --mount --net --pid --ipc --uts --fork --kill-child --mount-proc`` does), then
-# the limits.
+# data. Bubblewrap starts programs, so it cannot contain a child forked from here: the forked child makes
+# the namespaces and mounts that bubblewrap gives a cold child itself (same setup_sandbox), after the fork
+# and before any student code: new mount, PID, network, IPC and UTS namespaces where the parent asks for
+# them, then the limits.
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
-#: The namespaces of a warm child, as ``sandbox.NAMESPACE_FLAGS`` gives a cold one (``unshare --mount
-#: --net --pid --ipc --uts``): System V IPC and POSIX message queues of one child die with it, unseen by
-#: the next; abstract unix sockets belong to the network namespace.
+#: The namespaces of a warm child, as ``sandbox.BWRAP_NAMESPACES`` gives a cold one: System V IPC and POSIX
+#: message queues of one child die with it, unseen by the next; abstract unix sockets belong to the network
+#: namespace.
 CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 
 

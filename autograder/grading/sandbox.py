@@ -2,15 +2,24 @@
 
 Containment is detected at run time and recorded (:func:`containment`):
 
-* ``namespaces`` (root on Linux, as in CI): the child starts under ``unshare`` in new mount, network,
-  PID, IPC and UTS namespaces (no network, its own ``/proc``, its own System V IPC and message queues); it
-  hides instructor paths under empty tmpfs mounts (``source/``, ``autograder/``, ``tests/``,
-  ``submitted/``, the gradebook, ...), gets fresh ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` and
-  ``/run/user``, then drops to an unprivileged uid of its own, so ``RLIMIT_NPROC`` holds;
-* ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): the same
-  namespaces and hiding, but the child keeps the caller's uid;
-* ``rlimits-only`` (macOS, or Linux without ``unshare``): a fresh interpreter in an empty scratch folder
-  with a clean environment and resource limits; instructor files stay readable by the child.
+* ``namespaces`` (root on Linux, as in CI): a fresh child starts under bubblewrap (``bwrap``,
+  :func:`bwrap_command`) in new mount, network, PID, IPC, UTS and cgroup namespaces (no network, its own
+  ``/proc``, a minimal ``/dev``, its own System V IPC and message queues), the host's files read-only,
+  instructor paths hidden under empty tmpfs mounts (``source/``, ``autograder/``, ``tests/``,
+  ``submitted/``, the gradebook, ...), fresh ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` and
+  ``/run/user``; bubblewrap keeps only CAP_SETUID/CAP_SETGID, with which the child drops to an unprivileged
+  uid of its own before any student code, so ``RLIMIT_NPROC`` holds. No user namespace as root: bubblewrap's
+  would run the child as the host's uid 0 (without capabilities, but the owner of root's files and free of
+  ``RLIMIT_NPROC``); an unprivileged bubblewrap cannot bind what the leased uid cannot read (the interpreter
+  under ``/root``, mode 700: ``--ro-bind-fd`` resolves the path as that uid). A child forked from a warm
+  template cannot be started by bubblewrap (which starts programs): it makes the same namespaces and mounts
+  itself after the fork (``_child._forked``, ``_child.setup_sandbox``), before any student code;
+* ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): bubblewrap's
+  ``--unshare-all`` (a user namespace too) and the same mounts, but the child keeps the caller's uid
+  (no warm template: its children would need uid maps written from outside);
+* ``rlimits-only`` (macOS, or Linux without ``bwrap``, which the level's reason says): a fresh interpreter
+  in an empty scratch folder with a clean environment and resource limits; instructor files stay
+  readable by the child.
 
 In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child:
 its cgroup's ``cpuacct.usage`` (v1) or ``cpu.stat`` (v2) where this process may make cgroups, as root
@@ -369,6 +378,8 @@ class Containment:
     #: ``(what, why)`` for each thing this machine does not give: ``namespaces``, ``uid`` (an
     #: unprivileged uid for the child), ``cgroup``.
     lacks: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    #: What makes the namespaces of a cold child (:data:`BWRAP_VIA`), "" without namespaces.
+    via: str = ""
 
     @property
     def level(self) -> str:
@@ -394,6 +405,8 @@ class Containment:
         if self.namespaces:
             parts.append("mount+net+pid+ipc+uts namespaces, fresh tmpfs for every writable folder, "
                          "instructor paths hidden")
+            if self.via:
+                parts.append(f"cold children {self.via}")
         if self.drop_uid:
             parts.append("unprivileged uid")
         parts.append("rlimits AS/FSIZE/NPROC/CORE")
@@ -459,10 +472,93 @@ def _probe(command: list[str]) -> str:
     return lines[-1][:300] if lines else f"exit status {result.returncode}"
 
 
-#: Every namespace the child gets from ``unshare`` (the warm template's children get the same from
-#: ``_child.CHILD_NAMESPACES``): mount, network (abstract unix sockets too), PID, IPC (System V shared
-#: memory, semaphores, message queues, POSIX message queues) and UTS.
-NAMESPACE_FLAGS = ["--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--mount-proc"]
+#: How a cold child is contained where it has namespaces (every record's ``containment`` says it): a warm child
+#: makes the same namespaces itself after the template's fork (``_child._forked``).
+BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only root, a minimal /dev, capabilities dropped)"
+
+#: Every namespace a cold child gets from bubblewrap (the warm template's children get the same from
+#: ``_child.CHILD_NAMESPACES``): mount, network (abstract unix sockets too), PID, IPC (System V shared memory,
+#: semaphores, message queues, POSIX message queues), UTS and cgroup; ``--unshare-all`` adds a user namespace.
+#: Run by root there is no user namespace: bubblewrap's would map the child to the host's uid 0 (without
+#: capabilities, but the owner of root's files, and free of RLIMIT_NPROC); instead the child keeps
+#: CAP_SETUID/CAP_SETGID only, to drop to its leased uid of the host's before any student code.
+BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
+                    "user": ["--unshare-all", "--cap-drop", "ALL"]}
+#: The rest of every cold child's bubblewrap line: it dies with the grader, has no terminal, is PID 1 of its
+#: PID namespace (as a warm child is), and sees the host's files read-only, a minimal ``/dev`` and its own ``/proc``.
+BWRAP_BASE = ["--die-with-parent", "--new-session", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev",
+              "--proc", "/proc"]
+
+
+def _tmpfs_bytes(size: str) -> int:
+    """``"64m"`` (a :data:`FRESH_FOLDERS` size) in bytes."""
+    return int(size[:-1]) << {"k": 10, "m": 20}[size[-1]]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], hide: list[str]) -> tuple[list[list], dict]:
+    """``(the mounts of a child's mount namespace, in order; what they make)``: a fresh tmpfs of mode 1777 on
+    each ``fresh`` folder (``[[path, size]]``), its own ``/dev/mqueue``, an empty tmpfs on each ``expose``
+    ancestor (``[[ancestor, [paths]]]``: folders the child's uid cannot traverse), the ``keep`` paths bound
+    back read-only (source: the host's view), ``hide`` covered (a folder by an empty tmpfs, a file by
+    ``/dev/null``). Operations: ``["tmpfs", path, bytes, mode]``, ``["mqueue", path]``, ``["dir", path]``
+    (mode 0755, for the child's uid to traverse), ``["bind", path]``, ``["null", path]``. Bubblewrap makes
+    them for a cold child (:func:`bwrap_command`), the warm child itself (``_child.make_mounts``); each makes
+    every one or the child does not start. What they make is reported as the child's ``active`` mounts."""
+    ops: list[list] = []
+    made: dict = {"hidden": []}
+    covered = [path for path, _ in fresh]
+    for path, size in fresh:
+        ops.append(["tmpfs", path, _tmpfs_bytes(size), 0o1777])
+        made["hidden"].append(path)
+    if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
+        ops.append(["mqueue", "/dev/mqueue"])
+        made["hidden"].append("/dev/mqueue")
+    for ancestor, paths in expose:  # only what the child needs comes back
+        if not any(_inside(ancestor, c) for c in covered):
+            ops.append(["tmpfs", ancestor, 64 << 10, 0o755])
+            covered.append(ancestor)
+        made.setdefault("exposed", []).extend(paths)
+    for path in keep:
+        if not os.path.exists(path):
+            continue
+        under = [c for c in covered if _inside(path, c) and c != path]
+        parent, between = os.path.dirname(path), []
+        while under and parent != under[0] and _inside(parent, under[0]):
+            between.insert(0, parent)
+            parent = os.path.dirname(parent)
+        ops += [["dir", folder] for folder in between] + [["bind", path]]
+        if not any(_inside(path, f) for f, _ in fresh) and path not in made.get("exposed", []) and os.path.isdir(path):
+            made.setdefault("read_only", []).append(path)
+    kept = [path for folder, _ in fresh for path in keep if _inside(path, folder) and os.path.exists(path)]
+    if kept:
+        made["kept"] = kept
+    for path in hide:
+        gone = any(_inside(path, c) for c in covered) and not any(_inside(path, k) for k in keep)
+        if gone or not os.path.lexists(path):
+            continue
+        ops.append(["tmpfs", path, 64 << 10, 0o755] if os.path.isdir(path) else ["null", path])
+        made["hidden"].append(path)
+    return ops, made
+
+
+#: Each operation of :func:`mount_plan` as bubblewrap's arguments.
+_BWRAP_OPS = {"tmpfs": lambda path, size, mode: ["--perms", f"{mode:o}", "--size", str(size), "--tmpfs", path],
+              "mqueue": lambda path: ["--mqueue", path], "dir": lambda path: ["--dir", path],
+              "bind": lambda path: ["--ro-bind", path, path], "null": lambda path: ["--ro-bind", "/dev/null", path]}
+
+
+def bwrap_command(runner: list[str], *, root: bool, plan: list[list]) -> list[str]:
+    """The bubblewrap command line that runs ``runner`` in :data:`BWRAP_NAMESPACES` (``root`` or not), on
+    :data:`BWRAP_BASE`, with the mounts of ``plan`` (:func:`mount_plan`)."""
+    args = ["bwrap", *BWRAP_NAMESPACES["root" if root else "user"], *BWRAP_BASE]
+    for kind, *rest in plan:
+        args += _BWRAP_OPS[kind](*rest)
+    return args + ["--", *runner]
 
 
 @functools.lru_cache(maxsize=None)
@@ -475,11 +571,11 @@ def containment() -> Containment:
         raise GraderFault(f"the trusted grader needs psutil ({exc}); install the grader's packages: "
                           "pip install 'avgpool-course[grader]' (or make course, which installs the lock)") from None
     rss = True
-    unshare = None
+    bwrap = None
     if sys.platform.startswith("linux"):
         from shutil import which
 
-        unshare = which("unshare")
+        bwrap = which("bwrap")
     lacks = []
     cgroup_why, cgroup_note = _cgroup_probe()
     if cgroup_note:
@@ -490,20 +586,19 @@ def containment() -> Containment:
                      "counted), memory capped by RLIMIT_AS and the RSS watch only")
     cgroup = not cgroup_why
     root = os.geteuid() == 0
-    failed = "not Linux" if not sys.platform.startswith("linux") else "no unshare command"
-    if unshare and root:
-        failed = _probe([unshare, *NAMESPACE_FLAGS, "true"])
+    failed = ("not Linux" if not sys.platform.startswith("linux")
+              else "no bwrap command (install bubblewrap: Debian's bubblewrap package)")
+    if bwrap:
+        failed = _probe(bwrap_command(["true"], root=root, plan=[]))
+        if not failed and root:
+            return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup, tuple(lacks), BWRAP_VIA)
         if not failed:
-            return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup, tuple(lacks))
-        failed = f"unshare as root failed: {failed}"
-    lacks.append(("uid", "the grader does not run as root" if not root else "it needs the namespaces"))
-    if unshare:
-        user = _probe([unshare, "--user", "--map-root-user", *NAMESPACE_FLAGS, "true"])
-        if not user:
+            lacks.append(("uid", "the grader does not run as root"))
             notes.append("not root: the child keeps the caller's uid")
-            return Containment("user-namespace", True, True, False, rss, tuple(notes), cgroup, tuple(lacks))
-        failed = f"{failed}; " if root else ""
-        failed += f"unshare --user failed: {user}"
+            return Containment("user-namespace", True, True, False, rss, tuple(notes), cgroup, tuple(lacks),
+                               BWRAP_VIA)
+        failed = f"bwrap {'as root' if root else '--unshare-all'} failed: {failed}"
+    lacks.append(("uid", "the grader does not run as root" if not root else "it needs the namespaces"))
     lacks.insert(0, ("namespaces", failed))
     notes.append("no namespaces: instructor files stay readable by student code; no network isolation")
     return Containment("rlimits-only", False, False, False, rss, tuple(notes), cgroup, tuple(lacks))
@@ -615,12 +710,10 @@ class Sandbox:
         self.cpu_budget = 0.0
 
     # -- lifetime ---------------------------------------------------------------------------------
-    def _command(self) -> list[str]:
-        runner = [sys.executable, "-I", "-c", RUNNER_SOURCE]
-        if self.mode.namespaces:
-            prefix = ["unshare"] + (["--user", "--map-root-user"] if self.mode.user_namespace else [])
-            return prefix + NAMESPACE_FLAGS + ["--propagation", "private"] + runner
-        return runner
+    def _command(self, fds: list[str], plan: list[list]) -> list[str]:
+        """The cold child's command line: under bubblewrap, which makes ``plan``, where it has namespaces."""
+        runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, *fds]
+        return bwrap_command(runner, root=not self.mode.user_namespace, plan=plan) if self.mode.namespaces else runner
 
     def start(self) -> list[CellOutcome]:
         """Start the child and run the cells; a cell that breaks a limit is reported, the rest still run
@@ -648,7 +741,7 @@ class Sandbox:
         self.cpu_limit = None
         cgroup = self.cgroup
 
-        def before_exec():  # killed when the grader dies: unshare --kill-child then ends the namespace
+        def before_exec():  # killed when the grader dies: bwrap --die-with-parent then ends the namespace
             stopping.die_with_parent()
             if cgroup is not None:
                 cgroup.join()
@@ -657,6 +750,9 @@ class Sandbox:
             self.scratch, cwd = "/tmp/work", "/"
         else:
             self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
+        plan, mounted = (mount_plan(fresh=fresh_folders(), keep=needed_paths(), hide=self.hide + package_paths(self.block),
+                                    expose=exposed_paths() if self.mode.drop_uid else [])
+                         if self.mode.namespaces else ([], None))
         try:
             if self.warm:
                 procs = [f"{path}/cgroup.procs" for path in cgroup.paths.values()] if cgroup is not None else []
@@ -664,7 +760,7 @@ class Sandbox:
                                        [child_read, child_write, self.log.fileno()], procs, self.mode.namespaces, cwd)
             else:
                 self.proc = subprocess.Popen(
-                    self._command() + [str(child_read), str(child_write)],
+                    self._command([str(child_read), str(child_write)], plan),
                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
                     env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
                 )
@@ -677,10 +773,8 @@ class Sandbox:
         config = {
             "scratch": self.scratch,
             "namespaces": self.mode.namespaces,
-            "hide": self.hide + package_paths(self.block) if self.mode.namespaces else [],
-            "expose": exposed_paths() if self.mode.drop_uid else [],
-            "fresh_tmp": fresh_folders() if self.mode.namespaces else [],
-            "keep": needed_paths(),
+            "plan": plan if self.warm else [],  # a cold child's are bubblewrap's
+            "mounted": mounted,
             "uid": self.uid if self.mode.drop_uid else None,
             "memory_bytes": self.limits.memory_bytes,
             "file_bytes": self.limits.file_bytes,
@@ -859,14 +953,11 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 status = None
         log = self.log_tail(600)
-        tail = [line for line in log.strip().splitlines() if "sigprocmask unblock failed" not in line][-3:]
+        tail = log.strip().splitlines()[-3:]
         detail = (" (last output: " + " | ".join(tail) + ")") if tail else ""
         if self.cgroup is not None and self.cgroup.oom_killed():
             return MemoryFault(f"student code used more than the memory limit of {self.limits.memory_bytes / 2**20:.0f} "
                                f"MiB and was stopped{detail}")
-        if "sigprocmask unblock failed" in log:  # unshare's way of saying: the child was killed by a signal
-            return CrashFault("the student's process was killed by a signal (a crash in native code, or the "
-                              f"system's out-of-memory killer){detail}")
         if status == -signal.SIGKILL or status == 128 + signal.SIGKILL:
             return MemoryFault("the student's process was killed by the system, most likely for using too much "
                                f"memory{detail}")
@@ -1233,31 +1324,17 @@ def needed_paths() -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def exposed_paths() -> list[list]:
-    """``[[ancestor, [paths]]]``: folders others cannot traverse that hold what the child needs to read
-    (the interpreter's prefix, the virtual environment, the ``course`` package)."""
-    needed = [Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
-    try:
-        import course
-
-        needed.append(Path(course.__file__).resolve().parent)
-    except ImportError:
-        pass
+    """``[[ancestor, [paths]]]``: the first folder others cannot traverse above each of :func:`needed_paths`
+    (e.g. ``/root``, mode 700, holding the interpreter), with the needed paths below it."""
     groups: dict[str, list[str]] = {}
-    for path in needed:
-        blocked = None
-        for ancestor in reversed(path.parents):
-            if ancestor == Path("/"):
-                continue
+    for path in map(Path, needed_paths()):
+        for ancestor in list(reversed(path.parents))[1:]:
             try:
                 if not os.stat(ancestor).st_mode & 0o001:
-                    blocked = ancestor
+                    groups.setdefault(str(ancestor), []).append(str(path))
                     break
             except OSError:
                 break
-        if blocked is not None:
-            members = groups.setdefault(str(blocked), [])
-            if str(path) not in members:
-                members.append(str(path))
     return [[ancestor, paths] for ancestor, paths in groups.items()]
 
 
