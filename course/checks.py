@@ -104,6 +104,27 @@ def runs_with_student_code(helper: Callable) -> Callable:
 #: the same run seed gives the same inputs again. ``None`` in a student's kernel and in the child.
 run_seed = None
 
+#: Set by the trusted grader (parent only) while it grades one submission: ``{grade_id: passed}`` of the
+#: test cells graded so far in this run, in notebook order (read with :func:`passed`). ``None`` elsewhere.
+graded_so_far: dict[str, bool] | None = None
+
+
+def passed(grade_id: str) -> bool | None:
+    """Under the trusted grader: whether the test cell ``grade_id``, graded earlier in this run, passed.
+    ``None`` in a notebook (nothing is graded there). A ``grade_id`` not graded before the asking cell is a
+    fault of the test cell: ``ValueError``.
+
+    A later cell may rely on what an earlier one established about the same submission: lesson 4's gradient
+    check holds a forward that passed its own tests to the reference's values (see
+    :func:`course.torch_checks.run_gradcheck`)."""
+    if graded_so_far is None:
+        return None
+    if grade_id not in graded_so_far:
+        raise ValueError(f"grade_id: no test cell {grade_id!r} was graded before this one in this run"
+                         f" (graded: {sorted(graded_so_far)})")
+    return graded_so_far[grade_id]
+
+
 #: The kinds of input :func:`random_input` draws from under the grader, one per call (see there), and how
 #: often: pooling mostly follows a ReLU, so ReLU outputs come most often.
 INPUT_KINDS = {"normal": 0.15, "relu": 0.4, "integer": 0.15, "large": 0.15, "tiny": 0.15}

@@ -5,8 +5,8 @@ The helpers marked :func:`~course.checks.runs_with_student_code` (:func:`forward
 student's objects (they call ``.backward()``); they only compute *values* (tensors) at inputs they are
 given, so the trusted grader runs them in its sandboxed child and judges the values in the parent.
 :func:`run_gradcheck` decides in the caller's process: under the grader it draws fresh random points
-each run and compares the child's backward products with central differences of the reference,
-computed in the parent.
+each run and checks, in the parent, that the values the child returned from ordinary forward and backward
+calls satisfy the adjoint identity of a linear map.
 :func:`operators_used` and :func:`saved_tensor_shapes` watch a call from inside; they are for exploring
 in a notebook and never decide a grade (whatever runs beside student code can be faked by it).
 
@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from course.checks import input_generator, runs_with_student_code
+from course.checks import input_generator, random_input, runs_with_student_code
 
 __all__ = [
     "forward_backward",
@@ -124,95 +124,119 @@ def _dot(a, b) -> float:
     return float((a.detach().double() * b.detach().double()).sum())
 
 
+def _magnitude(a, b) -> float:
+    """``sum(|a| * |b|)``: the scale that rounding errors of ``<a, b>`` are relative to."""
+    return float((a.detach().double().abs() * b.detach().double().abs()).sum())
+
+
 def run_gradcheck(function: Callable, shape: Sequence[int], args: Sequence = (), seed: int = 0,
                   second_order: bool = False, device: str = "cpu", reference: Callable | None = None) -> tuple:
-    """``(ok, message)``: ``function(x, *args)``'s backward checked against central differences at a random
-    float64 point ``x`` of ``shape`` ``[B, C, H, W]``: of ``reference`` when given, else of ``function``'s
-    own forward.
+    """``(ok, message)``: is ``function(x, *args)``'s backward the adjoint of its own forward, at float64 points
+    ``x`` of ``shape`` ``[B, C, H, W]``? For a linear function like pooling (``f(x) = A x``) the backward must
+    map ``grad_out`` to ``A^T grad_out``.
 
-    ``reference(x_np, *args) -> ndarray`` is the function the backward must be the derivative of, on NumPy
-    arrays (e.g. :func:`course.reference.avg_pool2d_reference`). With it, ``function`` is called exactly once,
-    by :func:`forward_backward` (or :func:`double_backward`), the call every backward test makes, so
-    nothing in that call can tell a gradient check from a value test, and no answer of ``function``'s feeds
-    the numeric side. The trusted grader requires it (under a run seed a check without one raises
-    ``ValueError``): a student's forward that sees the check's probes (next to the point of the backward
-    call) could answer them to suit a wrong backward.
+    Every call is an ordinary one at a point of its own, drawn as every test draws its inputs
+    (:func:`~course.checks.random_input`: fresh each grading run, no point related to another): one forward
+    call for the output's shape, one :func:`forward_backward` (the call every backward test makes) at a point
+    with a random ``grad_out`` ``v`` (not all zeros), giving ``g``, then forward calls at three new points
+    ``b_i``. For each pair, ``<g, b_i - b_j>`` must equal ``<f(b_i) - f(b_j), v>`` within ``1e-6`` of the sum
+    of the products' magnitudes (exact up to rounding for a linear, or affine, forward; a forward that is
+    neither, never right for pooling, fails). The ``b_i`` are drawn after ``g`` came back, so no backward can
+    be made to suit them.
 
-    The check is computed here from values only: the numeric side at ``x ± eps·d`` for random directions
-    ``d`` (and single elements), and the backward's product ``grad_x`` with a random ``grad_out`` ``v``; it
-    passes when ``<grad_x, d>`` equals ``(<f(x + eps d), v> - <f(x - eps d), v>) / (2 eps)`` within
-    ``1e-6 + 1e-5·|value|`` (float64; exact up to rounding for a linear function like pooling).
+    ``reference(x_np, *args) -> ndarray`` (e.g. :func:`course.reference.avg_pool2d_reference`), when given,
+    is what the forward must answer at the ``b_i`` too (``rtol = 1e-9``, ``atol = 1e-9`` of the largest value).
+    The trusted grader passes it when the forward passed its own tests in this run (:func:`course.checks.passed`):
+    such a forward cannot then answer this check's calls differently, however it tells them apart (their order,
+    their shapes), to suit a wrong backward; a forward whose bug the backward follows keeps this check.
 
-    ``second_order=True`` checks the backward of the backward: the derivative of ``<grad_x, w>`` by ``v``
-    must equal the central difference of the numeric side along ``w``; a backward marked
-    ``@once_differentiable`` passes (its second derivative raises a clear error instead of a wrong value).
+    ``second_order=True`` also checks the backward of the backward, first: :func:`double_backward` with a
+    direction ``w`` gives ``h = J w``, and ``<h, v>`` must equal ``<w, g>`` (``v`` and ``g`` drawn and
+    returned after ``h``); a backward marked ``@once_differentiable`` passes (its second derivative raises a
+    clear error instead of a wrong value), one cut off from autograd fails.
     """
     import torch
 
-    from course import checks
-
-    if reference is None and checks.run_seed is not None:
-        raise ValueError("reference: under the trusted grader run_gradcheck needs the reference function (numeric"
-                         " side from the reference, never from the student's forward)")
     rng = input_generator(seed)  # under the grader: fresh points every grading run
     label = f"for args {tuple(args)!r} on shape {tuple(shape)}"
-    numeric_side = "the reference" if reference is not None else "the forward"
 
-    def tensor(like_shape):
-        return torch.from_numpy(rng.standard_normal(tuple(like_shape))).to(device)
+    def draw(like_shape):
+        """A float64 tensor drawn as every test draws its inputs, from a seed of this check's own."""
+        point = random_input(tuple(like_shape), np.float64, seed=int(rng.integers(2**62)))
+        return torch.from_numpy(point).to(device)
 
     def forward(point):
-        """The function whose central differences are the truth: the reference, else ``function`` itself."""
-        if reference is not None:
-            return torch.from_numpy(np.asarray(reference(point.detach().cpu().numpy(), *args),
-                                               dtype=np.float64)).to(point.device)
         return _require_tensor(function(point, *args), "the function's result")
 
-    x = tensor(shape)
     try:
-        out = forward(x)
-        v = tensor(out.shape)
-        eps = 1e-6
-        if not second_order:
-            _, grad = forward_backward(function, x, v, *args)
-            if grad is None:
-                return False, f"no gradient reached x {label}: the backward returned None for the input"
-            if tuple(grad.shape) != tuple(shape):
-                return False, f"the gradient has shape {tuple(grad.shape)}, x has {tuple(shape)} ({label})"
-            directions = [tensor(shape) for _ in range(4)]
-            for index in rng.choice(int(np.prod(shape)), size=min(4, int(np.prod(shape))), replace=False):
-                one = torch.zeros(tuple(shape), dtype=torch.float64, device=device)
-                one.view(-1)[int(index)] = 1.0
-                directions.append(one)
-            for d in directions:
-                numeric = (_dot(forward(x + eps * d), v) - _dot(forward(x - eps * d), v)) / (2 * eps)
-                analytic = _dot(grad, d)
-                if abs(numeric - analytic) > 1e-6 + 1e-5 * abs(numeric):
-                    return False, (f"gradient check failed {label}: along a direction the backward gives "
-                                   f"{analytic:.6g}, central differences of {numeric_side} give {numeric:.6g}")
-            return True, f"gradient check passed {label}"
-        w = tensor(shape)
-        value, note = double_backward(function, x, v, w, *args)
-        if note == "once_differentiable":
-            from course.checks import source_of
+        out_shape = tuple(forward(draw(shape)).shape)
+        held = w = None
+        once = False
+        if second_order:
+            w = draw(shape)
+            held, note = double_backward(function, draw(shape), draw(out_shape), w, *args)
+            if note == "once_differentiable":
+                from course.checks import source_of
 
-            try:
-                owner = function if hasattr(function, "__student_source__") else getattr(function, "__self__", function)
-                marked = "once_differentiable" in source_of(owner)  # Function.apply: its class's source
-            except (OSError, TypeError):
-                marked = True  # a built-in or C function: nothing to read, nothing to fake
-            if not marked:
-                return False, "a second derivative reported @once_differentiable, but the backward is not marked so"
+                try:
+                    owner = function if hasattr(function, "__student_source__") else getattr(function, "__self__",
+                                                                                              function)
+                    marked = "once_differentiable" in source_of(owner)  # Function.apply: its class's source
+                except (OSError, TypeError):
+                    marked = True  # a built-in or C function: nothing to read, nothing to fake
+                if not marked:
+                    return False, "a second derivative reported @once_differentiable, but the backward is not marked so"
+                once = True
+            elif note == "cut off" or held is None:
+                return False, ("the gradient your backward returns is cut off from autograd (computed outside"
+                               " tensor operations, or detached), so a second derivative would silently be"
+                               " zero: use tensor operations only, or mark backward @once_differentiable")
+            elif tuple(held.shape) != out_shape:
+                return False, (f"second derivative check failed {label}: the backward's own derivative has shape"
+                               f" {tuple(held.shape)}, the output has {out_shape}")
+        v = draw(out_shape)
+        for _ in range(8):  # a grad_out of zeros only (ReLU outputs on a small map) would check nothing
+            if bool(v.abs().max() > 0):
+                break
+            v = draw(out_shape)
+        _, grad = forward_backward(function, draw(shape), v, *args)
+        if grad is None:
+            return False, f"no gradient reached x {label}: the backward returned None for the input"
+        if tuple(grad.shape) != tuple(shape):
+            return False, f"the gradient has shape {tuple(grad.shape)}, x has {tuple(shape)} ({label})"
+        points = [draw(shape) for _ in range(3)]
+        values = [forward(point) for point in points]
+        for value in values:
+            if tuple(value.shape) != out_shape:
+                return False, f"the forward's output has shape {tuple(value.shape)} here, {out_shape} before ({label})"
+        if reference is not None:
+            for point, value in zip(points, values):
+                expected = torch.from_numpy(np.asarray(reference(point.cpu().numpy(), *args), dtype=np.float64))
+                got = value.detach().double().cpu()
+                scale = max(1.0, float(expected.abs().max())) if expected.numel() else 1.0
+                if got.shape != expected.shape or not torch.allclose(got, expected, rtol=1e-9, atol=1e-9 * scale):
+                    error = float((got - expected).abs().max()) if got.shape == expected.shape else float("nan")
+                    return False, (f"gradient check {label}: your forward's values at the check's points differ"
+                                   f" from the reference's (max error {error:.3g}), though it passed its own tests")
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            analytic = _dot(grad, points[i]) - _dot(grad, points[j])
+            numeric = _dot(values[i], v) - _dot(values[j], v)
+            bound = 1e-6 * (_magnitude(grad, points[i]) + _magnitude(grad, points[j])
+                            + _magnitude(values[i], v) + _magnitude(values[j], v))
+            if not abs(analytic - numeric) <= bound:
+                return False, (f"gradient check failed {label}: your backward is not the adjoint of your forward:"
+                               f" for a random grad_out and points a, b, <backward(grad_out), a - b> = {analytic:.6g}"
+                               f" but <forward(a) - forward(b), grad_out> = {numeric:.6g} (equal for pooling, a"
+                               f" linear map)")
+        if once:
             return True, "backward is marked @once_differentiable: a second derivative raises a clear error"
-        if note == "cut off" or value is None:
-            return False, ("the gradient your backward returns is cut off from autograd (computed outside"
-                           " tensor operations, or detached), so a second derivative would silently be"
-                           " zero: use tensor operations only, or mark backward @once_differentiable")
-        numeric = (forward(x + eps * w).double() - forward(x - eps * w).double()) / (2 * eps)
-        error = float((value.double() - numeric).abs().max()) if tuple(value.shape) == tuple(numeric.shape) else None
-        if error is None or error > 1e-6 + 1e-5 * float(numeric.abs().max()):
-            return False, f"second derivative check failed {label}: the backward's own derivative is wrong"
-        return True, f"the backward is itself differentiable: its derivative matches central differences {label}"
+        if held is None:
+            return True, f"gradient check passed {label}"
+        second, expected = _dot(held, v), _dot(w, grad)
+        if not abs(second - expected) <= 1e-6 * (_magnitude(held, v) + _magnitude(w, grad)):
+            return False, (f"second derivative check failed {label}: the backward's own derivative is wrong"
+                           f" (<d backward / d grad_out . w, v> = {second:.6g}, <w, backward(v)> = {expected:.6g})")
+        return True, f"the backward is itself differentiable: its derivative is the forward's {label}"
     except AssertionError:
         raise
     except Exception as exc:  # the student's own error

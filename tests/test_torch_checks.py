@@ -92,7 +92,7 @@ def test_run_gradcheck_passes_a_right_backward_and_fails_a_wrong_one():
     assert ok, message
     assert run_gradcheck(Scaled.apply, (1, 1, 4, 4), (1.0,))[0]
     ok, message = run_gradcheck(Scaled.apply, (1, 1, 4, 4), (0.5,))
-    assert not ok and "gradient check failed" in message and "central differences" in message
+    assert not ok and "gradient check failed" in message and "not the adjoint of your forward" in message
 
 
 def test_run_gradcheck_second_order_accepts_differentiable_or_once_differentiable_only():
@@ -129,21 +129,96 @@ def pool2(x_np):
     return F.avg_pool2d(torch.from_numpy(x_np), 2).numpy()
 
 
-def test_run_gradcheck_with_a_reference_cannot_be_fooled_by_a_forward_that_sees_its_probes(monkeypatch):
-    assert run_gradcheck(ProbeAware.apply, (1, 2, 4, 6))[0], "the forward's own differences suit its backward"
+class Doubled(torch.autograd.Function):
+    """A consistent bug: 2x2 pooling times 2, with the backward of exactly that (its true adjoint)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * F.avg_pool2d(x, 2)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 2 * grad_out.repeat_interleave(2, -1).repeat_interleave(2, -2) / 4
+
+
+class Switching(torch.autograd.Function):
+    """2x2 pooling with a backward half the true gradient, and a forward that answers right until it has seen a
+    call with grad (the forward tests come before any), then half as steep: consistent with its backward in
+    every later call, whatever their flags or points."""
+
+    seen_grad = False
+
+    @staticmethod
+    def forward(ctx, x):
+        Switching.seen_grad = Switching.seen_grad or x.requires_grad
+        return F.avg_pool2d(x, 2) * (0.5 if Switching.seen_grad else 1.0)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 0.5 * grad_out.repeat_interleave(2, -1).repeat_interleave(2, -2) / 4
+
+
+class SecondOrderWrong(torch.autograd.Function):
+    """A right first derivative whose own derivative (by grad_out) is half the right one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return F.avg_pool2d(x, 2)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        spread = lambda g: g.repeat_interleave(2, -1).repeat_interleave(2, -2) / 4  # noqa: E731
+        return spread(grad_out.detach()) + 0.5 * (spread(grad_out) - spread(grad_out.detach()))
+
+
+def test_run_gradcheck_judges_the_backward_against_its_own_forward(monkeypatch):
     for second_order in (False, True):
-        ok, message = run_gradcheck(ProbeAware.apply, (1, 2, 4, 6), second_order=second_order, reference=pool2)
-        assert not ok and "failed" in message
+        ok, message = run_gradcheck(Doubled.apply, (1, 2, 4, 6), second_order=second_order)
+        assert ok, f"a bug the backward follows is the forward's, not the gradient check's: {message}"
+        ok, message = run_gradcheck(Doubled.apply, (1, 2, 4, 6), second_order=second_order, reference=pool2)
+        assert not ok and "differ from the reference" in message, "pinned to the reference, the forward is wrong"
+        ok, message = run_gradcheck(ProbeAware.apply, (1, 2, 4, 6), second_order=second_order)
+        assert not ok and "not the adjoint" in message, "no probes to answer: the half-size backward fails"
         assert run_gradcheck(lambda x: F.avg_pool2d(x, 2), (1, 2, 4, 6), second_order=second_order,
-                             reference=pool2)[0], "a right backward passes"
-    calls = []
-    counted = lambda x: calls.append(x.requires_grad) or F.avg_pool2d(x, 2)  # noqa: E731
-    assert run_gradcheck(counted, (1, 2, 4, 6), reference=pool2)[0]
-    assert calls == [True], "the checked function is called once, as every backward test calls it"
-    monkeypatch.setattr("course.checks.run_seed", 7)  # under the trusted grader
-    with pytest.raises(ValueError, match="reference"):
-        run_gradcheck(counted, (1, 2, 4, 6))
-    assert run_gradcheck(counted, (1, 2, 4, 6), reference=pool2)[0]
+                             reference=pool2)[0], "a right one passes, pinned or not"
+    ok, message = run_gradcheck(SecondOrderWrong.apply, (1, 2, 4, 6), second_order=True)
+    assert run_gradcheck(SecondOrderWrong.apply, (1, 2, 4, 6))[0] and not ok and "second derivative" in message
+    for seed in range(5):  # any nonzero error of the backward shows, at every draw of the points
+        monkeypatch.setattr("course.checks.run_seed", seed)
+        assert not run_gradcheck(Scaled.apply, (1, 1, 4, 4), (1 - 1e-3,))[0]
+        assert not run_gradcheck(ProbeAware.apply, (1, 2, 4, 6))[0]
+
+
+def test_run_gradcheck_calls_cannot_be_told_apart_and_a_pinned_forward_cannot_switch(monkeypatch):
+    monkeypatch.setattr("course.checks.run_seed", 11)  # under the grader: points drawn as every test's inputs
+    points = []
+
+    def recorded(x):
+        points.append((x.requires_grad, x.detach().clone()))
+        return F.avg_pool2d(x, 2)
+
+    assert run_gradcheck(recorded, (1, 2, 4, 6), second_order=True)[0]
+    assert [flag for flag, _ in points] == [False, True, True, False, False, False], \
+        "forward calls, then double_backward and forward_backward (the calls every backward test makes)"
+    for i, (_, a) in enumerate(points):
+        for _, b in points[i + 1:]:
+            assert float((a - b).abs().max()) > 1e-2, "no point next to another"
+    monkeypatch.setattr(Switching, "seen_grad", False)
+    assert Switching.apply(torch.ones(1, 1, 2, 2)).item() == 1.0, "right in the forward tests"
+    ok, message = run_gradcheck(Switching.apply, (1, 2, 4, 6))
+    assert ok, "unpinned, its later answers suit its backward: why the grader pins a forward that passed"
+    ok, message = run_gradcheck(Switching.apply, (1, 2, 4, 6), reference=pool2)
+    assert not ok and "differ from the reference" in message
+
+
+def test_passed_reads_the_verdicts_of_this_grading_run(monkeypatch):
+    from course import checks
+
+    assert checks.passed("forward_tests") is None, "in a notebook nothing is graded"
+    monkeypatch.setattr(checks, "graded_so_far", {"forward_tests": True, "forward_errors": False})
+    assert checks.passed("forward_tests") is True and checks.passed("forward_errors") is False
+    with pytest.raises(ValueError, match="grade_id: no test cell 'forward_test' was graded before"):
+        checks.passed("forward_test")
 
 
 def test_operators_used_sees_torch_pooling_however_it_is_reached():

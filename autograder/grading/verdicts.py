@@ -421,6 +421,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     session.helpers = sorted(course.checks.MARKED_HELPERS)
     course.checks.router = _Router(session)
     course.checks.run_seed = seed
+    course.checks.graded_so_far = {}
     results: list[TestResult] = []
     faults: list[str] = []
     active: dict = {}
@@ -467,9 +468,11 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                                       _cap(message, 2000), round(time.monotonic() - t0, 3), fault,
                                       _cap(printed.getvalue(), limits.output_chars) if passed else "", review,
                                       withheld))
+            course.checks.graded_so_far[test.id] = passed
     finally:
         course.checks.router = None
         course.checks.run_seed = None
+        course.checks.graded_so_far = None
         if session.box is not None:
             active = session.box.active
         session.close()
