@@ -1427,10 +1427,11 @@ class _LoopNests:
         inner = id(self._inner(entry_def))
         self._invoke(entry_def, {inner: params, ("len", inner): lengths}, 1, 0)
         for node in self.defs:
-            if id(node) not in self.reached and id(node) not in inside_given and any(isinstance(n, (ast.For, ast.While, ast.comprehension))
-                                                    for n in ast.walk(node)):
-                self._problem(node, f"`{node.name}` has a loop, but the rule cannot see how often it is called "
-                              f"(call it by name from {entry}, not through an object, an operator or a value)")
+            if id(node) not in self.reached and id(node) not in inside_given and any(
+                    isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Call)) for n in ast.walk(node)):
+                self._problem(node, f"`{node.name}` has a loop or a call (it may call itself), but the rule cannot see "
+                              f"how often it runs (call it by name from {entry}, not through an object, an operator or "
+                              f"a value)")
 
     # --- reading the code -----------------------------------------------------------------------------
     def _problem(self, node: ast.AST, text: str) -> None:
@@ -1510,8 +1511,9 @@ class _LoopNests:
                 return 0
             bounds = []
             for kind, detail, value_scope, _ in where.bindings[node.id]:
-                if kind == "param":
-                    bounds.append(ctx.get(id(where), {}).get(node.id))
+                if kind == "param" or (kind in ("assign", "untraced") and value_scope is not where
+                                       and where.kind == "function" and node.id in ctx.get(id(where), {})):
+                    bounds.append(ctx.get(id(where), {}).get(node.id))  # an argument: its bound at this call
                 elif kind == "assign" and detail is not None and not isinstance(detail, ast.Lambda):
                     bounds.append(self.value(detail, ctx, value_scope, seen | {key}, growing))
                 elif kind == "for":
@@ -1645,8 +1647,10 @@ class _LoopNests:
             own = frame is not None and where is frame["scope"] and key not in frame["unbounded"]
             if where is None or key in seen or key in self.not_lists or (key in self.grown and not own):
                 return None
-            sizes = [self.length(detail, ctx, value_scope, seen | {key}) if kind == "assign" and detail is not None
-                     else ctx.get(("len", id(where)), {}).get(node.id) if kind == "param"
+            argument = node.id in ctx.get(id(where), {})
+            sizes = [ctx.get(("len", id(where)), {}).get(node.id) if kind == "param" or (
+                         argument and kind in ("assign", "untraced") and value_scope is not where)
+                     else self.length(detail, ctx, value_scope, seen | {key}) if kind == "assign" and detail is not None
                      else None for kind, detail, value_scope, _ in where.bindings[node.id]]
             if None in sizes:
                 return None
@@ -1717,8 +1721,18 @@ class _LoopNests:
             self._problem(node, "the code calls its helpers too often for the rule to follow")
             return
         scope = self.r.scope_of.get(id(node), self.r.module)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return  # run when called
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):  # the body runs when called;
+            arguments = node.args  # defaults and decorators run here
+            for part in node.decorator_list if not isinstance(node, ast.Lambda) else []:
+                self._walk(part, ctx, turns, data, frame)
+            for part in arguments.defaults + [d for d in arguments.kw_defaults if d is not None]:
+                self._walk(part, ctx, turns, data, frame)
+            if not isinstance(node, ast.Lambda):
+                return
+        if isinstance(node, ast.ClassDef):  # a class body runs here, its methods when called
+            for part in node.decorator_list + node.bases + [k.value for k in node.keywords] + node.body:
+                self._walk(part, ctx, turns, data, frame)
+            return
         if isinstance(node, ast.Lambda):
             parent = self.parents.get(id(node))
             if not (isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)) and \
