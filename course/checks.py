@@ -1414,6 +1414,7 @@ class _LoopNests:
                 if isinstance(node, ast.AugAssign) and not self._list_growth(node):
                     self.not_lists.add((id(where), target.id))  # out += tap: never read as a list
         self.grown |= self.augmented
+        self.escapes = self._escaping_names(tree)
         found = self._callable(ast.Name(entry, ast.Load()), self.r.module)
         if not found or not isinstance(found[-1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -1505,7 +1506,7 @@ class _LoopNests:
                 constant = self.r.namespace.get(node.id)
                 return abs(int(constant)) if type(constant) in (bool, int) else None
             key = (id(where), node.id)
-            if key in self.augmented or (key in seen and growing):
+            if key in self.grown or (key in seen and growing):  # (a list that grows may hold anything)
                 return None
             if key in seen:
                 return 0
@@ -1644,8 +1645,9 @@ class _LoopNests:
         if isinstance(node, ast.Name):
             where = self.r.lookup(node.id, scope)
             key = (id(where), node.id)
-            own = frame is not None and where is frame["scope"] and key not in frame["unbounded"]
-            if where is None or key in seen or key in self.not_lists or (key in self.grown and not own):
+            own = frame is not None and where is frame["scope"] and key not in frame["unbounded"] \
+                and key not in self.escapes
+            if where is None or key in seen or key in self.not_lists or (key in self.grown | self.escapes and not own):
                 return None
             argument = node.id in ctx.get(id(where), {})
             sizes = [ctx.get(("len", id(where)), {}).get(node.id) if kind == "param" or (
@@ -1659,6 +1661,34 @@ class _LoopNests:
                 return max(sizes) + frame["appended"]
             return max(sizes)
         return None
+
+    def _escaping_names(self, tree: ast.AST) -> set:
+        """(scope, name) of the code's own values that leave its sight, so that a list may grow where the rule
+        does not count it: passed to a call other than NumPy's or a built-in that only reads (``list.append(L,
+        v)``), put in a container or an attribute, its ``.append`` taken as a value."""
+        reading = {"len", "sum", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "min", "max", "any",
+                   "all", "iter", "set", "frozenset", "print", "isinstance", "bool", "repr", "str"}
+        found = set()
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            scope = self.r.scope_of.get(id(node), self.r.module)
+            if not self._local(node, scope):
+                continue
+            parent = self.parents.get(id(node))
+            grand = self.parents.get(id(parent))
+            if isinstance(parent, ast.Call) and node is not parent.func:
+                callee = self._builtin(parent.func, scope)
+                paths = self.r.carried(parent.func, scope).paths
+                escapes = callee not in reading and not (paths and all(p.split(".")[0] == "numpy" for p in paths))
+            elif isinstance(parent, ast.Attribute):
+                escapes = parent.attr in _APPENDS and not (isinstance(grand, ast.Call) and grand.func is parent)
+            else:
+                escapes = isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred, ast.keyword)) or (
+                    isinstance(parent, ast.Assign) and not all(isinstance(t, ast.Name) for t in parent.targets))
+            if escapes:
+                found.add((id(self.r.lookup(node.id, scope)), node.id))
+        return found
 
     def _local(self, node: ast.AST, scope: _Scope) -> bool:
         """Is ``node`` a name the code binds itself to a value (a list of its own, say), not an import?"""

@@ -536,6 +536,22 @@ KERNEL_LOOPS_CHEATS = {  # each loops over the data some way; the words its refu
     Rows.each(None, 0)
     return a
 ''', ["a loop or a call"]),
+    "an_item_of_a_list_that_grows": ('''
+    sizes = [kh]
+    sizes.append(out_h)
+    for n in sizes:
+        for i in range(n):
+            pass
+    return a
+''', ["for i in range(n)"]),
+    "a_list_grown_where_the_rule_does_not_look": ('''
+    rows = [0]
+    for t in range(kh):
+        list.extend(rows, range(out_h))
+    for i in rows:
+        pass
+    return a
+''', ["for i in rows"]),
     "unpacked_through_a_filter": ('''
     first, second = (i for i in range(out_h) if i > out_h - 3)
     return a
