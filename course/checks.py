@@ -1622,6 +1622,7 @@ class _LoopNests:
                 if isinstance(node, ast.AugAssign) and not self._list_growth(node):
                     self.not_lists.add((id(where), target.id))  # out += tap: never read as a list
         self.grown |= self.augmented
+        self.escapes = self._escaping_names(tree)
         found = self._callable(ast.Name(entry, ast.Load()), self.r.module)
         if not found or not isinstance(found[-1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -1635,10 +1636,11 @@ class _LoopNests:
         inner = id(self._inner(entry_def))
         self._invoke(entry_def, {inner: params, ("len", inner): lengths}, 1, 0)
         for node in self.defs:
-            if id(node) not in self.reached and id(node) not in inside_given and any(isinstance(n, (ast.For, ast.While, ast.comprehension))
-                                                    for n in ast.walk(node)):
-                self._problem(node, f"`{node.name}` has a loop, but the rule cannot see how often it is called "
-                              f"(call it by name from {entry}, not through an object, an operator or a value)")
+            if id(node) not in self.reached and id(node) not in inside_given and any(
+                    isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Call)) for n in ast.walk(node)):
+                self._problem(node, f"`{node.name}` has a loop or a call (it may call itself), but the rule cannot see "
+                              f"how often it runs (call it by name from {entry}, not through an object, an operator or "
+                              f"a value)")
 
     # --- reading the code -----------------------------------------------------------------------------
     def _problem(self, node: ast.AST, text: str) -> None:
@@ -1712,14 +1714,15 @@ class _LoopNests:
                 constant = self.r.namespace.get(node.id)
                 return abs(int(constant)) if type(constant) in (bool, int) else None
             key = (id(where), node.id)
-            if key in self.augmented or (key in seen and growing):
+            if key in self.grown or (key in seen and growing):  # (a list that grows may hold anything)
                 return None
             if key in seen:
                 return 0
             bounds = []
             for kind, detail, value_scope, _ in where.bindings[node.id]:
-                if kind == "param":
-                    bounds.append(ctx.get(id(where), {}).get(node.id))
+                if kind == "param" or (kind in ("assign", "untraced") and value_scope is not where
+                                       and where.kind == "function" and node.id in ctx.get(id(where), {})):
+                    bounds.append(ctx.get(id(where), {}).get(node.id))  # an argument: its bound at this call
                 elif kind == "assign" and detail is not None and not isinstance(detail, ast.Lambda):
                     bounds.append(self.value(detail, ctx, value_scope, seen | {key}, growing))
                 elif kind == "for":
@@ -1850,11 +1853,14 @@ class _LoopNests:
         if isinstance(node, ast.Name):
             where = self.r.lookup(node.id, scope)
             key = (id(where), node.id)
-            own = frame is not None and where is frame["scope"] and key not in frame["unbounded"]
-            if where is None or key in seen or key in self.not_lists or (key in self.grown and not own):
+            own = frame is not None and where is frame["scope"] and key not in frame["unbounded"] \
+                and key not in self.escapes
+            if where is None or key in seen or key in self.not_lists or (key in self.grown | self.escapes and not own):
                 return None
-            sizes = [self.length(detail, ctx, value_scope, seen | {key}) if kind == "assign" and detail is not None
-                     else ctx.get(("len", id(where)), {}).get(node.id) if kind == "param"
+            argument = node.id in ctx.get(id(where), {})
+            sizes = [ctx.get(("len", id(where)), {}).get(node.id) if kind == "param" or (
+                         argument and kind in ("assign", "untraced") and value_scope is not where)
+                     else self.length(detail, ctx, value_scope, seen | {key}) if kind == "assign" and detail is not None
                      else None for kind, detail, value_scope, _ in where.bindings[node.id]]
             if None in sizes:
                 return None
@@ -1863,6 +1869,34 @@ class _LoopNests:
                 return max(sizes) + frame["appended"]
             return max(sizes)
         return None
+
+    def _escaping_names(self, tree: ast.AST) -> set:
+        """(scope, name) of the code's own values that leave its sight, so that a list may grow where the rule
+        does not count it: passed to a call other than NumPy's or a built-in that only reads (``list.append(L,
+        v)``), put in a container or an attribute, its ``.append`` taken as a value."""
+        reading = {"len", "sum", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "min", "max", "any",
+                   "all", "iter", "set", "frozenset", "print", "isinstance", "bool", "repr", "str"}
+        found = set()
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            scope = self.r.scope_of.get(id(node), self.r.module)
+            if not self._local(node, scope):
+                continue
+            parent = self.parents.get(id(node))
+            grand = self.parents.get(id(parent))
+            if isinstance(parent, ast.Call) and node is not parent.func:
+                callee = self._builtin(parent.func, scope)
+                paths = self.r.carried(parent.func, scope).paths
+                escapes = callee not in reading and not (paths and all(p.split(".")[0] == "numpy" for p in paths))
+            elif isinstance(parent, ast.Attribute):
+                escapes = parent.attr in _APPENDS and not (isinstance(grand, ast.Call) and grand.func is parent)
+            else:
+                escapes = isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred, ast.keyword)) or (
+                    isinstance(parent, ast.Assign) and not all(isinstance(t, ast.Name) for t in parent.targets))
+            if escapes:
+                found.add((id(self.r.lookup(node.id, scope)), node.id))
+        return found
 
     def _local(self, node: ast.AST, scope: _Scope) -> bool:
         """Is ``node`` a name the code binds itself to a value (a list of its own, say), not an import?"""
@@ -1925,8 +1959,18 @@ class _LoopNests:
             self._problem(node, "the code calls its helpers too often for the rule to follow")
             return
         scope = self.r.scope_of.get(id(node), self.r.module)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return  # run when called
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):  # the body runs when called;
+            arguments = node.args  # defaults and decorators run here
+            for part in node.decorator_list if not isinstance(node, ast.Lambda) else []:
+                self._walk(part, ctx, turns, data, frame)
+            for part in arguments.defaults + [d for d in arguments.kw_defaults if d is not None]:
+                self._walk(part, ctx, turns, data, frame)
+            if not isinstance(node, ast.Lambda):
+                return
+        if isinstance(node, ast.ClassDef):  # a class body runs here, its methods when called
+            for part in node.decorator_list + node.bases + [k.value for k in node.keywords] + node.body:
+                self._walk(part, ctx, turns, data, frame)
+            return
         if isinstance(node, ast.Lambda):
             parent = self.parents.get(id(node))
             if not (isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)) and \

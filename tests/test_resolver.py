@@ -607,6 +607,48 @@ KERNEL_LOOPS_CHEATS = {  # each loops over the data some way; the words its refu
         pass
     return a
 ''', ["for i in Rows()"]),
+    "a_default_that_is_not_the_argument": ('''
+    def each(n=kh):
+        for i in range(n):
+            pass
+    each(out_h)
+    return a
+''', ["for i in range(n)"]),
+    "a_loop_in_a_default_value": ('''
+    def each(rows=[a[:, :, i].sum() for i in range(out_h)]):
+        return rows
+    return each()
+''', ["for i in range(out_h)"]),
+    "a_loop_in_a_class_body": ('''
+    class Table:
+        rows = [a[:, :, i].sum() for i in range(out_h)]
+    return a
+''', ["for i in range(out_h)"]),
+    "a_method_that_calls_itself": ('''
+    class Rows:
+        def each(self, i):
+            if i < out_h:
+                a[:, :, i] *= 1
+                self.each(i + 1)
+    Rows.each(None, 0)
+    return a
+''', ["a loop or a call"]),
+    "an_item_of_a_list_that_grows": ('''
+    sizes = [kh]
+    sizes.append(out_h)
+    for n in sizes:
+        for i in range(n):
+            pass
+    return a
+''', ["for i in range(n)"]),
+    "a_list_grown_where_the_rule_does_not_look": ('''
+    rows = [0]
+    for t in range(kh):
+        list.extend(rows, range(out_h))
+    for i in rows:
+        pass
+    return a
+''', ["for i in rows"]),
     "unpacked_through_a_filter": ('''
     first, second = (i for i in range(out_h) if i > out_h - 3)
     return a
