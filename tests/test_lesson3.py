@@ -261,3 +261,14 @@ def test_a_dtype_or_argument_check_bug_fails_its_own_cell_only(name):
     """(The other side, the reference passing every cell, is test_reference_passes_every_graded_cell.)"""
     replace, cells, expected = ONE_CELL_BUGS[name]
     assert failing_cells(LESSON, cells, replace) == expected
+
+
+def test_the_prose_states_the_limit_that_check_vectorized_applies():
+    """Section 3's numbers are course.timing's (a changed constant would make the text wrong); both sides."""
+    from course.timing import VECTORIZED_ALLOWANCE, VECTORIZED_FACTOR
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    text = " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    said = "allows your function {:g} times PyTorch's CPU time plus {:g} s"
+    assert said.format(VECTORIZED_FACTOR, VECTORIZED_ALLOWANCE) in text
+    assert said.format(VECTORIZED_FACTOR + 1, VECTORIZED_ALLOWANCE) not in text
