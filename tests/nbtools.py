@@ -116,3 +116,42 @@ def solution_source(lesson: str, grade_id: str) -> str:
     """The reference solution cell of ``lesson`` (to derive wrong variants from)."""
     nb = nbformat.read(source_notebook(lesson), as_version=4)
     return cell_by_id(nb, grade_id).source
+
+
+def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hidden: bool = True) -> set[str]:
+    """The graded test ``cells`` of ``lesson``'s source notebook that fail, run in this process (no kernel): the
+    first code cell (the set-up) and every solution cell, in order, ``replace``d where given (``{grade_id: new
+    source}``), then each test cell, hidden part included, as the trusted grader's parent runs it (``hidden=False``:
+    only the visible part, what the student's own run checks). Any error fails a cell, as in nbgrader. Each
+    source is registered with linecache, so check_avoids reads the functions' source as it does in a notebook.
+    For the fast one-bug-one-cell tests; no notebook is executed."""
+    import linecache
+
+    nb = nbformat.read(source_notebook(lesson), as_version=4)
+    namespace: dict = {}
+
+    def run(source: str, name: str) -> None:
+        filename = f"<{lesson} {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+
+    import torch
+
+    threads = torch.get_num_threads()  # a set-up cell may set it (lesson 5): this process keeps its own
+    try:
+        code = [cell for cell in nb.cells if cell.cell_type == "code"]
+        run(code[0].source, "set-up")
+        for cell in code[1:]:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("solution"):
+                run((replace or {}).get(meta["grade_id"], cell.source), meta["grade_id"])
+        failed = set()
+        for grade_id in sorted(cells):
+            try:
+                source = cell_by_id(nb, grade_id).source
+                run(source if hidden else source.split("### BEGIN HIDDEN TESTS")[0], grade_id)
+            except Exception:  # an error fails a test cell, as a failed assertion does
+                failed.add(grade_id)
+        return failed
+    finally:
+        torch.set_num_threads(threads)

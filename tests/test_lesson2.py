@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import solutions
-from nbtools import cell_by_id, executed, graded_results, run_graded, run_graded_all, solution_source, source_notebook
+from nbtools import cell_by_id, executed, failing_cells, graded_results, run_graded, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
@@ -244,34 +244,6 @@ def test_cases_as_checks_refuses_what_the_card_does_not_allow():
 
 # --- one bug, one penalty, checked in-process (issue 29) ------------------------------------------------
 
-def failing_cells(replace: dict[str, str], cells: set[str]) -> set[str]:
-    """The graded ``cells`` that fail when the notebook's set-up and solution cells (``replace``d) run in this
-    process and then each test cell, hidden part included, as the grader's parent runs it: no kernel started.
-    Each source is registered with linecache, so check_avoids reads the functions' source as in a notebook."""
-    import linecache
-
-    import nbformat
-
-    nb = nbformat.read(source_notebook(LESSON), as_version=4)
-    namespace: dict = {}
-
-    def run(source: str, name: str) -> None:
-        filename = f"<lesson2 {name}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        exec(compile(source, filename, "exec"), namespace)
-
-    run(cell_by_id(nb, "setup").source, "setup")
-    for grade_id in ("output_size", "avg_pool2d_loops", "avg_pool2d_loops_backward"):
-        run(replace.get(grade_id, cell_by_id(nb, grade_id).source), grade_id)
-    failed = set()
-    for grade_id in sorted(cells):
-        try:
-            run(cell_by_id(nb, grade_id).source, grade_id)
-        except Exception:  # an error fails a test cell, as a failed assertion does
-            failed.add(grade_id)
-    return failed
-
-
 DTYPE_AND_SHAPE_BUGS = {  # name: (replaced solution cells, the one graded cell that must fail)
     "forward_float64_result": (dict([forward("np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)",
                                              "np.zeros(x.shape[:2] + (out_h, out_w))")]), {"forward_avoids"}),
@@ -288,4 +260,4 @@ def test_a_dtype_or_shape_check_bug_fails_its_own_cell_only(name):
     missing grad_out check backward_errors' alone. (The other side, the reference passing every cell, is
     test_reference_passes_every_graded_cell; a harness that failed or passed every cell fails here.)"""
     replace, expected = DTYPE_AND_SHAPE_BUGS[name]
-    assert failing_cells(replace, FORWARD_CELLS if "avg_pool2d_loops" in replace else BACKWARD_CELLS) == expected
+    assert failing_cells(LESSON, FORWARD_CELLS if "avg_pool2d_loops" in replace else BACKWARD_CELLS, replace) == expected

@@ -22,11 +22,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 from autograder import solutions
-from nbtools import REPO, cell_by_id, execute, executed, graded_results, run_graded_all, solution_source, source_notebook
+from nbtools import REPO, cell_by_id, execute, executed, failing_cells, graded_results, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson3_numpy"
 GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
-          "backward_tests", "backward_vectorized"}
+          "backward_tests", "backward_errors", "backward_vectorized"}
 STRIDE_LINE = "sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size"
 
 
@@ -95,7 +95,7 @@ BACKWARD_FAILS = {
     "padding ignored": {"backward_tests", "backward_vectorized"},
     "count_include_pad inverted": {"backward_tests", "backward_vectorized"},
     "loops over output pixels": {"backward_vectorized"},
-    "calls torch": {"backward_tests", "backward_vectorized"},
+    "calls torch": {"backward_tests", "backward_errors", "backward_vectorized"},
 }
 
 
@@ -241,3 +241,34 @@ def test_release_runs_with_the_optional_cells_empty():
 def test_notebook_committed_without_outputs():
     nb = nbformat.read(Path(source_notebook(LESSON)), as_version=4)
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
+
+
+# --- one bug, one penalty, checked in-process (issue 29) ------------------------------------------------
+
+ONE_CELL_BUGS = {  # name: (replaced solution cells, the cells looked at, the one that must fail)
+    # float32 in, float64 out: forward_tests' rule alone (forward_no_pad_count compares values only)
+    "forward_float64_result": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "out /= kh * kw", "out = out / np.float64(kh * kw)")},
+                               {"forward_tests", "forward_no_pad_count", "forward_errors"}, {"forward_tests"}),
+    # the argument checks are backward_errors' rule alone: its values stay right
+    "backward_input_shape_unchecked": ({"avg_pool2d_numpy_backward": replaced(
+        "avg_pool2d_numpy_backward", "if not isinstance(input_shape, (tuple, list)) or len(input_shape) != 4:", "if False:")},
+        {"backward_tests", "backward_errors"}, {"backward_errors"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_CELL_BUGS))
+def test_a_dtype_or_argument_check_bug_fails_its_own_cell_only(name):
+    """(The other side, the reference passing every cell, is test_reference_passes_every_graded_cell.)"""
+    replace, cells, expected = ONE_CELL_BUGS[name]
+    assert failing_cells(LESSON, cells, replace) == expected
+
+
+def test_the_prose_states_the_limit_that_check_vectorized_applies():
+    """Section 3's numbers are course.timing's (a changed constant would make the text wrong); both sides."""
+    from course.timing import VECTORIZED_ALLOWANCE, VECTORIZED_FACTOR
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    text = " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    said = "allows your function {:g} times PyTorch's CPU time plus {:g} s"
+    assert said.format(VECTORIZED_FACTOR, VECTORIZED_ALLOWANCE) in text
+    assert said.format(VECTORIZED_FACTOR + 1, VECTORIZED_ALLOWANCE) not in text

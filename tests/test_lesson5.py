@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import course.checks
-from nbtools import cell_by_id, executed, graded_results, run_graded, run_graded_all, solution_source, source_notebook
+from nbtools import cell_by_id, executed, failing_cells, graded_results, run_graded, run_graded_all, solution_source, source_notebook
 
 LESSON = "lesson5_gap"
 
@@ -204,3 +204,24 @@ def test_overfitting_gap_wrong_answer_fails_its_own_cell_at_every_run_seed(gap_c
     for run_seed in [None, *range(20)]:
         verdicts = gap_verdicts(gap_cells, solution, run_seed)
         assert {g for g, passed in verdicts.items() if not passed} == failing, (run_seed, verdicts)
+
+
+# --- every rule the hidden part checks has a visible twin (issue 29) ----------------------------------------
+
+VISIBLE_TWINS = [  # (the test cell, the solution cell, old, new): the visible part of the cell catches the bug
+    ("head_parameters_errors", "head_parameters", "or isinstance(value, (bool, np.bool_))", ""),  # True taken as 1
+    ("overfitting_gap_errors", "overfitting_gap", "if len(train) != len(held_out):", "if False:"),
+    ("overfitting_gap_errors", "overfitting_gap", "or isinstance(last, (bool, np.bool_))", ""),
+    ("cam_errors", "class_activation_map", "if features.ndim != 3:", "if False:"),
+    ("cam_errors", "class_activation_map", "if not 0 <= class_index < weight.shape[0]:", "if not class_index < weight.shape[0]:"),
+    ("cam_values", "class_activation_map", "weight[class_index].to(features.dtype), features)",
+     "weight[class_index].float(), features.float())"),                                     # float64 in, float32 out
+]
+
+
+@pytest.mark.parametrize("cell, solution, old, new", VISIBLE_TWINS, ids=[f"{c}-{o[:24]}" for c, _, o, _ in VISIBLE_TWINS])
+def test_a_rule_the_hidden_part_checks_has_a_visible_twin(cell, solution, old, new):
+    reference = solution_source(LESSON, solution)
+    assert reference.count(old) == 1
+    assert failing_cells(LESSON, {cell}, hidden=False) == set()
+    assert failing_cells(LESSON, {cell}, {solution: reference.replace(old, new)}, hidden=False) == {cell}
