@@ -15,7 +15,7 @@ Containment is detected at run time and recorded (:func:`containment`):
   template cannot be started by bubblewrap (which starts programs): it makes the same namespaces and the
   same mounts (one :func:`mount_plan` for both) itself after the fork (``_child._forked``,
   ``_child.make_mounts``), before any student code; it keeps the host's other files and ``/dev`` as they are
-  (its uid may write only what any user may, each such folder a fresh tmpfs) and has no cgroup namespace;
+  (its uid may write only what any user may, each such folder a fresh tmpfs);
 * ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): bubblewrap's
   ``--unshare-all`` (a user namespace too) and the same mounts, but the child keeps the caller's uid
   (no warm template: its children would need uid maps written from outside);
@@ -405,7 +405,7 @@ class Containment:
     def describe(self) -> str:
         parts = [self.mode]
         if self.namespaces:
-            parts.append("mount+net+pid+ipc+uts namespaces, fresh tmpfs for every writable folder, "
+            parts.append("mount+net+pid+ipc+uts+cgroup namespaces, fresh tmpfs for every writable folder, "
                          "instructor paths hidden")
             if self.via:
                 parts.append(f"cold children {self.via}")
