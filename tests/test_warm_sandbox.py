@@ -44,6 +44,7 @@ facts = {
     "torch_objects": sum(1 for o in gc.get_objects() if type(o).__module__.split(".")[0] == "torch"),
     "leak": getattr(sys.modules.get("json"), "left_by_the_last_student", None),
     "numpy_loaded": "numpy" in sys.modules,
+    "cgroups": sorted(line.rpartition(":")[2] for line in open("/proc/self/cgroup").read().split()),
 }
 """
 
@@ -95,6 +96,7 @@ def test_a_warm_child_is_contained_as_a_cold_one():
         assert warm["pid"] == cold["pid"] == 1, "PID 1 of a PID namespace of its own"
         assert len(warm["processes"]) <= 2 and warm["networks"] == ["lo"]
         assert warm["repo_visible"] is False
+        assert set(warm["cgroups"]) == set(cold["cgroups"]) == {"/"}, "a cgroup namespace: no host cgroup path"
     if containment().drop_uid:
         assert warm["uid"] != 0
 

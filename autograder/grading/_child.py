@@ -736,11 +736,11 @@ def serve_child(read_fd: int, write_fd: int) -> None:
 # them, then the limits.
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
-CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
+CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP = 0x08000000, 0x04000000, 0x02000000
 #: The namespaces of a warm child, as ``sandbox.BWRAP_NAMESPACES`` gives a cold one: System V IPC and POSIX
 #: message queues of one child die with it, unseen by the next; abstract unix sockets belong to the network
-#: namespace.
-CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+#: namespace; its cgroup namespace (made after it joined its cgroup) hides the host's cgroup paths.
+CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
 
 
 def _die_with_parent() -> None:

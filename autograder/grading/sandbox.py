@@ -12,8 +12,10 @@ Containment is detected at run time and recorded (:func:`containment`):
   would run the child as the host's uid 0 (without capabilities, but the owner of root's files and free of
   ``RLIMIT_NPROC``); an unprivileged bubblewrap cannot bind what the leased uid cannot read (the interpreter
   under ``/root``, mode 700: ``--ro-bind-fd`` resolves the path as that uid). A child forked from a warm
-  template cannot be started by bubblewrap (which starts programs): it makes the same namespaces and mounts
-  itself after the fork (``_child._forked``, ``_child.setup_sandbox``), before any student code;
+  template cannot be started by bubblewrap (which starts programs): it makes the same namespaces and the
+  same mounts (one :func:`mount_plan` for both) itself after the fork (``_child._forked``,
+  ``_child.make_mounts``), before any student code; it keeps the host's other files and ``/dev`` as they are
+  (its uid may write only what any user may, each such folder a fresh tmpfs);
 * ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): bubblewrap's
   ``--unshare-all`` (a user namespace too) and the same mounts, but the child keeps the caller's uid
   (no warm template: its children would need uid maps written from outside);
@@ -403,7 +405,7 @@ class Containment:
     def describe(self) -> str:
         parts = [self.mode]
         if self.namespaces:
-            parts.append("mount+net+pid+ipc+uts namespaces, fresh tmpfs for every writable folder, "
+            parts.append("mount+net+pid+ipc+uts+cgroup namespaces, fresh tmpfs for every writable folder, "
                          "instructor paths hidden")
             if self.via:
                 parts.append(f"cold children {self.via}")
