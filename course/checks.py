@@ -279,7 +279,7 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
     """Assert that ``function(*args, **kwargs)`` raises ``error`` whose message names every word in ``mentions``
     (the first is the argument at fault), and that says *which* argument is at fault: within one run of a
     test cell, two errors of the same type for different arguments of ``function`` must not name the same
-    arguments the same number of times (:func:`_catch_all`: one message naming every argument at once).
+    three or more arguments the same number of times (:func:`_catch_all`: one message naming every argument).
 
     A good error names the argument and the rule it broke, e.g. ``"kernel_size must be >= 1, got 0"``.
     """
@@ -337,10 +337,15 @@ def _argument_counts(message: str, families: list[str]) -> dict[str, int]:
     return counts
 
 
+#: How many arguments a message must name to be taken for a catch-all when another argument's error names
+#: them alike: one message for two rules ("input_size and kernel_size must be >= 1") is honest.
+CATCH_ALL_NAMES = 3
+
+
 def _catch_all(frame: Any, function: Any, error: type, argument: str, message: str) -> tuple[str, str] | None:
     """``(argument, message)`` of an earlier error of type ``error`` in this run of the calling cell, for a
-    different argument of ``function``, whose message names the arguments exactly as often as ``message``
-    does; or ``None``. Records this one. The arguments are those the cell's checks put first in ``mentions``
+    different argument of ``function``, whose message names the same :data:`CATCH_ALL_NAMES` or more arguments
+    exactly as often as ``message`` does; or ``None``. Records this one. The arguments are those the cell's checks put first in ``mentions``
     (families by prefix: ``input`` and ``input_size`` are one)."""
     scope = (frame.f_code.co_filename, frame.f_globals) if frame is not None else ("", None)
     key = (scope[0], id(scope[1]), _callee(function))
@@ -354,10 +359,10 @@ def _catch_all(frame: Any, function: Any, error: type, argument: str, message: s
     def family(word: str) -> str | None:
         return next((f for f in families if word == f or word.startswith(f + "_")), None)
 
-    found = None
+    counts, found = _argument_counts(message, families), None
     for kind, other, earlier in seen:
-        if kind is error and family(other) != family(argument) and \
-                _argument_counts(earlier, families) == _argument_counts(message, families):
+        if kind is error and family(other) != family(argument) and len(counts) >= CATCH_ALL_NAMES and \
+                _argument_counts(earlier, families) == counts:
             found = (other, earlier)
             break
     if len(seen) < 256:
@@ -1422,7 +1427,7 @@ TENSOR_ARITHMETIC = frozenset({
         "mm", "bmm", "outer", "t", "mT", "ndimension", "stride", "storage_offset", "as_strided", "roll",
         "broadcast_to", "repeat_interleave", "sum_to_size", "floor_divide", "remainder", "pow", "index_select",
         "gather", "scatter_add", "scatter_add_", "index_put_", "cumsum_", "new", "get_device", "unbind",
-        "true_divide", "count_nonzero", "copy", "data", "mark_dirty",
+        "true_divide", "count_nonzero", "copy", "data", "mark_dirty", "apply",
         "saved_tensors", "save_for_backward", "needs_input_grad", "mark_non_differentiable",
         "set_materialize_grads", "append", "extend", "insert", "pop", "items", "keys", "values", "get",
         "update", "join", "format", "lower", "upper", "strip", "split", "startswith", "endswith",

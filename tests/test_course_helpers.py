@@ -115,7 +115,7 @@ def test_check_raises_wants_the_right_error_and_words():
 
 # check_raises and catch-all messages (issue 31): lesson 1's two error cells, as the grader runs them (one
 # compiled cell, fresh globals), against an output_size whose checks are the reference's and whose messages
-# come in thirteen honest styles, some naming two, three or all four arguments, and four catch-all styles.
+# come in fourteen honest styles, some naming two, three or all four arguments, and four catch-all styles.
 _AT_FAULT = {"type_input": "input_size", "type_kernel": "kernel_size", "type_stride": "stride",
              "type_padding": "padding", "input_min": "input_size", "kernel_min": "kernel_size", "stride_min": "stride",
              "padding_min": "padding", "padding_max": "padding", "window": "input_size"}
@@ -186,6 +186,9 @@ HONEST_MESSAGES = {
     "type names": lambda a, r, v, g: (f"{a} must be an int or a tuple of two ints, not {type(v).__name__}"
                                       if r.startswith("type") else f"{a} out of range: {v!r} ({_rule(r)})"),
     "a sentence": lambda a, r, v, g: f"The value {v!r} given for {a} is not allowed: it {_rule(r)}.",
+    # corpus lesson1_by_hand/bug_stride_zero: one message for two rules of two arguments
+    "one message for input_size and kernel_size": lambda a, r, v, g: (
+        "input_size and kernel_size must be >= 1" if r in ("input_min", "kernel_min") else f"{a} {_rule(r)}"),
 }
 _ALL = "input_size, kernel_size, stride or padding"
 CATCH_ALL_MESSAGES = {
