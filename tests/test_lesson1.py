@@ -136,3 +136,13 @@ def test_a_rule_the_hidden_part_checks_has_a_visible_twin(cell, old, new):
     assert reference.count(old) == 1
     assert failing_cells(LESSON, {cell}, hidden=False) == set()
     assert failing_cells(LESSON, {cell}, {"output_size": reference.replace(old, new)}, hidden=False) == {cell}
+
+
+def test_a_numpy_int_result_costs_the_types_cell_only():
+    """The result's type is output_size_types' rule, its values output_size_basic's (one bug, one penalty)."""
+    reference = solution_source(LESSON, "output_size")
+    old = "return tuple((size[a] + 2 * pad[a] - kernel[a]) // step[a] + 1 for a in range(2))"
+    assert reference.count(old) == 1
+    numpy_ints = reference.replace(old, "return tuple(np.int64((size[a] + 2 * pad[a] - kernel[a]) // step[a] + 1) for a in range(2))")
+    cells = {"output_size_basic", "output_size_errors", "output_size_types"}
+    assert failing_cells(LESSON, cells, {"output_size": numpy_ints}) == {"output_size_types"}

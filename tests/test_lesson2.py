@@ -261,3 +261,17 @@ def test_a_dtype_or_shape_check_bug_fails_its_own_cell_only(name):
     test_reference_passes_every_graded_cell; a harness that failed or passed every cell fails here.)"""
     replace, expected = DTYPE_AND_SHAPE_BUGS[name]
     assert failing_cells(LESSON, FORWARD_CELLS if "avg_pool2d_loops" in replace else BACKWARD_CELLS, replace) == expected
+
+
+FORWARD_ID, BACKWARD_ID = "avg_pool2d_loops", "avg_pool2d_loops_backward"
+
+
+def test_stride_0_on_one_axis_has_a_visible_twin():
+    """A stride 0 read as kernel_size only when the whole stride is the int 0 fails the visible part of the
+    forward's and the backward's tests (the hidden part has such a pair too). (The reference passes them:
+    test_reference_passes_every_graded_cell.)"""
+    bug = {grade_id: solution_source(LESSON, grade_id).replace("sh, sw = sh or kh, sw or kw",
+                                                               "sh, sw = (kh, kw) if stride == 0 else (sh, sw)")
+           for grade_id in (FORWARD_ID, BACKWARD_ID)}
+    assert all(bug[g] != solution_source(LESSON, g) for g in bug)
+    assert failing_cells(LESSON, {"forward_tests", "backward_tests"}, bug, hidden=False) == {"forward_tests", "backward_tests"}
