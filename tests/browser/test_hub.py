@@ -325,7 +325,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
             row = page.locator("tr", has=page.locator("a.name-shown", has_text=name))
             assert score in row.inner_text(), f"formgrader's row of {name}: {row.inner_text()!r}, expected {score}"
         lab.screenshot(page, folder, "instructor_gradebook", shots)
-        # a manual grade for bob (1 of the worked example's 2 points), a comment for alice
+        # a manual grade for bob (the worked example's average: its 1 point), a comment for alice
         for name, fill in ((bob, {"input.score#worked_example_tests": "1"}),
                            (alice, {"#worked_example-comment": COMMENT})):
             page.goto(gradebook)
