@@ -3,8 +3,9 @@
 A *group* is one direction (forward, backward, forward+backward) of one case (input shape and kernel,
 stride, padding). Its entries are timed together in interleaved rounds; every entry's ratio is the
 median of per-round ratios against ``F.avg_pool2d`` NCHW with the same torch thread count (the
-baseline), and its time is also shown as a multiple of the time the bytes it must move take at the
-measured bandwidth floor.
+baseline) and, the same way, against ``F.avg_pool2d`` on channels-last (the anchor: the fastest layout);
+its time is also shown as a multiple of the time the bytes it must move take at the measured bandwidth
+floor.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Entry:
     outputs: int = 1
     per_element: bool = False
     baseline: bool = False
+    anchor: bool = False
 
     @property
     def key(self) -> str:
@@ -72,6 +74,7 @@ class Row:
     time_s: float | None = None
     time_per_output_s: float | None = None
     ratio: float | None = None
+    ratio_anchor: float | None = None  # against the anchor (F.avg_pool2d channels-last) with the same threads
     floor_multiple: float | None = None
     fraction_of_peak: float | None = None
     bytes_moved: int | None = None
@@ -177,9 +180,9 @@ def pool_entries(case: Case, lessons: dict[str, Solutions], device: str, all_thr
                           baseline=True, bytes_moved=2 * fwd_bytes, outputs=outputs, note="autograd"))
     for t in threads:
         forward.append(checked("F.avg_pool2d channels-last", t, partial(F.avg_pool2d, x_cl, k, s, p), expected,
-                               bytes_moved=fwd_bytes, outputs=outputs))
+                               bytes_moved=fwd_bytes, outputs=outputs, anchor=True))
         backward.append(checked("F.avg_pool2d channels-last", t, aten_backward(g_cl, x_cl), expected_grad,
-                                bytes_moved=fwd_bytes, outputs=outputs))
+                                bytes_moved=fwd_bytes, outputs=outputs, anchor=True))
 
     one = 1 if cpu else None
     numpy_lesson, torch_lesson, loops_lesson = lessons["numpy"], lessons["function"], lessons["loops"]
@@ -297,6 +300,7 @@ def measure_group(group: str, case: str, direction: str, entries: list[Entry], r
         kwargs["clock"] = timer
     timings = compare({e.key: e.fn for e in live}, **kwargs) if live else None
     baselines = {e.threads: e for e in live if e.baseline}
+    anchors = {e.threads: e for e in live if e.anchor}
     rows = []
     for e in entries:
         row = Row(group, case, direction, e.impl, e.threads, "ok", baseline=e.baseline, note=e.note)
@@ -310,6 +314,10 @@ def measure_group(group: str, case: str, direction: str, entries: list[Entry], r
         if base is not None:
             row.ratio = median_ratio(timings["times"][e.key], timings["times"][base.key],
                                      scale=base.outputs / e.outputs)
+        anchor = anchors.get(e.threads)
+        if anchor is not None:
+            row.ratio_anchor = median_ratio(timings["times"][e.key], timings["times"][anchor.key],
+                                            scale=anchor.outputs / e.outputs)
         if e.bytes_moved and not e.per_element:
             row.bytes_moved = e.bytes_moved
             if bandwidth:

@@ -11,8 +11,12 @@ GOAL_TEXT = {
     "loops_speedup": "loops -> NumPy speed-up per output element >= 300x",
     "numpy_vs_torch": "NumPy <= {limit}x F.avg_pool2d NCHW (1 thread)",
     "function_vs_torch": "Function forward+backward <= 1.0x F.avg_pool2d NCHW (1 thread)",
-    "numpy_floor": "NumPy forward <= 15x the bandwidth floor",
+    "numpy_floor": "NumPy forward <= {limit}x the bandwidth floor",
+    "numpy_vs_channels_last": "NumPy forward <= {limit}x F.avg_pool2d channels-last (1 thread)",
 }
+
+#: The limits of the goals that hold at small kernels (k <= 3) only.
+FLOOR_LIMIT, CHANNELS_LAST_LIMIT = 5.0, 2.5
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -67,7 +71,10 @@ def goals(result: dict) -> list[dict]:
         add(GOAL_TEXT["function_vs_torch"], case, "forward+backward", row["ratio"] if row else None, 1.0)
         if k is not None and k <= 3:
             row = find_row(rows, case, "forward", "NumPy (lesson 3)")
-            add(GOAL_TEXT["numpy_floor"], case, "forward", row["floor_multiple"] if row else None, 15.0)
+            add(GOAL_TEXT["numpy_floor"].format(limit=f"{FLOOR_LIMIT:g}"), case, "forward",
+                row["floor_multiple"] if row else None, FLOOR_LIMIT)
+            add(GOAL_TEXT["numpy_vs_channels_last"].format(limit=f"{CHANNELS_LAST_LIMIT:g}"), case, "forward",
+                row.get("ratio_anchor") if row else None, CHANNELS_LAST_LIMIT)
     return out
 
 
@@ -92,7 +99,8 @@ def table(result: dict) -> str:
         lines += ["", f"Device peak bandwidth: {peak['method']}, best of {peak['repeats']}: "
                       f"{peak['gbytes_per_s']:.1f} GB/s (bytes read + written)"]
     extra = "frac of peak" if peak else "x floor"
-    header = f"  {'direction':<17}{'implementation':<32}{'thr':>4}  {'median time':>12}  {'vs F NCHW':>11}  {extra:>12}  note"
+    header = (f"  {'direction':<17}{'implementation':<32}{'thr':>4}  {'median time':>12}  {'vs F NCHW':>11}"
+              f"  {'vs F CL':>9}  {extra:>12}  note")
     last = None
     for row in result["rows"]:
         title = f"{row['group']}: {row['case']}"
@@ -102,7 +110,7 @@ def table(result: dict) -> str:
         threads = "-" if row["threads"] is None else str(row["threads"])
         if row["status"] != "ok":
             lines.append(f"  {row['direction']:<17}{row['impl']:<32}{threads:>4}  {'not available' if row['status'] == 'not available' else 'error':>12}"
-                         f"  {'-':>11}  {'-':>12}  {row['note']}")
+                         f"  {'-':>11}  {'-':>9}  {'-':>12}  {row['note']}")
             continue
         shown = row["time_per_output_s"] if "per output element" in row["note"] else row["time_s"]
         ratio = "1 (base)" if row["baseline"] else fmt_ratio(row["ratio"])
@@ -111,7 +119,7 @@ def table(result: dict) -> str:
         else:
             last_col = fmt_ratio(row.get("floor_multiple"))
         lines.append(f"  {row['direction']:<17}{row['impl']:<32}{threads:>4}  {fmt_time(shown):>12}  {ratio:>11}"
-                     f"  {last_col:>12}  {row['note']}")
+                     f"  {fmt_ratio(row.get('ratio_anchor')):>9}  {last_col:>12}  {row['note']}")
     if result.get("speedups"):
         lines += ["", "loops -> NumPy speed-up per output element (median of per-round ratios):"]
         for key, value in result["speedups"].items():

@@ -24,7 +24,7 @@ from . import course_runs, pooling, report
 from autograder import coursedir, solutions
 from autograder.coursedir import CourseError
 from .pooling import Case
-from course.timing import best_of, median_ratio
+from course.timing import bandwidth_floor, best_of, median_ratio
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -65,16 +65,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def bandwidth_floor(mib: int, repeats: int) -> dict:
-    """The CPU's memory-bandwidth floor: the best ``np.copyto`` of a ``mib`` MiB array (bytes read + written)."""
-    src = np.ones(mib * 2**20 // 8)
-    dst = np.empty_like(src)
-    best = best_of(partial(np.copyto, dst, src), repeats)
-    moved = 2 * src.nbytes
-    return {"method": f"np.copyto of {mib} MiB", "repeats": repeats, "array_bytes": src.nbytes,
-            "bytes_moved": moved, "best_s": best, "gbytes_per_s": moved / best / 1e9}
 
 
 def device_peak(device: str, mib: int, repeats: int) -> dict:

@@ -18,7 +18,7 @@ import statistics
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-__all__ = ["calls_per_round", "compare", "median_ratio", "best_of", "sweep", "format_table", "plot_loglog", "timed_call", "is_vectorized",
+__all__ = ["calls_per_round", "compare", "median_ratio", "best_of", "bandwidth_floor", "sweep", "format_table", "plot_loglog", "timed_call", "is_vectorized",
            "check_vectorized"]
 
 Clock = Callable[[], float]
@@ -147,6 +147,26 @@ def best_of(function: Callable[[], Any], repeats: int, clock: Clock = time.perf_
         sync()
         best = min(best, clock() - start)
     return best
+
+
+def bandwidth_floor(mib: int = 256, repeats: int = 7) -> dict:
+    """The CPU's memory-bandwidth floor: the best ``np.copyto`` of a ``mib`` MiB array of float64, as
+    ``{"method", "repeats", "array_bytes", "bytes_moved", "best_s", "gbytes_per_s"}`` (bytes read + written).
+
+    No code that reads an input and writes an output can move its bytes faster than this copy does, so
+    ``seconds / (bytes / (gbytes_per_s * 1e9))`` says how many times that floor a function takes. Make the
+    array larger than the CPU's caches (the default 256 MiB is), or the floor is the cache's speed.
+    """
+    import numpy as np
+
+    if mib < 1 or repeats < 1:
+        raise ValueError(f"mib and repeats must be >= 1, got mib={mib!r}, repeats={repeats!r}")
+    src = np.ones(mib * 2**20 // 8)
+    dst = np.empty_like(src)
+    best = best_of(lambda: np.copyto(dst, src), repeats)
+    moved = 2 * src.nbytes
+    return {"method": f"np.copyto of {mib} MiB", "repeats": repeats, "array_bytes": src.nbytes,
+            "bytes_moved": moved, "best_s": best, "gbytes_per_s": moved / best / 1e9}
 
 
 def sweep(functions: Mapping[str, Callable[..., Any]], make_args: Callable[[Any], Sequence], sizes: Iterable,

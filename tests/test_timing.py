@@ -237,3 +237,11 @@ def test_sync_runs_around_every_timed_round_and_best_of_is_the_fastest_call():
                    sync=lambda: synced.append(clock.log.count("f")))
     assert synced == [0, 2, 2, 4, 4, 6], "before the clock starts and before it stops"
     assert timing.best_of(clock.costs("g", [5.0, 3.0, 1.0, 2.0]), repeats=3, clock=clock) == 1.0
+
+
+def test_bandwidth_floor_is_a_copy_rate():
+    floor = timing.bandwidth_floor(mib=1, repeats=2)
+    assert floor["array_bytes"] == 2**20 and floor["bytes_moved"] == 2 * 2**20 and floor["repeats"] == 2
+    assert floor["best_s"] > 0 and abs(floor["gbytes_per_s"] - 2 * 2**20 / floor["best_s"] / 1e9) < 1e-9
+    with pytest.raises(ValueError, match="mib"):
+        timing.bandwidth_floor(mib=0)
