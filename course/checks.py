@@ -1763,8 +1763,9 @@ class _LoopNests:
             return self.value(node.value, ctx, scope, seen, growing)
         if isinstance(node, ast.Call):
             name = self._builtin(node.func, scope)
-            if name in ("min", "max") and len(node.args) == 1:
-                return self.items(node.args[0], ctx, scope, seen, growing)
+            if (name in ("min", "max") and len(node.args) == 1) or (
+                    name in ("tuple", "list", "sorted", "reversed", "set", "frozenset") and len(node.args) == 1):
+                return self.items(node.args[0], ctx, scope, seen, growing)  # (an item of, or the items of, it)
             bounds = [self.value(x, ctx, scope, seen, growing or name not in ("min", "max", "abs", "int", "round"))
                       for x in node.args]
             if name == "min":
@@ -1799,9 +1800,9 @@ class _LoopNests:
                 bounds = [self.items(x, ctx, scope, seen, growing) for x in node.args]
                 return None if None in bounds else max(bounds, default=0)
             if name == "enumerate" and node.args:
-                bounds = [self.length(node.args[0], ctx, scope, seen, growing), self.items(node.args[0], ctx, scope, seen, growing)]
+                bounds = [self.length(node.args[0], ctx, scope, seen), self.items(node.args[0], ctx, scope, seen, growing)]
                 return None if None in bounds else max(bounds)
-            return None
+            return self.value(node, ctx, scope, seen, growing)  # a helper's result: the ints in it
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return self.value(node, ctx, scope, seen, growing) if not any(isinstance(e, ast.Starred) for e in node.elts) \
                 else None
@@ -1846,6 +1847,10 @@ class _LoopNests:
             return None
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return len(node.elts) if not any(isinstance(e, ast.Starred) for e in node.elts) else None
+        if isinstance(node, (ast.IfExp, ast.BoolOp)):  # one of its parts
+            sizes = [self.length(part, ctx, scope, seen, frame)
+                     for part in ((node.body, node.orelse) if isinstance(node, ast.IfExp) else node.values)]
+            return None if None in sizes else max(sizes)
         if isinstance(node, ast.Dict):
             return len(node.keys)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):

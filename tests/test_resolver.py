@@ -468,7 +468,8 @@ KERNEL_LOOPS_HONEST = {
     return (table[:, :, bottom, right] - table[:, :, top, right] - table[:, :, bottom, left] + table[:, :, top, left]) / (kh * kw)
 ''',
     "separable_generators_and_axes": '''
-    rows = sum(a[:, :, t:t + sh * (out_h - 1) + 1:sh] for t in range(kh))
+    kernel = tuple(as_pair(kernel_size))
+    rows = sum(a[:, :, t:t + sh * (out_h - 1) + 1:sh] for t in range(kernel[0]))
     for axis, (k, s) in enumerate(zip((kw,), (sw,))):
         rows = sum(rows[..., t:t + s * (out_w - 1) + 1:s] for t in range(k))
     return rows / (kh * kw)
