@@ -441,7 +441,8 @@ class CanaryFailed(GradingError):
 def canary(root: Path, lesson_name: str, limits: Limits, seed: int, slot: int = 0) -> None:
     """Grade the lesson's own reference solution first, with the run's ``seed`` (the hidden inputs the
     submissions get); anything short of full marks means this grader cannot be trusted today (a missing
-    package, a broken sandbox, limits too tight for the machine)."""
+    package, a broken sandbox, limits too tight for the machine). Full marks go into the verdict cache,
+    so a submission of the reference's code is not graded twice."""
     lesson = load_lesson(lesson_name, root)
     try:
         verdicts = run_tests(lesson, lesson.reference_sources(), limits, uid=sandbox_uid(slot), root=root, seed=seed)
@@ -453,6 +454,9 @@ def canary(root: Path, lesson_name: str, limits: Limits, seed: int, slot: int = 
         raise CanaryFailed(f"{lesson_name}: the reference solution lost points on {'; '.join(lost)} (run seed "
                            f"{seed}); the grader or this machine is broken (or the limits are too tight), so "
                            "nothing was graded")
+    # the verdicts of the reference's code: a submission of the same code is not graded again in this run
+    write_json(cache_path(root, cache_key(lesson.content_key(lesson.reference_sources()), limits, seed)),
+               verdicts.as_dict())
 
 
 def grade(lessons: list[str] | None = None, students: list[str] | None = None, jobs: int = 1,
