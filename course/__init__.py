@@ -14,6 +14,12 @@ import warnings
 
 __all__ = ["setup_notebook", "pick_device"]
 
+#: What :func:`setup_notebook` imports on first use besides the set-up's own imports:
+#: ``torch.use_deterministic_algorithms`` imports ``torch._inductor.config`` (with sympy and dynamo, about 2 s).
+#: The trusted grader's warm template imports these once (``Lesson.preload_modules``), so that the set-up of each
+#: child forked from it does not pay them again.
+SETUP_IMPORTS = ("torch._inductor.config",)
+
 #: Library warnings that are harmless in the lessons; on stderr they would zero a graded cell.
 QUIET_WARNINGS = (
     ("ignore", ".*TypedStorage is deprecated.*"),

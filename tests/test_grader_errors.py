@@ -40,8 +40,10 @@ def gradebook_scores(root: Path) -> dict[str, float]:
 
 def test_a_grader_fault_is_a_grader_error_with_no_score_and_a_nonzero_exit(course, monkeypatch, capsys):
     real = batch.run_tests
+    graded = []
 
     def failing_for_bob(lesson, sources, limits, **kwargs):  # alice and the canary hand in the reference
+        graded.append(sources == lesson.reference_sources())
         if sources != lesson.reference_sources():
             raise GraderFault("the sandbox could not start (simulated)")
         return real(lesson, sources, limits, **kwargs)
@@ -50,6 +52,7 @@ def test_a_grader_fault_is_a_grader_error_with_no_score_and_a_nonzero_exit(cours
     status = cli.main(["grade", "--root", str(course), "--jobs", "1", "--quiet"])
     out, err = capsys.readouterr()
     assert status == 1, out + err
+    assert graded == [True, False], "the reference is graded once (the canary), alice's copy of it comes from the cache"
     assert "grader-error" in out and "simulated" in out and "not written" in err
     records = {r.student: r for r in load_records(course)}
     assert records["alice"].status == "ok" and records["alice"].score == records["alice"].max_score

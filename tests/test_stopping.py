@@ -240,7 +240,7 @@ def test_a_stopped_or_killed_batch_leaves_nothing_running_and_a_rerun_gives_the_
     records_whole(root)
     assert measured["graded_before"] == {"ann"}, "ann was graded, bob was mid-flight"
     cached = {p: p.stat().st_mtime_ns for p in (root / "records" / "cache").glob("*.json")}
-    assert len(cached) == 1, "ann's verdicts"
+    assert len(cached) == 2, "ann's verdicts, and the reference's (the canary's full marks, cached)"
 
     # the rerun (what `grade` runs, here in this process: no second interpreter and pool to start)
     batch.grade(root=root, jobs=1, progress=False, gradebook=False, check_reference=False)

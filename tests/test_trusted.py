@@ -578,3 +578,28 @@ def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
     again = nbgrader(tmp_path, "autograde", LESSON1, "--force", "--TrustedExecute.seed=100")
     assert again.returncode == 0, again.stderr[-3000:]
     assert load_record(tmp_path, LESSON1, "mallory").seed == 100, "a record of another seed is recomputed"
+
+
+def test_cell_metadata_is_validated_as_jsonschema_does_with_each_schema_checked_once():
+    import jsonschema
+    from nbgrader.nbgraderformat import common
+    from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
+
+    from autograder.trusted.batch import SchemaCheckedOnce
+
+    schema = MetadataValidatorV3().schema
+    good = {"grade": True, "grade_id": "forward_tests", "locked": True, "points": 6, "schema_version": 3,
+            "solution": False, "task": False}
+    checked = SchemaCheckedOnce()
+    for _ in range(3):
+        checked.validate(good, schema)
+        jsonschema.validate(good, schema)
+    assert len(checked._validators) == 1, "the schema is checked and compiled once"
+    for bad in ({**good, "points": "six"}, {**good, "grade_id": 7}, {"schema_version": 3}):
+        with pytest.raises(jsonschema.ValidationError) as theirs:
+            jsonschema.validate(bad, schema)
+        with pytest.raises(jsonschema.ValidationError) as ours:
+            checked.validate(bad, schema)
+        assert ours.value.message == theirs.value.message
+    assert checked.ValidationError is jsonschema.ValidationError, "the rest of jsonschema is jsonschema's"
+    assert common.jsonschema is jsonschema, "nbgrader's own module is left alone outside autograde_in_process"

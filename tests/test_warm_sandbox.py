@@ -246,3 +246,19 @@ def _alive(pid: int) -> bool:
             return not any(line.startswith("State:") and "Z" in line.split()[1] for line in handle)
     except OSError:
         return False
+
+
+def test_a_child_of_the_template_imports_nothing_more_for_its_set_up():
+    """What the set-up imports on first use (``course.SETUP_IMPORTS``: ``torch.use_deterministic_algorithms``
+    imports ``torch._inductor.config``, 2 s) is in the template, not paid again by every child."""
+    lesson = load_lesson("lesson4_torch", REPO)
+    preload = lesson.preload_modules()
+    assert "torch._inductor.config" in preload
+    assert "torch._inductor.config" not in load_lesson("lesson3_numpy", REPO).preload_modules(), "torch is blocked"
+    probe = ("import importlib, sys\n"
+             f"for name in {preload!r}:\n    importlib.import_module(name)\n"
+             "before = set(sys.modules)\nimport course\ncourse.setup_notebook(seed=0)\n"
+             "print(sorted(set(sys.modules) - before))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "[]", "setup_notebook imported more than the template holds"

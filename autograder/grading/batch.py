@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import intake as intake_mod
-from autograder.coursedir import CourseError, check_lessons, run_nbgrader
+from autograder.coursedir import CourseError, check_lessons
 from autograder import stopping
 from autograder.grading.lesson import load_lesson
 from autograder.grading.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
@@ -301,7 +301,8 @@ def _cluster_round(root, work, limits, use_cache, records, bar, address, seed) -
 # Phase 2: nbgrader, one writer
 
 def ensure_assignment(root: Path, lesson: str) -> None:
-    """Make sure the gradebook knows ``lesson`` (nbgrader needs its cells); ``release/`` is left alone."""
+    """Make sure the gradebook knows ``lesson`` (nbgrader needs its cells): ``nbgrader generate_assignment``, in
+    this process, into a scratch folder; ``release/`` is left alone."""
     from nbgrader.api import MissingEntry
 
     from autograder import coursedir
@@ -313,12 +314,13 @@ def ensure_assignment(root: Path, lesson: str) -> None:
                     return
             except MissingEntry:
                 pass
+    config = coursedir.course_config(root)
     with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
-        result = run_nbgrader(root, "generate_assignment", lesson, "--force",
-                              f"--CourseDirectory.release_directory={scratch}")
-    if result.returncode != 0:
-        raise GradingError(f"nbgrader could not add {lesson} to the gradebook:\n{result.stdout[-2000:]}"
-                           f"\n{result.stderr[-2000:]}")
+        config.CourseDirectory.release_directory = scratch
+        result = _nbgrader_api(root, config, lambda api: api.generate_assignment(lesson, force=True, create=True))
+    if not result.get("success"):
+        raise GradingError(f"nbgrader could not add {lesson} to the gradebook:\n{result.get('log', '')[-2000:]}"
+                           f"\n{result.get('error', '')[-2000:]}")
 
 
 SUBMISSION_SECRET = "submission_secret.txt"
@@ -354,27 +356,68 @@ def stage(root: Path, records: list[Record]) -> dict[tuple[str, str], str]:
     return lost
 
 
-def autograde_in_process(root: Path, lesson: str, seed: int | None = None, student: str = "*") -> str:
-    """``nbgrader autograde <lesson>`` on the staged notebooks (of ``student``, or all), in this process through
-    nbgrader's API (no interpreter to start, nbgrader imported once per batch). Returns nbgrader's error text
-    ("" when it went in). The course's ``nbgrader_config.py`` applies, as for the command."""
+class SchemaCheckedOnce:
+    """``jsonschema`` as nbgrader's cell-metadata validator calls it (``jsonschema.validate(metadata, schema)``),
+    with each schema checked once: ``jsonschema.validate`` checks the schema itself again on every call, a fifth
+    of ``autograde``'s time. The result and the error raised (``best_match``) are ``jsonschema.validate``'s."""
+
+    def __init__(self):
+        self._validators: dict[int, tuple] = {}
+
+    def validate(self, instance, schema) -> None:
+        import jsonschema
+
+        entry = self._validators.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            kind = jsonschema.validators.validator_for(schema)
+            kind.check_schema(schema)
+            entry = self._validators[id(schema)] = (schema, kind(schema))
+        error = jsonschema.exceptions.best_match(entry[1].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    def __getattr__(self, name: str):  # the rest of jsonschema, unchanged
+        import jsonschema
+
+        return getattr(jsonschema, name)
+
+
+def _nbgrader_api(root: Path, config, call):
+    """``call(api)`` with nbgrader's API on course ``root`` in this process (``config``: the course's, see
+    :func:`autograder.coursedir.course_config`, with any settings of the caller's), warnings silenced as the
+    command runs (PYTHONWARNINGS=ignore), cell metadata validated against schemas checked once
+    (:class:`SchemaCheckedOnce`, for this call only)."""
     import warnings
 
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
-    from autograder.coursedir import course_config, put_bin_on_path
+    from nbgrader.nbgraderformat import common as metadata_format
+    from autograder.coursedir import put_bin_on_path
+
+    config.CourseDirectory.root = str(root)
+    put_bin_on_path()
+    original = metadata_format.jsonschema
+    metadata_format.jsonschema = SchemaCheckedOnce()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(NbGraderAPI(coursedir=CourseDirectory(config=config), config=config))
+    finally:
+        metadata_format.jsonschema = original
+
+
+def autograde_in_process(root: Path, lesson: str, seed: int | None = None, student: str = "*") -> str:
+    """``nbgrader autograde <lesson>`` on the staged notebooks (of ``student``, or all), in this process through
+    nbgrader's API (no interpreter to start, nbgrader imported once per batch: :func:`_nbgrader_api`). Returns
+    nbgrader's error text ("" when it went in). The course's ``nbgrader_config.py`` applies, as for the command."""
+    from autograder.coursedir import course_config
 
     config = course_config(root)
-    config.CourseDirectory.root = str(root)
     config.CourseDirectory.submitted_directory = f"{RECORDS}/{STAGING}"
     config.TrustedExecute.course_root = str(root)
     if seed is not None:  # a verdict TrustedExecute has to compute itself uses the run's hidden inputs too
         config.TrustedExecute.seed = int(seed)
-    put_bin_on_path()
-    with warnings.catch_warnings():  # as the command runs (PYTHONWARNINGS=ignore): nothing on the console
-        warnings.simplefilter("ignore")
-        api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-        result = api.autograde(lesson, student, force=True, create=True)
+    result = _nbgrader_api(root, config, lambda api: api.autograde(lesson, student, force=True, create=True))
     stopping.check()  # nbgrader's API turns a stop into a failed result: stop here all the same
     return "" if result.get("success") else f"{result.get('log', '')[-3000:]}\n{result.get('error', '')[-3000:]}"
 
@@ -441,7 +484,8 @@ class CanaryFailed(GradingError):
 def canary(root: Path, lesson_name: str, limits: Limits, seed: int, slot: int = 0) -> None:
     """Grade the lesson's own reference solution first, with the run's ``seed`` (the hidden inputs the
     submissions get); anything short of full marks means this grader cannot be trusted today (a missing
-    package, a broken sandbox, limits too tight for the machine)."""
+    package, a broken sandbox, limits too tight for the machine). Full marks go into the verdict cache,
+    so a submission of the reference's code is not graded twice."""
     lesson = load_lesson(lesson_name, root)
     try:
         verdicts = run_tests(lesson, lesson.reference_sources(), limits, uid=sandbox_uid(slot), root=root, seed=seed)
@@ -453,6 +497,9 @@ def canary(root: Path, lesson_name: str, limits: Limits, seed: int, slot: int = 
         raise CanaryFailed(f"{lesson_name}: the reference solution lost points on {'; '.join(lost)} (run seed "
                            f"{seed}); the grader or this machine is broken (or the limits are too tight), so "
                            "nothing was graded")
+    # the verdicts of the reference's code: a submission of the same code is not graded again in this run
+    write_json(cache_path(root, cache_key(lesson.content_key(lesson.reference_sources()), limits, seed)),
+               verdicts.as_dict())
 
 
 def grade(lessons: list[str] | None = None, students: list[str] | None = None, jobs: int = 1,

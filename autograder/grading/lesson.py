@@ -209,8 +209,9 @@ class Lesson:
 
     def preload_modules(self, helpers=()) -> list[str]:
         """The modules a warm sandbox template imports once for every submission of this lesson: those
-        the set-up imports (``import a.b``, ``from a.b import c``) and the course helpers' modules, never
-        a blocked one (its objects would be in the child's memory even though its import is refused)."""
+        the set-up imports (``import a.b``, ``from a.b import c``), what ``course.setup_notebook`` imports on
+        first use (``course.SETUP_IMPORTS``) and the course helpers' modules, never a blocked one (its objects
+        would be in the child's memory even though its import is refused)."""
         names: list[str] = []
         for cell in self.prelude:
             try:
@@ -222,6 +223,10 @@ class Lesson:
                     names.extend(alias.name for alias in node.names)
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     names.append(node.module)
+        if any(name == "course" or name.startswith("course.") for name in names):  # the set-up calls setup_notebook
+            from course import SETUP_IMPORTS
+
+            names.extend(SETUP_IMPORTS)
         names.extend(spec.partition(":")[0] for spec in helpers)
         blocked = set(self.block)
         return [name for name in dict.fromkeys(names) if name.split(".")[0] not in blocked]
