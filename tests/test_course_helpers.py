@@ -216,7 +216,8 @@ def _lesson1_error_cells(output_size) -> dict:
     for grade_id, source in _error_cell_sources().items():
         try:
             exec(compile(source, f"<test {grade_id}>", "exec"),
-                 {"np": np, "check_raises": check_raises, "output_size": output_size, "print": lambda *a: None})
+                 {"np": np, "check_raises": check_raises, "check_value": check_value, "output_size": output_size,
+                  "print": lambda *a: None})
             found[grade_id] = None
         except AssertionError as error:
             found[grade_id] = str(error)
