@@ -28,9 +28,11 @@ from __future__ import annotations
 import ast
 import copy
 import datetime as dt
+import io
 import json
 import random
 import re
+import tokenize
 import zipfile
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
@@ -119,13 +121,40 @@ class Submission:
     name: str = ""             # the display name collect must store in the gradebook
 
 
+def _comment_spans(text: str) -> list[tuple[int, int]]:
+    """The character spans of the comments in ``text`` (Python source)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    try:
+        return [(starts[t.start[0] - 1] + t.start[1], starts[t.end[0] - 1] + t.end[1])
+                for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
+def _substitute_in_code(pattern: str, replacement: str, text: str, count: int = 2) -> str:
+    """``re.sub`` of at most ``count`` matches that lie outside comments (a comment is no mistake)."""
+    comments = _comment_spans(text)
+    done = 0
+
+    def one(match: re.Match) -> str:
+        nonlocal done
+        if done >= count or any(a <= match.start() < b for a, b in comments):
+            return match.group(0)
+        done += 1
+        return match.expand(replacement)
+
+    return re.sub(pattern, one, text)
+
+
 def apply_mistake(mistake: Mistake, cells: dict[str, str]) -> dict[str, str]:
-    """The solution cells that ``mistake`` changes (and that still parse), mistake applied; {} if none."""
+    """The solution cells whose code ``mistake`` changes (and that still parse), mistake applied; {} if none."""
     changed = {}
     for grade_id, text in cells.items():
         new = text
         for pattern, replacement in mistake.replacements:
-            new = re.sub(pattern, replacement, new, count=2)
+            new = _substitute_in_code(pattern, replacement, new)
         if new != text:
             try:
                 ast.parse(new)

@@ -165,7 +165,7 @@ def test_validate_rule_detects_a_passing_stub_and_a_failing_solution(tmp_path):
     path = tmp_path / "broken.ipynb"
     nbformat.write(broken, path)
     result = rel.validate(path)
-    assert not result.passed and len(result.failed_cells) == 1
+    assert not result.passed and len(result.failed_cells) == 2  # the average's cell and the maximum's
     # The same wrong answer passes the visible shape checks only, so an inverted run flags no pass:
     # whereas the full solution passes every test cell, which --invert reports.
     solved = tmp_path / "solved.ipynb"

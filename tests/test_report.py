@@ -44,7 +44,7 @@ def test_export_writes_scores_per_student_and_per_cell(graded):
     complete = next(m.student for m in manifest if m.variant == "complete")
     assert all(float(c["score"]) == float(c["max_score"]) for c in cells if c["student"] == complete)
     first = [c["graded_cell"] for c in cells if c["student"] == complete][:3]
-    assert first == ["worked_example_tests", "output_size_basic", "output_size_errors"], "notebook order"
+    assert first == ["worked_example_tests", "worked_example_max_tests", "output_size_basic"], "notebook order"
 
 
 def test_a_grader_error_is_never_exported_as_the_students_score(graded, tmp_path):

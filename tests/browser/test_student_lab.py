@@ -81,7 +81,7 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
         lab.run_cells_from(page, exercise, 2)
         outputs = lab.cell_outputs(page)
         assert not outputs[exercise]["error"] and not outputs[exercise + 1]["error"], outputs[exercise + 1]
-        assert "worked example: shapes and ranges OK" in outputs[exercise + 1]["text"]
+        assert "by_hand_avg: shape and ranges OK" in outputs[exercise + 1]["text"]
         lab.screenshot(page, folder, "answer_typed_and_tested", shots)
 
         # Validate the half-done notebook: nbgrader reports the remaining exercises, not this one.
@@ -90,8 +90,8 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
         assert status == "failed", f"Validate on the stub: {status}\n{text}"
         graded = [c for c in stub_cells if c["nbgrader"].get("grade") and not c["nbgrader"].get("solution")]
         failed = text.count("The following cell failed")
-        assert failed == len(graded) - 1, f"{failed} failed cells reported, expected every test cell " \
-                                          f"but the worked example's ({len(graded) - 1}):\n{text}"
+        assert failed == len(graded) - 2, f"{failed} failed cells reported, expected every test cell " \
+                                          f"but the worked example's two ({len(graded) - 2}):\n{text}"
         assert "NotImplementedError" in text and "output_size" in text
         assert "by_hand_avg" not in text, "the typed answer did not reach the saved notebook"
         lab.close_dialog(page)
