@@ -139,6 +139,18 @@ def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and
     assert ["--ro-bind", "/dev/null", str(other / "gradebook.db")] == command[-5:-2]
 
 
+def test_a_needed_path_inside_another_is_bound_once_with_its_folder(tmp_path):
+    """A venv and the course inside one fresh folder, one needed path inside another (the wheel's venv and its
+    site-packages): the outer folder is bound once, first, whatever order they come in, and nothing is made
+    inside a folder already bound back read-only (a "dir" there fails the child: read-only file system)."""
+    fresh = tmp_path / "fresh"
+    venv, site = fresh / "venv", fresh / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    for keep in ([str(site), str(venv)], [str(venv), str(site)]):
+        plan, _ = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], keep=keep, expose=[], hide=[])
+        assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["bind", str(venv)]], keep
+
+
 def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")

@@ -525,9 +525,11 @@ def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], h
             ops.append(["tmpfs", ancestor, 64 << 10, 0o755])
             covered.append(ancestor)
         made.setdefault("exposed", []).extend(paths)
-    for path in keep:
-        if not os.path.exists(path):
-            continue
+    bound: list[str] = []
+    for path in sorted(keep, key=lambda p: (len(Path(p).parts), p)):  # a folder before what lies inside it
+        if not os.path.exists(path) or any(_inside(path, b) for b in bound):
+            continue  # inside a folder already bound back: there already, and read-only (no "dir" may go there)
+        bound.append(path)
         under = [c for c in covered if _inside(path, c) and c != path]
         parent, between = os.path.dirname(path), []
         while under and parent != under[0] and _inside(parent, under[0]):
