@@ -155,3 +155,14 @@ def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hid
         return failed
     finally:
         torch.set_num_threads(threads)
+
+
+def stride_zero_pair_fails_visibly(lesson: str, forward_id: str, backward_id: str) -> None:
+    """A stride 0 read as kernel_size only when the whole stride is the int 0 (not per axis of a pair) fails the
+    visible part of ``lesson``'s forward and backward tests (lessons 2 and 3: a visible twin of the hidden
+    pair). The reference passing them is each lesson's test_reference_passes_every_graded_cell."""
+    bug = {grade_id: solution_source(lesson, grade_id).replace("sh, sw = sh or kh, sw or kw",
+                                                               "sh, sw = (kh, kw) if stride == 0 else (sh, sw)")
+           for grade_id in (forward_id, backward_id)}
+    assert all(bug[g] != solution_source(lesson, g) for g in bug), "the bug no longer matches the reference"
+    assert failing_cells(lesson, {"forward_tests", "backward_tests"}, bug, hidden=False) == {"forward_tests", "backward_tests"}

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import solutions
-from nbtools import cell_by_id, executed, failing_cells, graded_results, run_graded, run_graded_all, solution_source, source_notebook
+from nbtools import cell_by_id, executed, failing_cells, graded_results, run_graded, run_graded_all, solution_source, source_notebook, stride_zero_pair_fails_visibly
 
 LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
@@ -267,11 +267,4 @@ FORWARD_ID, BACKWARD_ID = "avg_pool2d_loops", "avg_pool2d_loops_backward"
 
 
 def test_stride_0_on_one_axis_has_a_visible_twin():
-    """A stride 0 read as kernel_size only when the whole stride is the int 0 fails the visible part of the
-    forward's and the backward's tests (the hidden part has such a pair too). (The reference passes them:
-    test_reference_passes_every_graded_cell.)"""
-    bug = {grade_id: solution_source(LESSON, grade_id).replace("sh, sw = sh or kh, sw or kw",
-                                                               "sh, sw = (kh, kw) if stride == 0 else (sh, sw)")
-           for grade_id in (FORWARD_ID, BACKWARD_ID)}
-    assert all(bug[g] != solution_source(LESSON, g) for g in bug)
-    assert failing_cells(LESSON, {"forward_tests", "backward_tests"}, bug, hidden=False) == {"forward_tests", "backward_tests"}
+    stride_zero_pair_fails_visibly(LESSON, FORWARD_ID, BACKWARD_ID)
