@@ -151,6 +151,19 @@ def test_a_needed_path_inside_another_is_bound_once_with_its_folder(tmp_path):
         assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["bind", str(venv)]], keep
 
 
+def test_a_hidden_path_inside_a_hidden_folder_needs_no_mount(tmp_path):
+    """The sample class inside the repository (make course): the repository's sample_class/ and the class's own
+    sample_class/source are both instructor paths; the inner one is gone with the outer, whatever order they
+    come in (a mount on it found no such path in the child and stopped every child)."""
+    outer = tmp_path / "repo" / "sample_class"
+    (outer / "source").mkdir(parents=True)
+    (outer / "gradebook.db").write_text("x")
+    for hide in ([str(outer / "source"), str(outer), str(outer / "gradebook.db")], [str(outer), str(outer / "source")]):
+        plan, made = sandbox.mount_plan(fresh=[], keep=[], expose=[], hide=hide)
+        assert [op for op in plan if op[0] != "mqueue"] == [["tmpfs", str(outer), 64 << 10, 0o755]], hide
+        assert str(outer) in made["hidden"] and str(outer / "source") not in made["hidden"]
+
+
 def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")

@@ -541,10 +541,11 @@ def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], h
     kept = [path for folder, _ in fresh for path in keep if _inside(path, folder) and os.path.exists(path)]
     if kept:
         made["kept"] = kept
+    hidden_folders = [path for path in hide if os.path.isdir(path) and not os.path.islink(path)]
     for path in hide:
-        gone = any(_inside(path, c) for c in covered) and not any(_inside(path, k) for k in keep)
-        if gone or not os.path.lexists(path):
-            continue
+        inside = [c for c in covered if _inside(path, c)] + [h for h in hidden_folders if _inside(path, h) and h != path]
+        if (inside and not any(_inside(path, k) for k in keep)) or not os.path.lexists(path):
+            continue  # covered already (inside a fresh or hidden folder: the child has no such path to mount on)
         ops.append(["tmpfs", path, 64 << 10, 0o755] if os.path.isdir(path) else ["null", path])
         made["hidden"].append(path)
     return ops, made
