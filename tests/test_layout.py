@@ -36,14 +36,20 @@ def test_every_path_the_table_names_exists():
     assert not missing, f"the README's layout table names paths that do not exist: {missing}"
 
 
-def test_every_module_of_the_autograder_is_in_the_table():
-    paths = named_paths(table())
+def unnamed_modules(paths: set[str]) -> list[str]:
+    """Modules of ``autograder/`` that neither ``paths`` nor a folder in it names."""
     modules = {str(p.relative_to(REPO)) for p in (REPO / "autograder").rglob("*.py")
                if p.name not in ("__init__.py", "__main__.py")}
-    unnamed = sorted(m for m in modules if m not in paths and m.rsplit("/", 1)[0] + "/" not in paths)
+    return sorted(m for m in modules if m not in paths and m.rsplit("/", 1)[0] + "/" not in paths)
+
+
+def test_every_module_of_the_autograder_is_in_the_table():
+    unnamed = unnamed_modules(named_paths(table()))
     assert not unnamed, f"modules the README's layout table does not name: {unnamed}"
 
 
-def test_the_table_check_sees_a_wrong_path():
+def test_the_checks_see_a_wrong_path_and_a_module_left_out():
     rows = table() + ["| x | a module that moved | `autograder/moved_away.py` |"]
     assert "autograder/moved_away.py" in named_paths(rows) and not (REPO / "autograder/moved_away.py").exists()
+    without = [row.replace(", `device_check.py`", "") for row in table()]
+    assert unnamed_modules(named_paths(without)) == ["autograder/device_check.py"]
