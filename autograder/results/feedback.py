@@ -96,8 +96,10 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
                                                                              "--force", *run[1])), runs))
     for lesson, result in results:
         if result.returncode != 0:
-            raise coursedir.CourseError(f"nbgrader generate_feedback {lesson} failed:\n"
-                                        f"{(result.stdout + result.stderr)[-2000:]}")
+            output = result.stdout + result.stderr
+            start = max(0, min((i for i in (output.find("Traceback"), output.find("| ERROR]")) if i >= 0),
+                               default=len(output) - 2000))
+            raise coursedir.CourseError(f"nbgrader generate_feedback {lesson} failed:\n{output[start:start + 4000]}")
     for lesson in sorted({r["lesson"] for r in records}):
         hidden = leaks.hidden_test_lines(root, lesson)
         for record in (r for r in records if r["lesson"] == lesson):
