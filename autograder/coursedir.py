@@ -287,6 +287,55 @@ def tool_env(**more: str) -> dict:
     return dict(os.environ, PATH=_with_bin_first(os.environ), PYTHONWARNINGS="ignore", MPLBACKEND="Agg", **more)
 
 
+class SchemaCheckedOnce:
+    """``jsonschema`` as nbgrader's cell-metadata validator calls it (``jsonschema.validate(metadata, schema)``),
+    with each schema checked once: ``jsonschema.validate`` checks the schema itself again on every call, a fifth
+    of ``autograde``'s time. The result and the error raised (``best_match``) are ``jsonschema.validate``'s."""
+
+    def __init__(self):
+        self._validators: dict[int, tuple] = {}
+
+    def validate(self, instance, schema) -> None:
+        import jsonschema
+
+        entry = self._validators.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            kind = jsonschema.validators.validator_for(schema)
+            kind.check_schema(schema)
+            entry = self._validators[id(schema)] = (schema, kind(schema))
+        error = jsonschema.exceptions.best_match(entry[1].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    def __getattr__(self, name: str):  # the rest of jsonschema, unchanged
+        import jsonschema
+
+        return getattr(jsonschema, name)
+
+
+def nbgrader_api(root: Path, config, call):
+    """``call(api)`` with nbgrader's API on course ``root`` in this process (``config``: the course's, see
+    :func:`autograder.coursedir.course_config`, with any settings of the caller's), warnings silenced as the
+    command runs (PYTHONWARNINGS=ignore), cell metadata validated against schemas checked once
+    (:class:`SchemaCheckedOnce`, for this call only)."""
+    import warnings
+
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.nbgraderformat import common as metadata_format
+
+    config.CourseDirectory.root = str(root)
+    put_bin_on_path()
+    original = metadata_format.jsonschema
+    metadata_format.jsonschema = SchemaCheckedOnce()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(NbGraderAPI(coursedir=CourseDirectory(config=config), config=config))
+    finally:
+        metadata_format.jsonschema = original
+
+
 def run_nbgrader(root: Path, *args: str, db_url: str | None = None) -> subprocess.CompletedProcess:
     """One ``nbgrader`` command in course ``root`` (on the course's gradebook, or on ``db_url``), output captured.
     It ends with this process, even one killed by SIGKILL (a parent-death signal; a stop signal ends it

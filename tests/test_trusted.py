@@ -585,7 +585,7 @@ def test_cell_metadata_is_validated_as_jsonschema_does_with_each_schema_checked_
     from nbgrader.nbgraderformat import common
     from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
 
-    from autograder.grading.batch import SchemaCheckedOnce
+    from autograder.coursedir import SchemaCheckedOnce
 
     schema = MetadataValidatorV3().schema
     good = {"grade": True, "grade_id": "forward_tests", "locked": True, "points": 6, "schema_version": 3,

@@ -31,7 +31,7 @@ import nbformat
 
 from autograder.grading import intake as intake_mod
 from autograder.coursedir import CourseError, check_lessons
-from autograder import stopping
+from autograder import coursedir, stopping
 from autograder.grading.lesson import load_lesson
 from autograder.grading.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
                                         read_json, run_finished, run_seed, save_record, write_json)
@@ -305,8 +305,6 @@ def ensure_assignment(root: Path, lesson: str) -> None:
     this process, into a scratch folder; ``release/`` is left alone."""
     from nbgrader.api import MissingEntry
 
-    from autograder import coursedir
-
     if coursedir.gradebook_exists(root):
         with coursedir.open_gradebook(root) as gb:
             try:
@@ -317,7 +315,8 @@ def ensure_assignment(root: Path, lesson: str) -> None:
     config = coursedir.course_config(root)
     with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
         config.CourseDirectory.release_directory = scratch
-        result = _nbgrader_api(root, config, lambda api: api.generate_assignment(lesson, force=True, create=True))
+        result = coursedir.nbgrader_api(root, config,
+                                        lambda api: api.generate_assignment(lesson, force=True, create=True))
     if not result.get("success"):
         raise GradingError(f"nbgrader could not add {lesson} to the gradebook:\n{result.get('log', '')[-2000:]}"
                            f"\n{result.get('error', '')[-2000:]}")
@@ -356,68 +355,17 @@ def stage(root: Path, records: list[Record]) -> dict[tuple[str, str], str]:
     return lost
 
 
-class SchemaCheckedOnce:
-    """``jsonschema`` as nbgrader's cell-metadata validator calls it (``jsonschema.validate(metadata, schema)``),
-    with each schema checked once: ``jsonschema.validate`` checks the schema itself again on every call, a fifth
-    of ``autograde``'s time. The result and the error raised (``best_match``) are ``jsonschema.validate``'s."""
-
-    def __init__(self):
-        self._validators: dict[int, tuple] = {}
-
-    def validate(self, instance, schema) -> None:
-        import jsonschema
-
-        entry = self._validators.get(id(schema))
-        if entry is None or entry[0] is not schema:
-            kind = jsonschema.validators.validator_for(schema)
-            kind.check_schema(schema)
-            entry = self._validators[id(schema)] = (schema, kind(schema))
-        error = jsonschema.exceptions.best_match(entry[1].iter_errors(instance))
-        if error is not None:
-            raise error
-
-    def __getattr__(self, name: str):  # the rest of jsonschema, unchanged
-        import jsonschema
-
-        return getattr(jsonschema, name)
-
-
-def _nbgrader_api(root: Path, config, call):
-    """``call(api)`` with nbgrader's API on course ``root`` in this process (``config``: the course's, see
-    :func:`autograder.coursedir.course_config`, with any settings of the caller's), warnings silenced as the
-    command runs (PYTHONWARNINGS=ignore), cell metadata validated against schemas checked once
-    (:class:`SchemaCheckedOnce`, for this call only)."""
-    import warnings
-
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.nbgraderformat import common as metadata_format
-    from autograder.coursedir import put_bin_on_path
-
-    config.CourseDirectory.root = str(root)
-    put_bin_on_path()
-    original = metadata_format.jsonschema
-    metadata_format.jsonschema = SchemaCheckedOnce()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call(NbGraderAPI(coursedir=CourseDirectory(config=config), config=config))
-    finally:
-        metadata_format.jsonschema = original
-
-
 def autograde_in_process(root: Path, lesson: str, seed: int | None = None, student: str = "*") -> str:
     """``nbgrader autograde <lesson>`` on the staged notebooks (of ``student``, or all), in this process through
-    nbgrader's API (no interpreter to start, nbgrader imported once per batch: :func:`_nbgrader_api`). Returns
-    nbgrader's error text ("" when it went in). The course's ``nbgrader_config.py`` applies, as for the command."""
-    from autograder.coursedir import course_config
-
-    config = course_config(root)
+    nbgrader's API (no interpreter to start, nbgrader imported once per batch:
+    :func:`autograder.coursedir.nbgrader_api`). Returns nbgrader's error text ("" when it went in). The course's ``nbgrader_config.py`` applies, as for the command."""
+    config = coursedir.course_config(root)
     config.CourseDirectory.submitted_directory = f"{RECORDS}/{STAGING}"
     config.TrustedExecute.course_root = str(root)
     if seed is not None:  # a verdict TrustedExecute has to compute itself uses the run's hidden inputs too
         config.TrustedExecute.seed = int(seed)
-    result = _nbgrader_api(root, config, lambda api: api.autograde(lesson, student, force=True, create=True))
+    result = coursedir.nbgrader_api(root, config,
+                                    lambda api: api.autograde(lesson, student, force=True, create=True))
     stopping.check()  # nbgrader's API turns a stop into a failed result: stop here all the same
     return "" if result.get("success") else f"{result.get('log', '')[-3000:]}\n{result.get('error', '')[-3000:]}"
 

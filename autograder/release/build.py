@@ -1,7 +1,8 @@
 """Build ``release/`` from ``source/`` with nbgrader and check it: solutions pass, stubs fail.
 
-Every nbgrader call runs as a child process with an explicit course root and a throw-away gradebook,
-so building a release never touches the instructor's ``gradebook.db`` and two builds can run at once.
+Every nbgrader call has an explicit course root and a throw-away gradebook, so building a release never
+touches the instructor's ``gradebook.db``; nbgrader's generator runs in this process
+(:func:`autograder.coursedir.nbgrader_api`), its validator starts a kernel per notebook.
 
 A lesson whose build validated is recorded in ``.validated-release.json`` of the course root, by a hash
 of everything the build and its validation read (:func:`build_key`); while that hash is unchanged the
@@ -13,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,26 +21,25 @@ from pathlib import Path
 import nbformat
 
 from autograder.release import leaks
-from autograder.coursedir import (REPO, CourseError, check_config, check_lessons, copy_course, notebook,
-                                  run_nbgrader)
+from autograder.coursedir import (REPO, CourseError, check_config, check_lessons, copy_course, course_config,
+                                  nbgrader_api, notebook)
 
 
 class ReleaseError(CourseError):
     """A lesson could not be built or did not validate; the message says what to do."""
 
 
-def nbgrader(*args: str, root: Path) -> subprocess.CompletedProcess:
-    """Run one ``nbgrader`` command in course root ``root`` with a temporary gradebook."""
-    with tempfile.TemporaryDirectory(prefix="nbgrader-db-") as scratch:
-        return run_nbgrader(root, *args, db_url=f"sqlite:///{scratch}/gradebook.db")
-
-
 def generate(lesson: str, root: Path = REPO) -> Path:
-    """``nbgrader generate_assignment`` for one lesson of course root ``root``; returns its release folder."""
+    """``nbgrader generate_assignment`` for one lesson of course root ``root``, through nbgrader's API in this
+    process, with a throw-away gradebook; returns its release folder."""
     check_config(root)
-    result = nbgrader("generate_assignment", lesson, "--force", root=root)
-    if result.returncode != 0:
-        raise ReleaseError(f"nbgrader could not build {lesson}:\n{result.stdout}\n{result.stderr}")
+    config = course_config(root)
+    with tempfile.TemporaryDirectory(prefix="nbgrader-db-") as scratch:
+        config.CourseDirectory.db_url = f"sqlite:///{scratch}/gradebook.db"
+        result = nbgrader_api(root, config, lambda api: api.generate_assignment(lesson, force=True, create=True))
+    if not result.get("success"):
+        raise ReleaseError(f"nbgrader could not build {lesson}:\n{result.get('log', '')[-3000:]}\n"
+                           f"{result.get('error', '')[-3000:]}")
     return Path(root) / "release" / lesson
 
 
