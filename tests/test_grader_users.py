@@ -49,7 +49,15 @@ def as_account(code: str, tmpdir: str = "/tmp") -> subprocess.CompletedProcess:
                                "set -e\n" + cover + AS_ACCOUNT], env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_a_second_user_grades_on_a_machine_where_root_graded_first(account):
+def test_a_second_user_grades_on_a_machine_where_root_graded_first_and_both_grade_at_once(account):
+    """Root leased a uid first; then the TA grades lesson 1's reference while root grades it too, at the
+    same time on the same machine: both get every test cell (their leases and children are their own)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autograder.grading import load_lesson
+    from autograder.grading.sandbox import Limits
+    from autograder.grading.verdicts import run_tests
+
     root_folder = lease_folder()  # root's leases (made when this process first leased a uid)
     assert root_folder.stat().st_uid == 0 and sandbox_uid(906)
     theirs = root_folder.with_name(f"trusted-grader-uids-{account}")
@@ -65,8 +73,14 @@ print("passed", sum(t.passed for t in verdicts.tests), "of", len(verdicts.tests)
 print("mode", containment().mode)
 print("leases", lease_folder())
 """
+    lesson = load_lesson(LESSON, REPO)
     try:
-        result = as_account(code)
+        with ThreadPoolExecutor(1) as pool:
+            roots = pool.submit(run_tests, lesson, lesson.reference_sources(), Limits(start_seconds=90),
+                                uid=sandbox_uid(1))
+            result = as_account(code)
+            root_verdicts = roots.result()
+        assert root_verdicts.tests and all(t.passed for t in root_verdicts.tests), root_verdicts
         assert result.returncode == 0, result.stderr[-3000:]
         lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
         passed, _, total = lines["passed"].split()
