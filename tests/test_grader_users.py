@@ -27,6 +27,7 @@ LESSON = "lesson1_by_hand"
 #: /root, mode 700: accounts.COVER_INTERPRETER goes first), then become the TA with a clean environment.
 AS_ACCOUNT = r"""
 cd "$REPO"
+if [ -n "$CGROUP" ]; then echo $$ > "$CGROUP/cgroup.procs"; fi
 exec setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --clear-groups \
     env -i PATH=/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 TMPDIR="$TA_TMPDIR" "$PYTHON" -I -c "$CODE"
 """
@@ -39,11 +40,12 @@ def account():
         yield uid
 
 
-def as_account(code: str, tmpdir: str = "/tmp") -> subprocess.CompletedProcess:
-    """``python -I -c code`` in the repository as the TA, with ``sys.path`` as this venv's."""
+def as_account(code: str, tmpdir: str = "/tmp", cgroup: str = "") -> subprocess.CompletedProcess:
+    """``python -I -c code`` in the repository as the TA, with ``sys.path`` as this venv's (in the cgroup v2
+    folder ``cgroup`` when given)."""
     with interpreter_cover() as (cover, variables):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **variables, "REPO": str(REPO), "ACCOUNT": ACCOUNT,
-               "TA_TMPDIR": tmpdir, "PYTHON": sys.executable,
+               "TA_TMPDIR": tmpdir, "PYTHON": sys.executable, "CGROUP": cgroup,
                "CODE": f"import sys; sys.path[:0] = {sys.path!r}\n" + code}
         return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
                                "set -e\n" + cover + AS_ACCOUNT], env=env, capture_output=True, text=True, timeout=300)
@@ -131,3 +133,65 @@ def test_a_lease_that_cannot_be_made_is_a_grader_error_record_not_a_score(make, 
     record = batch.grade_submission(root, "alice", LESSON, seed=1, use_cache=False)
     assert record.status == "grader-error", record
     assert "lease" in record.reason
+
+
+def delegate(folder: Path, uid: int) -> None:
+    """What systemd does for a unit with ``Delegate=yes``: the folder and its ``cgroup.procs``,
+    ``cgroup.subtree_control`` and ``cgroup.threads`` belong to ``uid``."""
+    for path in (folder, *(folder / name for name in ("cgroup.procs", "cgroup.subtree_control", "cgroup.threads"))):
+        if path.exists():
+            os.chown(path, uid, -1)
+
+
+def test_a_user_with_a_delegated_cgroup_v2_subtree_grades_with_cgroup_containment(account):
+    """The TA's grader runs in a cgroup v2 folder delegated to the TA (as systemd's user manager or a hub
+    spawner gives one): it reaches user-namespace+cgroup, each child's CPU seconds come from a cgroup it
+    made below that folder (a process it forked included), and the child's cgroup is
+    gone after. The same TA without the delegation stays at user-namespace (the other side)."""
+    v2 = sandbox.cgroup_places(open("/proc/self/cgroup").read(), open("/proc/self/mountinfo").read())[1]
+    if v2 is None or not os.access(f"{v2}/cgroup.procs", os.W_OK):
+        reason = f"no cgroup v2 hierarchy this root process may write (found {v2})"
+        if os.environ.get("CI"):
+            print(f"LOUD SKIP under CI: {reason}")
+        pytest.skip(reason)
+    folder = Path(v2) / f"avgpool-delegated-{os.getpid()}"
+    folder.mkdir()
+    code = """
+import os
+from pathlib import Path
+from autograder.grading.sandbox import Limits, Sandbox, containment, hidden_paths, sandbox_uid
+print("level", containment().level)
+burn = ("import os, time\\ndef burn(seconds):\\n    end = time.process_time() + seconds\\n"
+        "    while time.process_time() < end: pass\\npid = os.fork()\\nif pid == 0:\\n    burn(0.3)\\n"
+        "    os._exit(0)\\nburn(0.2)\\nos.waitpid(pid, 0)\\n")
+box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import os"},
+               {"id": "answer", "kind": "solution", "source": burn}],
+              limits=Limits(start_seconds=60, warm=False), hide=hidden_paths(Path(".")), uid=sandbox_uid(0),
+              imports=["os"])
+made = None
+try:
+    box.start()
+    assert all(o.ok for o in box.outcomes), box.outcomes
+    made = box.cgroup.paths["unified"] if box.cgroup else None
+    print("cgroup", made)
+    print("seconds", box.cpu_seconds())
+finally:
+    box.close()
+print("removed", made is not None and not os.path.exists(made))
+"""
+    try:
+        delegate(folder, account)
+        given = as_account(code, cgroup=str(folder))
+        withheld = as_account('from autograder.grading.sandbox import containment; print("level", containment().level)')
+    finally:
+        for child in folder.iterdir() if folder.exists() else ():
+            if child.is_dir():
+                child.rmdir()
+        folder.rmdir()
+    assert given.returncode == 0, given.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in given.stdout.splitlines())
+    assert lines["level"] == "user-namespace+cgroup", given.stdout
+    assert os.path.dirname(lines["cgroup"]) == str(folder), given.stdout
+    assert 0.5 <= float(lines["seconds"]) < 5, given.stdout  # both processes: 0.2 + 0.3 s and the start
+    assert lines["removed"] == "True", given.stdout
+    assert withheld.returncode == 0 and withheld.stdout.strip() == "level user-namespace", withheld
