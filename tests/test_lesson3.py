@@ -82,10 +82,12 @@ def backward_variants() -> dict[str, str]:
 #: The graded cells each kind of mistake must fail; it must pass all the others. A wrong value costs the value
 #: cells only (issue 29: one bug, one penalty): the vectorized cells judge the time, and compare the long call's
 #: result with the student's own function on pieces of the same input, not with PyTorch's.
+# forward_no_pad_count judges the count_include_pad=False divisor against the student's own count_include_pad=True
+# result, so a mistake in the windows costs forward_tests only; an inverted flag breaks both divisors.
 FORWARD_FAILS = {
-    "off-by-one window": {"forward_tests", "forward_no_pad_count"},
+    "off-by-one window": {"forward_tests"},
     "stride 0 taken as 1": {"forward_tests"},
-    "padding ignored": {"forward_tests", "forward_no_pad_count"},
+    "padding ignored": {"forward_tests"},
     "count_include_pad inverted": {"forward_tests", "forward_no_pad_count"},
     "loops over output pixels": {"forward_vectorized"},
     "calls torch": {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized"},  # each checks the source
@@ -248,6 +250,9 @@ ONE_CELL_BUGS = {  # name: (replaced solution cells, the cells looked at, the on
     # float32 in, float64 out: forward_tests' rule alone (forward_no_pad_count compares values only)
     "forward_float64_result": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "out /= kh * kw", "out = out / np.float64(kh * kw)")},
                                {"forward_tests", "forward_no_pad_count", "forward_errors"}, {"forward_tests"}),
+    # always kh·kw: count_include_pad=False's divisor is forward_no_pad_count's rule alone
+    "forward_count_include_pad_ignored": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "if count_include_pad:", "if True:")},
+                                          {"forward_tests", "forward_no_pad_count", "forward_errors"}, {"forward_no_pad_count"}),
     # the argument checks are backward_errors' rule alone: its values stay right
     "backward_input_shape_unchecked": ({"avg_pool2d_numpy_backward": replaced(
         "avg_pool2d_numpy_backward", "if not isinstance(input_shape, (tuple, list)) or len(input_shape) != 4:", "if False:")},
