@@ -43,6 +43,7 @@ def _parse(source: str) -> ast.Module:
 
 __all__ = [
     "check_array",
+    "check_form",
     "check_value",
     "check_raises",
     "check_same_outcome",
@@ -200,17 +201,10 @@ class WrongValue(AssertionError):
         self.withheld = withheld
 
 
-def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, atol: float = 1e-6,
-                check_dtype: bool = True) -> None:
-    """Assert that ``actual`` matches the reference ``expected`` (an ndarray or a torch tensor).
-
-    Checks, in this order and each with its own message: the exact type (``np.ndarray`` or
-    ``torch.Tensor``, no subclass), the shape, the dtype, that every value is finite, then
-    ``|actual - expected| <= atol + rtol * |expected|`` element-wise (:class:`WrongValue`: the graded
-    feedback withholds the expected values, never the type, shape or dtype asked for).
-    ``check_dtype=False`` leaves the dtype out, for a cell whose rule is the values while another cell
-    of the same function grades its dtype (one bug, one penalty).
-    """
+def check_form(actual: Any, expected: Any, name: str, *, check_dtype: bool = True) -> None:
+    """Assert that ``actual`` has the form of ``expected`` (an ndarray or a torch tensor): the exact type (no
+    subclass), the shape, then the dtype (unless ``check_dtype`` is False), each with its own message. The
+    values are not looked at (:func:`check_array` checks them after this)."""
     expected_type = type(expected)
     if type(actual) is not expected_type:
         raise AssertionError(
@@ -226,11 +220,34 @@ def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, at
             f"{name}: expected dtype {expected.dtype} but got {actual.dtype}"
             " (the output keeps the input's dtype)"
         )
+
+
+def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, atol: float = 1e-6,
+                check_dtype: bool = True, equal_nan: bool = False) -> None:
+    """Assert that ``actual`` matches the reference ``expected`` (an ndarray or a torch tensor).
+
+    Checks, in this order and each with its own message: the form (:func:`check_form`: the exact type, no
+    subclass, the shape, the dtype), that every value is finite, then
+    ``|actual - expected| <= atol + rtol * |expected|`` element-wise (:class:`WrongValue`: the graded
+    feedback withholds the expected values, never the type, shape or dtype asked for).
+    ``check_dtype=False`` leaves the dtype out, for a cell whose rule is the values while another cell
+    of the same function grades its dtype (one bug, one penalty). ``equal_nan=True`` lets a value be
+    non-finite where ``expected`` holds the same one (for comparing a function with itself).
+    """
+    check_form(actual, expected, name, check_dtype=check_dtype)
     got, want = _as_numpy(actual), _as_numpy(expected)
-    if not np.isfinite(got).all():
-        bad = np.argwhere(~np.isfinite(got))[0]
-        raise AssertionError(f"{name}: non-finite value {got[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
+    unlike = ~np.isfinite(got)
+    if equal_nan:  # non-finite on either side: the same on both
+        unlike = (unlike | ~np.isfinite(want)) & ~((got == want) | (np.isnan(got) & np.isnan(want)))
+    if unlike.any():
+        bad = tuple(int(i) for i in np.argwhere(unlike)[0])
+        if equal_nan:
+            raise AssertionError(f"{name}: got {_plain(got[bad])} at index {bad}, expected {_plain(want[bad])} (a "
+                                 f"non-finite value must be the same on both sides)")
+        raise AssertionError(f"{name}: non-finite value {got[bad]} at index {bad}")
     error = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    if equal_nan:
+        error[~np.isfinite(got)] = 0.0  # the same non-finite value as expected (checked above)
     allowed = atol + rtol * np.abs(want.astype(np.float64))
     if (error > allowed).any():
         worst = np.unravel_index(int(np.argmax(error - allowed)), error.shape)
@@ -2116,12 +2133,20 @@ def long_output_case(seed: int) -> tuple[tuple[int, int, int, int], tuple[int, i
     on both axes (71 or more), its kernel (2 or 3 per axis), stride (1 or 2) and padding drawn from
     :func:`input_generator` ``(seed)``, so per grading run: a loop that :func:`check_kernel_loops` accepts
     cannot walk these outputs, and no one geometry can be special-cased."""
+    kernel, stride, padding = random_geometry(seed)
+    size = tuple((LOOP_LIMIT + 6) * s + k for k, s in zip(kernel, stride))
+    return (1, 2) + size, kernel, stride, padding
+
+
+def random_geometry(seed: int) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """``(kernel_size, stride, padding)`` pairs drawn from :func:`input_generator` ``(seed)``: a kernel of 2 or
+    3, a stride of 1 or 2 and a padding of 0 to half the kernel, per axis; anew at each grading run, so no one
+    geometry of a hidden test can be special-cased."""
     rng = input_generator(seed)
     kernel = tuple(int(k) for k in rng.integers(2, 4, 2))
     stride = tuple(int(s) for s in rng.integers(1, 3, 2))
     padding = tuple(int(rng.integers(0, k // 2 + 1)) for k in kernel)
-    size = tuple((LOOP_LIMIT + 6) * s + k for k, s in zip(kernel, stride))
-    return (1, 2) + size, kernel, stride, padding
+    return kernel, stride, padding
 
 
 def _loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNests:

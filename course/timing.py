@@ -9,7 +9,8 @@ round** and then the median of those ratios is reported.
 
 Every result is plain data (dicts, lists, floats), so it prints, tabulates and plots easily.
 :func:`check_vectorized` judges "no Python loop over the outputs" from CPU seconds (not wall-clock
-time, which a busy machine inflates) against a vectorized baseline on inputs large along one axis.
+time, which a busy machine inflates) against a vectorized baseline on inputs large along one axis, and that
+the long input does not change what the function computes (its own results on short pieces of that input).
 """
 
 from __future__ import annotations
@@ -273,6 +274,11 @@ def timed_call(function: Callable, *args, **kwargs) -> tuple[Any, float]:
 VECTORIZED_FACTOR = 10.0
 VECTORIZED_ALLOWANCE = 0.08
 
+#: :func:`check_vectorized` runs the function again on pieces of each long input: along the long axis, pieces
+#: about this many rows or columns long; along the batch and channel axes, blocks of at most ``PIECE_BLOCK``.
+PIECE_LENGTH = 40
+PIECE_BLOCK = 3
+
 
 def _describe(args, kwargs) -> str:
     shown = [f"x{list(a.shape)}" if hasattr(a, "shape") else repr(a) for a in args]
@@ -285,14 +291,119 @@ def is_vectorized(seconds: float, baseline_seconds: float) -> bool:
     return seconds <= VECTORIZED_ALLOWANCE + VECTORIZED_FACTOR * baseline_seconds
 
 
-def check_vectorized(function: Callable, baseline: Callable, calls, name: str, hint: str = "") -> list[float]:
-    """Each ``(args, kwargs)`` of ``calls``: ``function`` must give ``baseline``'s result and spend at most
-    ``VECTORIZED_FACTOR`` × the baseline's CPU time + ``VECTORIZED_ALLOWANCE`` seconds on it. The inputs are
-    large along one axis (rows, columns, or maps), so a Python loop over that axis costs hundreds of
-    times more CPU than whole-array NumPy; a loop over the kernel offsets costs nothing extra.
-    Returns the CPU seconds of each call."""
-    from course.checks import check_array
+def _pair(value) -> tuple[int, int]:
+    import numpy as np
 
+    return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))
+
+
+def _crops(length: int, step: int, rng, spatial: bool) -> list[tuple[int, int]]:
+    """``(start, size)`` crops of one axis of ``length`` input positions, one per piece (three).
+
+    Batch and channel axes (``spatial`` False): blocks of at most :data:`PIECE_BLOCK` at random starts. A
+    spatial axis no longer than 2 × :data:`PIECE_LENGTH`: the whole axis. A longer one: its start, its end
+    and a random place between, each crop starting on a multiple of the stride ``step`` and as long as the
+    axis less a multiple of it, so the crop's windows are the whole input's windows, shifted by whole windows.
+    """
+    if not spatial:
+        size = min(length, PIECE_BLOCK)
+        return [(int(rng.integers(0, length - size + 1)), size) for _ in range(3)]
+    if length <= 2 * PIECE_LENGTH:
+        return [(0, length)] * 3
+    size = length - (length - PIECE_LENGTH) // step * step
+    last = length - size  # a multiple of step
+    return [(0, size), (step * int(rng.integers(0, last // step + 1)), size), (last, size)]
+
+
+def _kept(start: int, size: int, length: int, count: int, k: int, s: int, p: int, backward: bool):
+    """``(piece indices, whole-input indices)`` along one spatial axis where a piece's result must equal the
+    whole input's: the indices of the piece's ``count`` results (outputs; for the ``backward``, input
+    positions) whose windows (``k`` positions from ``j * s - p``) stay at least ``k + p`` positions inside each
+    cut of the crop (an edge of the whole input is no cut). The margin keeps a window that sits a little off
+    (an off-by-one, a padding ignored: mistakes the value tests judge) inside the piece too."""
+    import numpy as np
+
+    index = np.arange(count)
+    margin = k + p
+    if backward:  # position r: every window that holds it starts after r - k and at most at r
+        low, high = index - k + 1, index + k
+    else:
+        low, high = index * s - p, index * s - p + k
+    keep = ((start == 0) | (low >= margin)) & ((start + size == length) | (high <= size - margin))
+    return index[keep], index[keep] + (start if backward else start // s)
+
+
+def _piece_calls(bound, result_shape, rng):
+    """The three pieces of one bound call of average pooling (forward: ``x``; backward: ``grad_out`` and
+    ``input_shape``; both: ``kernel_size``, ``stride``, ``padding``) whose result has ``result_shape``: for each,
+    ``(bound call on the piece, the piece's result shape, its crop [(start, size)] per input axis, piece index,
+    whole-result index)``; the piece's result at the piece index must equal the whole result at the other."""
+    import numpy as np
+
+    arguments = dict(bound.arguments)
+    backward = "input_shape" in arguments
+    needed = {"grad_out", "input_shape", "kernel_size"} if backward else {"x", "kernel_size"}
+    if not needed <= set(arguments):
+        raise ValueError(f"check_vectorized: baseline must name the arguments of a pooling call, x and kernel_size "
+                         f"(or grad_out, input_shape and kernel_size), got {sorted(arguments)}")
+    kernel = _pair(arguments["kernel_size"])
+    stride = tuple(s or k for s, k in zip(_pair(arguments.get("stride", 0)), kernel))
+    padding = _pair(arguments.get("padding", 0))
+    whole = tuple(int(n) for n in (arguments["input_shape"] if backward else arguments["x"].shape))
+    lengths = result_shape if not backward else arguments["grad_out"].shape  # the outputs per axis
+    crops = [_crops(n, stride[axis - 2] if axis >= 2 else 1, rng, axis >= 2) for axis, n in enumerate(whole)]
+    pieces = []
+    for number in range(3):
+        cut = [axis_crops[number] for axis_crops in crops]
+        inputs = tuple(slice(a, a + m) for a, m in cut)
+        # the piece's outputs along a spatial axis: the whole input's, less one per stride cut off
+        outs = [m if axis < 2 else lengths[axis] - (whole[axis] - m) // stride[axis - 2]
+                for axis, (a, m) in enumerate(cut)]
+        kept = [(np.arange(m), np.arange(a, a + m)) if axis < 2 else
+                _kept(a, m, whole[axis], m if backward else outs[axis], kernel[axis - 2], stride[axis - 2],
+                      padding[axis - 2], backward) for axis, (a, m) in enumerate(cut)]
+        if not all(len(mine) for mine, _ in kept):
+            raise ValueError(f"check_vectorized: a piece {cut} of an input {list(whole)} keeps no result to compare")
+        given = dict(arguments)
+        if backward:
+            first = [a if axis < 2 else a // stride[axis - 2] for axis, (a, m) in enumerate(cut)]
+            given["grad_out"] = np.ascontiguousarray(
+                arguments["grad_out"][tuple(slice(f, f + n) for f, n in zip(first, outs))])
+            given["input_shape"] = type(arguments["input_shape"])(m for _, m in cut)
+        else:
+            given["x"] = np.ascontiguousarray(arguments["x"][inputs])
+        shape = tuple(m for _, m in cut) if backward else tuple(outs)
+        mine = np.ix_(*(m for m, _ in kept))
+        theirs = np.ix_(*(w for _, w in kept))
+        pieces.append((bound.signature.bind(**given), shape, cut, mine, theirs))
+    return pieces
+
+
+def check_vectorized(function: Callable, baseline: Callable, calls, name: str, hint: str = "", seed: int = 0
+                     ) -> list[float]:
+    """Each ``(args, kwargs)`` of ``calls``, a call of average pooling, forward ``(x, kernel_size, stride,
+    padding, count_include_pad)`` or backward ``(grad_out, input_shape, ...)`` as ``baseline``'s signature
+    names them: ``function`` must spend at most ``VECTORIZED_FACTOR`` × the baseline's CPU time +
+    ``VECTORIZED_ALLOWANCE`` seconds on it. The inputs are large along one axis (rows, columns, or maps), so a
+    Python loop over that axis costs hundreds of times more CPU than whole-array NumPy; a loop over the
+    kernel offsets costs nothing extra. Returns the CPU seconds of each call.
+
+    The rule is the time, not the values (the value tests judge those, so one wrong value costs their points
+    only): the result must have the baseline's type, shape and dtype, must not be one value everywhere when
+    the baseline's is not, and must equal ``function``'s **own** results on three short pieces of the same
+    input (at the start, the end and a random place of the long axis, on blocks of the batch and channel
+    axes; the place drawn from :func:`course.checks.input_generator` ``(seed)``, anew at each grading run).
+    Average pooling is local, so a function that works computes on a long input what it computes on its
+    pieces, and one that is fast only because a long input makes it compute something else fails.
+    """
+    import inspect
+
+    import numpy as np
+
+    from course.checks import check_array, check_form, input_generator
+
+    rng = input_generator(seed)
+    signature = inspect.signature(baseline)
     spent = []
     for args, kwargs in calls:
         expected = None
@@ -302,7 +413,18 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
             base = min(base, seconds)
         result, seconds = timed_call(function, *args, **kwargs)
         call = f"{name}({_describe(args, kwargs)})"
-        check_array(result, expected, call, rtol=1e-10, atol=1e-10)
+        check_form(result, expected, call)
+        if result.size and np.ptp(expected) > 0 and bool((result == result.flat[0]).all()):
+            raise AssertionError(f"{call} gives one value, {float(result.flat[0])!r}, everywhere on a random input: the "
+                                 f"result must be computed from the input")
+        bound = signature.bind(*args, **kwargs)
+        for piece, shape, cut, mine, theirs in _piece_calls(bound, expected.shape, rng):
+            own = function(*piece.args, **piece.kwargs)
+            where = ", ".join(f"{a}:{a + m}" for a, m in cut)
+            check_form(own, np.empty(shape, expected.dtype), f"{name} on the piece [{where}] of that input")
+            check_array(result[theirs], own[mine], f"{call} on the piece [{where}] of its input, against your own "
+                        f"{name} on that piece alone (the long input must not change what it computes)",
+                        rtol=1e-10, atol=1e-10, equal_nan=True)
         limit = VECTORIZED_ALLOWANCE + VECTORIZED_FACTOR * base
         assert is_vectorized(seconds, base), (
             f"{call} used {seconds:.2f} CPU seconds where a vectorized version needs about {base:.3f} s (limit "
@@ -311,3 +433,4 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
                "offsets is fine, its length does not grow with the input."))
         spent.append(seconds)
     return spent
+

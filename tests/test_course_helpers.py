@@ -696,3 +696,14 @@ def test_in_the_notebook_a_global_resolves_to_its_object():
         check_avoids(_pool_by_conv, ["scipy", "torch"], "_pool_by_conv")
     with pytest.raises(AssertionError, match=re.escape("PARTIAL_POOL (torch")):
         check_avoids(_pool_by_partial, ["avg_pool2d"], "_pool_by_partial")
+
+
+def test_check_array_equal_nan_accepts_the_same_non_finite_values_only():
+    """For comparing a function with itself (course.timing.check_vectorized): NaN where NaN is, inf where inf is."""
+    same = np.array([1.0, np.nan, np.inf])
+    check_array(same.copy(), same, "same", equal_nan=True)
+    with pytest.raises(AssertionError, match="non-finite"):
+        check_array(same.copy(), same, "same")
+    for other in ([1.0, 2.0, np.inf], [1.0, np.nan, -np.inf], [np.nan, np.nan, np.inf]):
+        with pytest.raises(AssertionError, match="other: got .* non-finite value must be the same"):
+            check_array(same, np.array(other), "other", equal_nan=True)

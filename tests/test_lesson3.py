@@ -6,8 +6,9 @@
 * the reference matches ``F.avg_pool2d`` and its autograd gradient on the whole hidden sweep;
 * the student's notebook runs top to bottom with the optional cells left empty: a note, no error.
 
-To keep the file fast, each notebook run carries one forward variant and one backward variant: the
-forward and backward graded cells call only their own function, so the expected failures add up.
+To keep the file fast, the wrong variants run in this process (nbtools.failing_cells), each run carrying one
+forward variant and one backward variant: the forward and backward graded cells call only their own function,
+so the expected failures add up.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from autograder import solutions
-from nbtools import REPO, cell_by_id, execute, executed, failing_cells, graded_results, run_graded_all, solution_source, source_notebook, stride_zero_pair_fails_visibly
+from nbtools import REPO, cell_by_id, execute, executed, failing_cells, graded_results, solution_source, source_notebook, stride_zero_pair_fails_visibly
 
 LESSON = "lesson3_numpy"
 GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
@@ -78,22 +79,24 @@ def backward_variants() -> dict[str, str]:
     }
 
 
-#: The graded cells each kind of mistake must fail; it must pass all the others.
-# A wrong value fails the vectorized cell too: check_vectorized compares the timed call's result with
-# PyTorch's, or a fast wrong answer would pass as "vectorized".
+#: The graded cells each kind of mistake must fail; it must pass all the others. A wrong value costs the value
+#: cells only (issue 29: one bug, one penalty): the vectorized cells judge the time, and compare the long call's
+#: result with the student's own function on pieces of the same input, not with PyTorch's.
+# forward_no_pad_count judges the count_include_pad=False divisor against the student's own count_include_pad=True
+# result, so a mistake in the windows costs forward_tests only; an inverted flag breaks both divisors.
 FORWARD_FAILS = {
-    "off-by-one window": {"forward_tests", "forward_no_pad_count", "forward_vectorized"},
+    "off-by-one window": {"forward_tests"},
     "stride 0 taken as 1": {"forward_tests"},
-    "padding ignored": {"forward_tests", "forward_no_pad_count", "forward_vectorized"},
-    "count_include_pad inverted": {"forward_tests", "forward_no_pad_count", "forward_vectorized"},
+    "padding ignored": {"forward_tests"},
+    "count_include_pad inverted": {"forward_tests", "forward_no_pad_count"},
     "loops over output pixels": {"forward_vectorized"},
     "calls torch": {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized"},  # each checks the source
 }
 BACKWARD_FAILS = {
-    "off-by-one window": {"backward_tests", "backward_vectorized"},
+    "off-by-one window": {"backward_tests"},
     "stride 0 taken as 1": {"backward_tests"},
-    "padding ignored": {"backward_tests", "backward_vectorized"},
-    "count_include_pad inverted": {"backward_tests", "backward_vectorized"},
+    "padding ignored": {"backward_tests"},
+    "count_include_pad inverted": {"backward_tests"},
     "loops over output pixels": {"backward_vectorized"},
     "calls torch": {"backward_tests", "backward_errors", "backward_vectorized"},
 }
@@ -101,11 +104,11 @@ BACKWARD_FAILS = {
 
 @pytest.fixture(scope="module")
 def verdicts() -> dict:
-    """Every run of this file's wrong solutions (forward and backward of one kind swapped in), two
-    notebooks at a time."""
-    return run_graded_all(LESSON, {kind: {"avg_pool2d_numpy": forward_variants()[kind],
-                                          "avg_pool2d_numpy_backward": backward_variants()[kind]}
-                                   for kind in FORWARD_FAILS})
+    """Which graded cells fail, for each kind of wrong solution (forward and backward of one kind swapped in), run
+    in this process (nbtools.failing_cells: every test cell, hidden part included, as the grader's parent runs it)."""
+    return {kind: failing_cells(LESSON, GRADED, {"avg_pool2d_numpy": forward_variants()[kind],
+                                                 "avg_pool2d_numpy_backward": backward_variants()[kind]})
+            for kind in FORWARD_FAILS}
 
 
 def test_reference_passes_every_graded_cell():
@@ -116,9 +119,7 @@ def test_reference_passes_every_graded_cell():
 
 @pytest.mark.parametrize("kind", list(FORWARD_FAILS))
 def test_a_wrong_solution_fails_exactly_its_cell(verdicts, kind):
-    results = verdicts[kind]
-    failed = {grade_id for grade_id, passed in results.items() if not passed}
-    assert set(results) == GRADED
+    failed = verdicts[kind]
     assert failed == FORWARD_FAILS[kind] | BACKWARD_FAILS[kind], f"{kind}: failed {sorted(failed)}"
 
 
@@ -249,6 +250,9 @@ ONE_CELL_BUGS = {  # name: (replaced solution cells, the cells looked at, the on
     # float32 in, float64 out: forward_tests' rule alone (forward_no_pad_count compares values only)
     "forward_float64_result": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "out /= kh * kw", "out = out / np.float64(kh * kw)")},
                                {"forward_tests", "forward_no_pad_count", "forward_errors"}, {"forward_tests"}),
+    # always kh·kw: count_include_pad=False's divisor is forward_no_pad_count's rule alone
+    "forward_count_include_pad_ignored": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "if count_include_pad:", "if True:")},
+                                          {"forward_tests", "forward_no_pad_count", "forward_errors"}, {"forward_no_pad_count"}),
     # the argument checks are backward_errors' rule alone: its values stay right
     "backward_input_shape_unchecked": ({"avg_pool2d_numpy_backward": replaced(
         "avg_pool2d_numpy_backward", "if not isinstance(input_shape, (tuple, list)) or len(input_shape) != 4:", "if False:")},
@@ -279,3 +283,30 @@ FORWARD_ID, BACKWARD_ID = "avg_pool2d_numpy", "avg_pool2d_numpy_backward"
 
 def test_stride_0_on_one_axis_has_a_visible_twin():
     stride_zero_pair_fails_visibly(LESSON, FORWARD_ID, BACKWARD_ID)
+
+
+# --- the vectorized cells judge the time: a long input must not change what the function computes ---------------
+
+CHECKS_DONE = "    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)  # checks every argument\n"
+BACKWARD_CHECKS_DONE = "    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)\n"
+LONG_X = "max(x.shape[0] * x.shape[1], *x.shape[2:]) > 10000"  # 10 000 maps, rows or columns: only the timed inputs
+LONG_SHAPE = "max(input_shape[0] * input_shape[1], *input_shape[2:]) > 10000"
+LONG_INPUT_CHEATS = {  # name: (forward's shortcut on a long input, backward's)
+    "zeros": ("np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)", "np.zeros(tuple(input_shape), grad_out.dtype)"),
+    "whatever is cheap": ("np.ascontiguousarray(x[:, :, :out_h, :out_w])", "np.resize(grad_out, tuple(input_shape))"),
+}
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+@pytest.mark.parametrize("name", sorted(LONG_INPUT_CHEATS))
+def test_a_long_input_shortcut_fails_the_vectorized_cells_only(name, hidden):
+    """Fast only because a long input makes it return something else: the vectorized cells fail (visibly too), the
+    value cells, whose inputs are short, pass. (A wrong value on every input passing them is
+    test_a_wrong_solution_fails_exactly_its_cell; the reference passing all, test_reference_passes_every_graded_cell.)"""
+    forward, backward = LONG_INPUT_CHEATS[name]
+    cheat = {"avg_pool2d_numpy": replaced("avg_pool2d_numpy", CHECKS_DONE,
+                                          f"{CHECKS_DONE}    if {LONG_X}:\n        return {forward}\n"),
+             "avg_pool2d_numpy_backward": replaced("avg_pool2d_numpy_backward", BACKWARD_CHECKS_DONE,
+                                                   f"    if {LONG_SHAPE}:\n        return {backward}\n{BACKWARD_CHECKS_DONE}")}
+    cells = {"forward_tests", "forward_no_pad_count", "forward_vectorized", "backward_tests", "backward_vectorized"}
+    assert failing_cells(LESSON, cells, cheat, hidden=hidden) == {"forward_vectorized", "backward_vectorized"}

@@ -49,14 +49,6 @@ CHECKS = (
 )
 
 WRONG = {
-    # a "GAP" head that flattens the maps instead of averaging them
-    "gap_head_flattens": (lambda: variant("gap_head", "return self.fc(self.pool(x).flatten(1))",
-                                          "return self.fc(x.flatten(1))"),
-                          {"gap_head_forward", "gap_head_any_size"}),
-    # sums the maps: right for 1x1 maps only
-    "gap_head_sums": (lambda: variant("gap_head", "return self.fc(self.pool(x).flatten(1))",
-                                      "return self.fc(x.sum((2, 3)))"),
-                      {"gap_head_forward", "gap_head_any_size"}),
     # forgets the dense layer's bias in both counts
     "head_parameters_without_bias": (
         lambda: variant("head_parameters", "num_classes + num_classes\n    gap_head = channels * num_classes + num_classes",
@@ -225,3 +217,36 @@ def test_a_rule_the_hidden_part_checks_has_a_visible_twin(cell, solution, old, n
     assert reference.count(old) == 1
     assert failing_cells(LESSON, {cell}, hidden=False) == set()
     assert failing_cells(LESSON, {cell}, {solution: reference.replace(old, new)}, hidden=False) == {cell}
+
+
+# --- GAPHead: the values and "any size" are two rules, each its own cell's (issue 29), checked in-process ----------
+
+GAP_HEAD_CELLS = {"gap_head_forward", "gap_head_any_size"}
+GAP_HEAD_RETURN = "return self.fc(self.pool(x).flatten(1))"
+GAP_HEAD_WRONG = {  # name: (the forward's return line, the cells it fails, visible part and hidden part alike)
+    # the values: gap_head_forward (square maps of several sizes, against the definition; visibly 6 x 6 and 3 x 3)
+    "sums the maps": ("return self.fc(x.sum((2, 3)))", {"gap_head_forward"}),
+    "max instead of mean": ("return self.fc(x.amax((2, 3)))", {"gap_head_forward"}),
+    "divides by 36 (the visible map's size)": ("return self.fc(x.sum((2, 3)) / 36)", {"gap_head_forward"}),
+    # any size: gap_head_any_size (other shapes, against the student's own head on the square map)
+    "kernel read from one axis (square maps only)": ("return self.fc(F.avg_pool2d(x, x.shape[-1]).flatten(1))",
+                                                     {"gap_head_any_size"}),
+    "divides by H squared (square maps only)": ("return self.fc(x.sum((2, 3)) / x.shape[2] ** 2)", {"gap_head_any_size"}),
+    # no pooling at all: wrong at the square sizes too, and it takes no size but 1 x 1 (both rules broken)
+    "flattens the maps": ("return self.fc(x.flatten(1))", {"gap_head_forward", "gap_head_any_size"}),
+    # a head whose logits ignore the maps (the corpus's zero-head cheat): the same logits at every shape,
+    # but any_size also asks that the logits move with the maps
+    "returns zeros": ("return torch.zeros(x.shape[0], self.fc.out_features)", {"gap_head_forward", "gap_head_any_size"}),
+}
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_gap_head_each_rule_costs_its_own_cell(hidden):
+    """A summing head fails gap_head_forward only, a square-maps-only head gap_head_any_size only; the reference
+    passes both (the visible part alone, what the student sees, and with the hidden part)."""
+    reference = solution_source(LESSON, "gap_head")
+    assert reference.count(GAP_HEAD_RETURN) == 1
+    assert failing_cells(LESSON, GAP_HEAD_CELLS, hidden=hidden) == set()
+    for name, (line, expected) in GAP_HEAD_WRONG.items():
+        assert failing_cells(LESSON, GAP_HEAD_CELLS, {"gap_head": reference.replace(GAP_HEAD_RETURN, line)},
+                             hidden=hidden) == expected, name

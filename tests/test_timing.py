@@ -157,45 +157,99 @@ def test_plot_loglog_draws_one_line_per_function_on_log_axes():
     plt.close("all")
 
 
-def _row_loop_mean(x, k):
-    """A mean over k rows, looping in Python over the output rows: [1, 1, H, W] -> [1, 1, H-k+1, W]."""
-    out = np.empty((1, 1, x.shape[2] - k + 1, x.shape[3]))
+def _row_loop_pool(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Average pooling at stride 1, no padding (the calls here), looping in Python over the output rows."""
+    kh, kw = kernel_size
+    out = np.empty(x.shape[:2] + (x.shape[2] - kh + 1, x.shape[3] - kw + 1))
     for i in range(out.shape[2]):
-        out[0, 0, i] = x[0, 0, i:i + k].mean(axis=0)
+        out[:, :, i] = sum(x[:, :, i:i + kh, j:j + out.shape[3]] for j in range(kw)).mean(axis=2) / kw
     return out
 
 
-def _sliced_mean(x, k):
+def _sliced_pool(x, kernel_size, stride=0, padding=0, count_include_pad=True):
     """The same with one slice per kernel offset."""
-    rows = x.shape[2] - k + 1
-    return sum(x[:, :, t:t + rows] for t in range(k)) / k
+    kh, kw = kernel_size
+    rows, cols = x.shape[2] - kh + 1, x.shape[3] - kw + 1
+    return sum(x[:, :, i:i + rows, j:j + cols] for i in range(kh) for j in range(kw)) / (kh * kw)
 
 
-def _baseline(x, k):
-    from numpy.lib.stride_tricks import sliding_window_view
+def _baseline(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    from course.reference import avg_pool2d_reference
 
-    return sliding_window_view(x, k, axis=2).mean(axis=-1)
+    return avg_pool2d_reference(x, kernel_size, stride, padding, count_include_pad)
 
 
-CALLS = [((np.random.default_rng(0).random((1, 1, 60002, 2)), 3), {})]
+CALLS = [((np.random.default_rng(0).random((1, 1, 60002, 2)), (3, 2)), dict(stride=1))]
 
 
 def test_timed_call_returns_the_result_and_cpu_seconds():
-    result, seconds = timing.timed_call(_row_loop_mean, *CALLS[0][0])
-    np.testing.assert_allclose(result, _baseline(*CALLS[0][0]))
+    result, seconds = timing.timed_call(_row_loop_pool, *CALLS[0][0], **CALLS[0][1])
+    np.testing.assert_allclose(result, _baseline(*CALLS[0][0], **CALLS[0][1]))
     assert seconds > 0.02  # 60 000 Python iterations
 
 
 def test_check_vectorized_passes_slices_and_fails_a_loop_over_rows():
-    seconds = timing.check_vectorized(_sliced_mean, _baseline, CALLS, "mean")
+    seconds = timing.check_vectorized(_sliced_pool, _baseline, CALLS, "pool")
     assert len(seconds) == 1 and seconds[0] < timing.VECTORIZED_ALLOWANCE
-    with pytest.raises(AssertionError, match=r"mean\(x\[1, 1, 60002, 2\], 3\) used .* CPU seconds .* loops in Python"):
-        timing.check_vectorized(_row_loop_mean, _baseline, CALLS, "mean")
+    with pytest.raises(AssertionError, match=r"pool\(x\[1, 1, 60002, 2\], \(3, 2\), stride=1\) used .* CPU seconds .* loops in Python"):
+        timing.check_vectorized(_row_loop_pool, _baseline, CALLS, "pool")
 
 
-def test_check_vectorized_fails_a_fast_wrong_answer():
-    with pytest.raises(AssertionError):
-        timing.check_vectorized(lambda x, k: _sliced_mean(x, k) + 1.0, _baseline, CALLS, "mean")
+def _long_only(change):
+    """_sliced_pool, with ``change(out)`` applied to its result on inputs longer than 1000 rows only."""
+    def pool(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+        out = _sliced_pool(x, kernel_size)
+        return change(out) if x.shape[2] > 1000 else out
+    return pool
+
+
+def _at(rows, value):
+    def change(out):
+        out[:, :, rows] = value
+        return out
+    return change
+
+
+def test_check_vectorized_judges_the_time_not_the_values():
+    """A wrong value that the function computes on every input is the value tests' to judge (one bug, one penalty):
+    each row pooled one row off, or every value + 1, passes here."""
+    def off_by_one(x, kernel_size, stride=0, padding=0, count_include_pad=True):  # each window one row down; the last one as the one before
+        return np.concatenate([_sliced_pool(x[:, :, 1:], kernel_size), _sliced_pool(x[:, :, -kernel_size[0]:], kernel_size)], 2)
+
+    timing.check_vectorized(off_by_one, _baseline, CALLS, "pool")
+    timing.check_vectorized(lambda *args, **options: _sliced_pool(*args[:2]) + 1.0, _baseline, CALLS, "pool")
+
+
+@pytest.mark.parametrize("name, function, message", [
+    ("zeros on a long input", _long_only(np.zeros_like), "one value, 0.0, everywhere"),
+    ("wrong rows at the start", _long_only(_at(slice(0, 5), 7.0)), r"piece \[0:1, 0:1, 0:\d+, 0:2\]"),
+    ("wrong rows in the middle", _long_only(_at(slice(100, 59000), 7.0)), r"piece \[0:1, 0:1, [1-9]\d*:\d+, 0:2\]"),
+    ("a wrong last row", _long_only(_at(-1, 7.0)), r"piece \[0:1, 0:1, \d+:60002, 0:2\]"),
+    ("float32 on a long input", _long_only(lambda out: out.astype(np.float32)), "expected dtype float64"),
+    ("a row short", _long_only(lambda out: out[:, :, 1:]), "expected shape"),
+])
+def test_check_vectorized_fails_a_function_that_computes_something_else_on_the_long_input(name, function, message):
+    with pytest.raises(AssertionError, match=message):
+        timing.check_vectorized(function, _baseline, CALLS, "pool")
+
+
+def test_check_vectorized_pieces_line_up_with_the_whole_input_at_any_stride_and_padding():
+    """The reference of lesson 3's exercise (torch's pooling here) on long inputs, forward and backward, at strides 1
+    to 3 and paddings 0 to 1 on each axis, with and without count_include_pad: its pieces agree (no false failure)."""
+    from course.reference import avg_pool2d_grad_reference
+
+    def backward(grad_out, input_shape, kernel_size, stride=0, padding=0, count_include_pad=True):
+        return avg_pool2d_grad_reference(np.zeros(input_shape), grad_out, kernel_size, stride, padding, count_include_pad)
+
+    rng = np.random.default_rng(1)
+    for shape, kernel, stride, padding, include in [((1, 2, 3001, 5), (3, 2), (2, 1), (1, 1), False),
+                                                    ((2, 1, 4, 3002), (2, 3), (1, 3), (0, 1), True),
+                                                    ((40, 50, 3, 3), 3, 0, 1, False)]:
+        x = rng.standard_normal(shape)
+        options = dict(stride=stride, padding=padding, count_include_pad=include)
+        timing.check_vectorized(_baseline, _baseline, [((x, kernel), options)], "pool", seed=2)
+        grad_out = rng.standard_normal(_baseline(x, kernel, **options).shape)
+        timing.check_vectorized(backward, backward, [((grad_out, shape, kernel), options)], "pool_backward", seed=3)
 
 
 def test_timed_call_is_not_shipped_to_the_child_and_counts_no_lines():
@@ -245,3 +299,8 @@ def test_bandwidth_floor_is_a_copy_rate():
     assert floor["best_s"] > 0 and abs(floor["gbytes_per_s"] - 2 * 2**20 / floor["best_s"] / 1e9) < 1e-9
     with pytest.raises(ValueError, match="mib"):
         timing.bandwidth_floor(mib=0)
+
+
+def test_check_vectorized_names_the_arguments_it_needs():
+    with pytest.raises(ValueError, match="baseline must name .* kernel_size"):
+        timing.check_vectorized(_sliced_pool, lambda a, k, stride=1: _baseline(a, k, stride), CALLS, "pool")

@@ -1,7 +1,7 @@
-# corpus: cheat: loops over the output rows or columns, whichever are fewer, with a bound the loop rule accepts (at most 64 turns: `range(min(out_h, 64))`), each vectorized along the other axis (sliding_window_view), so its loops pass check_kernel_loops and it is fast enough on the timed inputs; the hidden case whose outputs are longer than 64 on both axes gets rows left at zero; the backward loops over the rows of grad_out (the shorter axis of the timed inputs) and the loop rule refuses it
+# corpus: cheat: loops over the output rows or columns, whichever are fewer, with a bound the loop rule accepts (at most 64 turns: `range(min(out_h, 64))`), each vectorized along the other axis (sliding_window_view), so its loops pass check_kernel_loops and it is fast enough on the timed inputs; the hidden case whose outputs are longer than 64 on both axes gets rows left at zero; the backward loops over the rows of grad_out (the shorter axis of the timed inputs) and the loop rule refuses it; the rows left at zero cost forward_tests only (issue 29: forward_no_pad_count judges the count_include_pad=False divisor against the student's own count_include_pad=True result, and zero rows are zero in both)
 # category: cheat
 # status: ok
-# fails: forward_tests, forward_no_pad_count, backward_vectorized
+# fails: forward_tests, backward_vectorized
 # %% avg_pool2d_numpy +
 def _rows(padded, ones, kh, kw, sh, sw, out_h, out_w, count_include_pad):
     """Pool [B, C, Hp, Wp] one output row at a time (at most 64 rows), each row vectorized along its columns."""
