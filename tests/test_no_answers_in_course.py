@@ -3,9 +3,10 @@ passes a graded cell when it is handed in as the student's answer.
 
 Each graded cell runs here in-process, as in a notebook, on the reference solution with one student
 name replaced by a ``course`` object; a cell the reference itself does not pass in this harness is left
-out, and the test says which and why. Two shortcuts keep the scan fast without changing a verdict (see
+out, and the test says which and why. Shortcuts keep the scan fast without changing a verdict (see
 :func:`passing_objects`): the cell's statements before its first mention of the name run once, not once
-per object, and the source rules run only for an object that passes everything else.
+per object; the source rules (pure) run once per course object, and on an object they are slow on, last;
+every object that passes so passes the plain run too before it counts.
 """
 
 import ast
