@@ -244,20 +244,31 @@ def test_feedback_shows_verdicts_but_not_hidden_tests(graded):
     assert failed["message"].split(":")[0] in html
 
 
-DETERMINISM_SUBSET = ("reference", "bug_ceil_mode", "fault_os_exit", "cheat_always_equal", "cheat_mutate_inputs",
-                      "bug_divisor_always_full", "bug_loops_over_output")
+#: The cases graded again beside CPU hogs: those whose verdicts depend on CPU time, both sides of each rule
+#: (every other case's verdicts depend on values alone, which a load cannot move).
+LOAD_SENSITIVE = {
+    ("lesson3_numpy", "reference"): "passes the vectorization rules (its CPU time against the baseline's)",
+    ("lesson3_numpy", "bug_loops_over_output"): "fails forward_vectorized on CPU time alone (its values are right)",
+    ("lesson1_by_hand", "fault_infinite_loop"): "a hang that ends at its CPU budget (timeout)",
+}
 
 
 def test_a_run_beside_cpu_hogs_gives_identical_scores(graded):
-    """The subset graded again beside two CPU-burning processes (load 4 on a 2-core machine) gets the
-    scores of the run without them: budgets are CPU seconds and the vectorization rule compares CPU
-    seconds, so the verdicts do not move with the machine's load."""
+    """The :data:`LOAD_SENSITIVE` cases graded again beside two CPU-burning processes (load 4 on a 2-core
+    machine) get the scores of the run without them: budgets are CPU seconds and the vectorization rule
+    compares CPU seconds, so the verdicts do not move with the machine's load."""
     import subprocess
 
     root = graded["root"]
-    subset = [c for c in CASES if c.name in DETERMINISM_SUBSET]
+    subset = [c for c in CASES if (c.lesson, c.name) in LOAD_SENSITIVE]
+    assert len(subset) == len(LOAD_SENSITIVE), "every load-sensitive case is in the corpus and runs here"
     work = [(c.student, c.lesson) for c in subset]
     first = [graded["records"][c.student] for c in subset]
+    passed = {(c.lesson, c.name): {t["grade_id"]: t["passed"] for t in r.tests} for c, r in zip(subset, first)}
+    reference, loops = passed[("lesson3_numpy", "reference")], passed[("lesson3_numpy", "bug_loops_over_output")]
+    assert reference["forward_vectorized"] and reference["backward_vectorized"], "the rule passes the right code"
+    assert not loops["forward_vectorized"], "and fails the code that loops over the outputs"
+    assert [r.status for r in first if r.lesson == "lesson1_by_hand"] == ["timeout"], "a hang is a timeout"
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         loaded = compute(root, work, LIMITS, jobs=2, progress=False, use_cache=False, seed=SEED)
