@@ -318,35 +318,44 @@ PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 
 @contextmanager
-def chromium_page(executable: str, profile: Path, width: int = 1400, height: int = 900):
-    """A fresh headless Chromium profile and page that can reach 127.0.0.1 only.
+def chromium_browser(executable: str):
+    """One headless Chromium (Playwright, sync API) for several pages: launched once, closed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def chromium_page(browser, width: int = 1400, height: int = 900):
+    """A page in a fresh browser context of ``browser`` (its own cookies, storage and cache, as a fresh
+    profile has) that can reach 127.0.0.1 only.
 
     Yields ``(page, log)`` where ``log`` collects console errors, page errors and blocked requests.
     """
-    from playwright.sync_api import sync_playwright
-
     log = {"console": [], "pageerror": [], "blocked": []}
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=executable, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": width, "height": height}, service_workers="block")
-        try:
-            def only_localhost(route):
-                host = route.request.url.split("/")[2] if "://" in route.request.url else ""
-                if route.request.url.startswith(("data:", "blob:")) or host.split(":")[0] in ("127.0.0.1", "localhost"):
-                    route.continue_()
-                else:
-                    log["blocked"].append(route.request.url)
-                    route.abort()
+    context = browser.new_context(viewport={"width": width, "height": height}, service_workers="block")
+    try:
+        def only_localhost(route):
+            host = route.request.url.split("/")[2] if "://" in route.request.url else ""
+            if route.request.url.startswith(("data:", "blob:")) or host.split(":")[0] in ("127.0.0.1", "localhost"):
+                route.continue_()
+            else:
+                log["blocked"].append(route.request.url)
+                route.abort()
 
-            context.route("**/*", only_localhost)
-            context.set_default_timeout(TIMEOUT_MS)
-            page = context.pages[0] if context.pages else context.new_page()
-            page.on("console", lambda m: log["console"].append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: log["pageerror"].append(str(e)))
-            yield page, log
-        finally:
-            context.close()
+        context.route("**/*", only_localhost)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        page.on("console", lambda m: log["console"].append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: log["pageerror"].append(str(e)))
+        yield page, log
+    finally:
+        context.close()
 
 
 def wait_kernel_idle(page) -> None:

@@ -24,7 +24,6 @@ starts (hub, proxy, course service, single-user servers, their kernels) is ended
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import re
@@ -283,18 +282,16 @@ def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: 
     lab.screenshot(page, folder, f"{name}_submitted", shots)
 
 
-def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
+def test_the_course_on_a_hub(hub, browser, screenshots):
     folder, shots = screenshots
     alice, bob = STUDENTS
     answer = solution_cells(lab.REPO / "source" / LESSON / f"{LESSON}.ipynb")["worked_example"]
 
-    sessions = itertools.count()
-
     @contextlib.contextmanager
-    def browser(name):
-        """A page in a fresh Chromium profile (each session logs in anew); a failure inside leaves a
+    def session(name):
+        """A page in a fresh browser context (each session logs in anew); a failure inside leaves a
         screenshot of the page."""
-        with lab.chromium_page(chromium, tmp_path / f"{name}-{next(sessions)}") as (page, _):
+        with lab.chromium_page(browser) as (page, _):
             try:
                 yield page, None
             except BaseException:
@@ -304,7 +301,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
 
     # 1. both students hand in through the Assignments list; alice answers the worked example first
     for name, typed in ((alice, answer), (bob, None)):
-        with browser(name) as (page, _):
+        with session(name) as (page, _):
             hand_in(page, hub, name, typed, folder, shots)
 
     # 2. the course account (an ordinary user) collects and grades with the trusted grader
@@ -315,7 +312,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
     print(done.stdout.strip().splitlines()[-1])  # the summary line: how many, how long, which containment
     assert export.read_grades(course).score == {(alice, LESSON): 2.0, (bob, LESSON): 0.0}
     # ... the instructor opens formgrader through the hub: the course service, their group's
-    with browser(INSTRUCTOR) as (page, _):
+    with session(INSTRUCTOR) as (page, _):
         log_in(page, hub, INSTRUCTOR, then=f"/services/{COURSE}/formgrader")
         page.get_by_text(LESSON).first.wait_for()
         lab.screenshot(page, folder, "instructor_formgrader", shots)
@@ -350,7 +347,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
                  ("cat", str(course / "gradebook.db")), ("cat", str(hub.home(alice) / LESSON / f"{LESSON}.ipynb"))):
         done = hub.as_user(bob, *argv)
         assert done.returncode != 0 and "Permission denied" in done.stderr, f"{bob} ran {' '.join(argv)}: {done.stdout[:200]}"
-    with browser(bob) as (page, _):
+    with session(bob) as (page, _):
         log_in(page, hub, bob)
         for path in (f"/services/{COURSE}/formgrader", f"/user/{alice}/lab"):
             response = page.goto(f"{hub.url}{path}")
@@ -371,7 +368,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
     # 3. each student fetches feedback: their own score, no hidden test
     hidden = hidden_lines(lab.REPO / "source" / LESSON / f"{LESSON}.ipynb")
     for name, score in ((alice, 2.0), (bob, 1.0)):
-        with browser(name) as (page, _):
+        with session(name) as (page, _):
             log_in(page, hub, name)
             assignment_list(page)
             with page.expect_response(lambda r: "/assignments/fetch_feedback" in r.url) as fetched:

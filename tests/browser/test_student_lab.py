@@ -44,7 +44,7 @@ def server(course, tmp_path_factory, chromium):
         yield running
 
 
-def test_student_walkthrough(server, chromium, tmp_path, screenshots):
+def test_student_walkthrough(server, browser, screenshots):
     folder, shots = screenshots
     stub_cells = lab.notebook_cells(server.root / STUB)
     solved_cells = lab.notebook_cells(server.root / SOLVED)
@@ -54,7 +54,7 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
     cli_problems = ThreadPoolExecutor(1).submit(lab.cli_extension_problems, server.env)
     assert lab.rest_extension_problems(server) == []
 
-    with lab.chromium_page(chromium, tmp_path / "profile") as (page, log):
+    with lab.chromium_page(browser) as (page, log):
         lab.open_notebook(page, server, STUB)
         lab.screenshot(page, folder, "lesson1_opened", shots)
         lab.validate_button(page)  # nbgrader's lab extension put its button in the toolbar
@@ -115,10 +115,10 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
     assert cli_problems.result(timeout=60) == []
 
 
-def test_detects_unexpected_lesson_error(server, chromium, tmp_path, screenshots):
+def test_detects_unexpected_lesson_error(server, browser, screenshots):
     """A lesson cell that raises on its own (``1/0`` before the first exercise) fails the stub check."""
     folder, shots = screenshots
-    with lab.chromium_page(chromium, tmp_path / "profile") as (page, _):
+    with lab.chromium_page(browser) as (page, _):
         lab.open_notebook(page, server, BROKEN)
         lab.run_all(page)
         outputs = lab.cell_outputs(page)
@@ -131,7 +131,7 @@ def test_detects_unexpected_lesson_error(server, chromium, tmp_path, screenshots
 
 
 @pytest.mark.parametrize("disabled", ["labextension", "server_extension"])
-def test_detects_disabled_nbgrader(disabled, chromium, tmp_path, screenshots):
+def test_detects_disabled_nbgrader(disabled, browser, tmp_path, screenshots):
     """With nbgrader's lab or server extension disabled (in a throwaway config dir) the checks fail:
     the command line reports it, and Validate on the solved lesson no longer says Success."""
     folder, shots = screenshots
@@ -142,7 +142,7 @@ def test_detects_disabled_nbgrader(disabled, chromium, tmp_path, screenshots):
     cli_problems = ThreadPoolExecutor(1).submit(lab.cli_extension_problems, env)
 
     with lab.lab_server(course, tmp_path / "home", config) as server:
-        with lab.chromium_page(chromium, tmp_path / "profile") as (page, log):
+        with lab.chromium_page(browser) as (page, log):
             lab.open_notebook(page, server, SOLVED)
             lab.screenshot(page, folder, f"{disabled}_disabled", shots)
             expected = "no Validate button" if disabled == "labextension" else r"Validate did not succeed \(error\)"
