@@ -503,14 +503,24 @@ def validate_button(page):
     """nbgrader's Validate button in the notebook toolbar (AssertionError when it is missing)."""
     button = page.locator(f"{PANEL} .jp-NotebookPanel-toolbar .jp-ToolbarButtonComponent",
                           has_text=re.compile(r"^\s*Validate\s*$"))
-    try:
-        button.first.wait_for(state="visible", timeout=5_000)  # it comes with the toolbar
-    except Exception:  # playwright TimeoutError
+    if not button.count():
         raise AssertionError("no Validate button in the notebook toolbar: nbgrader's lab extension "
-                             f"{NBGRADER_LAB} is not active") from None
+                             f"{NBGRADER_LAB} is not active")
+    button.first.wait_for(state="visible")
     return button.first
+#: True once the visible notebook's toolbar shows its kernel and every item but the spacer has rendered.
+_TOOLBAR_RENDERED = """(panel) => {
+  const bar = document.querySelector(panel + ' .jp-NotebookPanel-toolbar');
+  const items = bar ? [...bar.querySelectorAll(':scope > .jp-Toolbar-item:not(.jp-Toolbar-spacer)')] : [];
+  return !!bar && !!bar.querySelector('.jp-KernelName') && items.length > 0 && items.every(e => e.childElementCount > 0);
+}"""
 
 
+
+
+    # The lab extension inserts the button when the panel is made, so it is there once every toolbar item
+    # (the spacer aside) has rendered: no fixed wait that an absent button would always cost.
+    page.wait_for_function(_TOOLBAR_RENDERED, arg=PANEL, polling=100)
 def validate(page) -> tuple[str, str]:
     """Click Validate and read nbgrader's answer: ``('success'|'failed'|'error', dialog text)``.
 
