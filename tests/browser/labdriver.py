@@ -38,6 +38,7 @@ NBGRADER_SERVER = (
     "nbgrader.server_extensions.course_list",
     "nbgrader.server_extensions.formgrader",
 )
+PARTS = ("labextension", "server_extension")  # nbgrader's two halves, as disable_nbgrader names them
 STUB_ERROR = 'NotImplementedError: Write your solution here, then run the tests below.'
 # Launch flags: no sandbox (root in CI), no GPU, and nothing that phones home.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -250,7 +251,7 @@ def disable_nbgrader(config_dir: Path, part: str) -> None:
         target = config_dir / "jupyter_server_config.json"
         data = {"ServerApp": {"jpserver_extensions": {NBGRADER_SERVER[0]: False}}}
     else:
-        raise ValueError(f"part must be 'labextension' or 'server_extension', got {part!r}")
+        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=2))
 
@@ -270,21 +271,30 @@ def environment_config_digest() -> str:
 
 # --------------------------------------------------------------------------- extension checks (CLI and REST)
 
-def cli_extension_problems(env: dict[str, str]) -> list[str]:
+def cli_extension_problems(env: dict[str, str], parts: tuple[str, ...] = PARTS) -> list[str]:
     """Problems in ``jupyter labextension list`` and ``jupyter server extension list`` ([] when fine).
 
     Any extension marked X, incompatible or outdated is a problem; nbgrader's lab extension and its
-    server extensions must be listed as enabled and OK.
+    server extensions must be listed as enabled and OK. ``parts`` runs only the listings of those parts
+    (each command costs seconds of CPU).
     """
+    unknown = set(parts) - set(PARTS)
+    if unknown or not parts:
+        raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
     problems = []
-    lab, server = jupyter(env, ("labextension", "list"), ("server", "extension", "list"))
-    for line in lab.splitlines():
-        if re.search(r"\bX\b|incompatible|outdated|compatibility errors", line):
-            problems.append(f"labextension list: {line.strip()}")
-    nbgrader_lines = [line for line in lab.splitlines() if line.strip().startswith(NBGRADER_LAB + " ")]
-    if not nbgrader_lines or not re.search(r"\benabled\s+OK\b", nbgrader_lines[0]):
-        problems.append(f"labextension list: {NBGRADER_LAB} is not 'enabled OK': "
-                        f"{nbgrader_lines[0].strip() if nbgrader_lines else 'not listed'}")
+    outputs = dict(zip(parts, jupyter(env, *[("labextension", "list") if part == "labextension"
+                                             else ("server", "extension", "list") for part in parts])))
+    lab, server = outputs.get("labextension"), outputs.get("server_extension")
+    if lab is not None:
+        for line in lab.splitlines():
+            if re.search(r"\bX\b|incompatible|outdated|compatibility errors", line):
+                problems.append(f"labextension list: {line.strip()}")
+        nbgrader_lines = [line for line in lab.splitlines() if line.strip().startswith(NBGRADER_LAB + " ")]
+        if not nbgrader_lines or not re.search(r"\benabled\s+OK\b", nbgrader_lines[0]):
+            problems.append(f"labextension list: {NBGRADER_LAB} is not 'enabled OK': "
+                            f"{nbgrader_lines[0].strip() if nbgrader_lines else 'not listed'}")
+    if server is None:
+        return problems
     # The server list has one section per config dir, highest priority (the user's) first: the first
     # section that names an extension decides whether it is enabled.
     state: dict[str, str] = {}
@@ -499,15 +509,6 @@ def run_cells_from(page, index: int, count: int) -> None:
     page.wait_for_function(_RUN_DONE, arg=PANEL, polling=250)
 
 
-def validate_button(page):
-    """nbgrader's Validate button in the notebook toolbar (AssertionError when it is missing)."""
-    button = page.locator(f"{PANEL} .jp-NotebookPanel-toolbar .jp-ToolbarButtonComponent",
-                          has_text=re.compile(r"^\s*Validate\s*$"))
-    if not button.count():
-        raise AssertionError("no Validate button in the notebook toolbar: nbgrader's lab extension "
-                             f"{NBGRADER_LAB} is not active")
-    button.first.wait_for(state="visible")
-    return button.first
 #: True once the visible notebook's toolbar shows its kernel and every item but the spacer has rendered.
 _TOOLBAR_RENDERED = """(panel) => {
   const bar = document.querySelector(panel + ' .jp-NotebookPanel-toolbar');
@@ -516,11 +517,20 @@ _TOOLBAR_RENDERED = """(panel) => {
 }"""
 
 
-
-
+def validate_button(page):
+    """nbgrader's Validate button in the notebook toolbar (AssertionError when it is missing)."""
     # The lab extension inserts the button when the panel is made, so it is there once every toolbar item
     # (the spacer aside) has rendered: no fixed wait that an absent button would always cost.
     page.wait_for_function(_TOOLBAR_RENDERED, arg=PANEL, polling=100)
+    button = page.locator(f"{PANEL} .jp-NotebookPanel-toolbar .jp-ToolbarButtonComponent",
+                          has_text=re.compile(r"^\s*Validate\s*$"))
+    if not button.count():
+        raise AssertionError("no Validate button in the notebook toolbar: nbgrader's lab extension "
+                             f"{NBGRADER_LAB} is not active")
+    button.first.wait_for(state="visible")
+    return button.first
+
+
 def validate(page) -> tuple[str, str]:
     """Click Validate and read nbgrader's answer: ``('success'|'failed'|'error', dialog text)``.
 
