@@ -18,7 +18,9 @@ from labdriver import SOLVED, STUB
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]  # 150 s ran out at load 15
 
-BROKEN = f"{lab.LESSON}/{lab.LESSON}_broken.ipynb"  # the stub with a `1/0` cell before the first exercise
+# The stub with a `1/0` cell as its first code cell: Run All stops there, before the set-up cell's imports
+# (torch, matplotlib: seconds of CPU in every fresh kernel) that the walk-through already covers.
+BROKEN = f"{lab.LESSON}/{lab.LESSON}_broken.ipynb"
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +36,8 @@ def course(tmp_path_factory):
     """A student's course folder: ``release/`` copied, plus a solved and a broken copy of lesson 1."""
     root = lab.prepare_course(tmp_path_factory.mktemp("browser") / "course")
     (root / BROKEN).write_bytes((root / STUB).read_bytes())
-    lab.insert_cell(root / BROKEN, lab.cell_index(root / STUB, "worked_example") - 1, "1/0")
+    first_code = next(i for i, cell in enumerate(lab.notebook_cells(root / STUB)) if cell["type"] == "code")
+    lab.insert_cell(root / BROKEN, first_code, "1/0")
     return root
 
 
@@ -116,7 +119,7 @@ def test_student_walkthrough(server, browser, screenshots):
 
 
 def test_detects_unexpected_lesson_error(server, browser, screenshots):
-    """A lesson cell that raises on its own (``1/0`` before the first exercise) fails the stub check."""
+    """A lesson cell that raises on its own (``1/0``, ahead of the first exercise) fails the stub check."""
     folder, shots = screenshots
     with lab.chromium_page(browser) as (page, _):
         lab.open_notebook(page, server, BROKEN)
