@@ -183,8 +183,6 @@ def hub(chromium, screenshot_root):
         for path in [hub.course_dir, *hub.course_dir.rglob("*")]:
             os.chown(path, uids[COURSE_ACCOUNT], uids[COURSE_ACCOUNT])
         hub.course_dir.chmod(0o700)
-        released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
-        assert released.returncode == 0, released.stdout + released.stderr
 
         state = top / "state"
         state.mkdir(mode=0o700)
@@ -202,6 +200,9 @@ def hub(chromium, screenshot_root):
                                         cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         stack.callback(_stop, hub, set(uids.values()))
+        # lesson 1 released while the hub starts (no student can log in before it answers)
+        released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
+        assert released.returncode == 0, released.stdout + released.stderr
         _wait_for_hub(hub)
         try:
             yield hub
