@@ -381,8 +381,14 @@ def wait_kernel_idle(page) -> None:
 
 def open_notebook(page, server: LabServer, path: str) -> None:
     """Open ``path`` in a fresh workspace; wait until all its cells are shown and its kernel is idle."""
-    expected = len(notebook_cells(server.root / path))
     page.goto(server.url(path))
+    wait_notebook_shown(page, server.root, path)
+
+
+def wait_notebook_shown(page, root: Path, path: str) -> None:
+    """Wait until the notebook ``path`` (relative to ``root``, the server's folder) is the current tab, with
+    all its cells shown and its kernel idle."""
+    expected = len(notebook_cells(root / path))
     page.wait_for_function(
         """([panel, name, n]) => {
           const tab = document.querySelector('.lm-TabBar-tab.jp-mod-current .lm-TabBar-tabLabel');
