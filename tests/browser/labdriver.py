@@ -385,6 +385,24 @@ def open_notebook(page, server: LabServer, path: str) -> None:
     wait_notebook_shown(page, server.root, path)
 
 
+def close_and_shut_down(page) -> None:
+    """File → Close and Shut Down Notebook… on the visible notebook, confirmed; waits until it is closed
+    (its kernel is shut down first)."""
+    panels = page.locator(".jp-NotebookPanel").count()
+    menu(page, "File", "Close and Shut Down Notebook…")
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.wait_for_function("(n) => document.querySelectorAll('.jp-NotebookPanel').length < n", arg=panels)
+
+
+def open_from_path(page, root: Path, path: str) -> None:
+    """File → Open from Path… ``path`` in the running JupyterLab (no page reload); waits as
+    :func:`wait_notebook_shown`."""
+    menu(page, "File", "Open from Path…")
+    page.locator(".jp-Dialog input").fill(path)
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    wait_notebook_shown(page, root, path)
+
+
 def wait_notebook_shown(page, root: Path, path: str) -> None:
     """Wait until the notebook ``path`` (relative to ``root``, the server's folder) is the current tab, with
     all its cells shown and its kernel idle."""

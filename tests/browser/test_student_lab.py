@@ -98,10 +98,10 @@ def test_student_walkthrough(server, browser, screenshots):
         assert "NotImplementedError" in text and "output_size" in text
         assert "by_hand_avg" not in text, "the typed answer did not reach the saved notebook"
         lab.close_dialog(page)
-        server.shutdown_kernels()
+        lab.close_and_shut_down(page)
 
         # The fully solved copy: everything runs, every plot is an image, Validate says Success.
-        lab.open_notebook(page, server, SOLVED)
+        lab.open_from_path(page, server.root, SOLVED)
         lab.run_all(page)
         outputs = lab.cell_outputs(page)
         lab.check_no_errors(solved_cells, outputs)
