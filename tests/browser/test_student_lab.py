@@ -133,27 +133,40 @@ def test_detects_unexpected_lesson_error(server, browser, screenshots):
         lab.check_first_error_is_stub(lab.notebook_cells(server.root / BROKEN), outputs)
 
 
-@pytest.mark.parametrize("disabled", ["labextension", "server_extension"])
-def test_detects_disabled_nbgrader(disabled, browser, tmp_path, screenshots):
+@pytest.fixture(scope="module")
+def half_disabled(tmp_path_factory):
+    """One JupyterLab for both ``test_detects_disabled_nbgrader`` cases, on its own course copy and throwaway
+    config dir, started with nbgrader's validate server extension disabled (a server reads that at start).
+    The lab-extension case disables the lab extension too, in the same dir (``labconfig/page_config.json``,
+    which the server reads at every page load, and keeps), so it runs second: the server-extension case
+    has shown on this server that the Validate button is there while only the server extension is off."""
+    top = tmp_path_factory.mktemp("disabled")
+    course = lab.prepare_course(top / "course")
+    lab.disable_nbgrader(top / "config", "server_extension")
+    with lab.lab_server(course, top / "home", top / "config") as running:
+        yield running, top / "config"
+
+
+@pytest.mark.parametrize("disabled", ["server_extension", "labextension"])  # this order: see half_disabled
+def test_detects_disabled_nbgrader(disabled, half_disabled, browser, screenshots):
     """With nbgrader's lab or server extension disabled (in a throwaway config dir) the checks fail:
     the command line reports it, and Validate on the solved lesson no longer says Success."""
     folder, shots = screenshots
-    course = lab.prepare_course(tmp_path / "course")
-    config = tmp_path / "config"
-    env = lab.jupyter_env(tmp_path / "home", config)
-    lab.disable_nbgrader(config, disabled)
-    cli_problems = ThreadPoolExecutor(1).submit(lab.cli_extension_problems, env, (disabled,))  # its listing only
+    server, config = half_disabled
+    if disabled == "labextension":
+        lab.disable_nbgrader(config, disabled)
+    cli_problems = ThreadPoolExecutor(1).submit(lab.cli_extension_problems, server.env, (disabled,))  # its listing only
 
-    with lab.lab_server(course, tmp_path / "home", config) as server:
-        with lab.chromium_page(browser) as (page, log):
-            lab.open_notebook(page, server, SOLVED)
-            lab.screenshot(page, folder, f"{disabled}_disabled", shots)
-            expected = "no Validate button" if disabled == "labextension" else r"Validate did not succeed \(error\)"
-            with pytest.raises(AssertionError, match=expected) as failure:
-                lab.check_validate_passes(page, lambda: lab.screenshot(page, folder, "validate_answer", shots))
-            print(f"with the {disabled} disabled, the check reports: {failure.value}")
-            if disabled == "labextension":
-                assert lab.page_extension_problems(page, log), "the page did not show nbgrader disabled"
+    with lab.chromium_page(browser) as (page, log):
+        lab.open_notebook(page, server, SOLVED)
+        lab.screenshot(page, folder, f"{disabled}_disabled", shots)
+        expected = "no Validate button" if disabled == "labextension" else r"Validate did not succeed \(error\)"
+        with pytest.raises(AssertionError, match=expected) as failure:
+            lab.check_validate_passes(page, lambda: lab.screenshot(page, folder, "validate_answer", shots))
+        print(f"with the {disabled} disabled, the check reports: {failure.value}")
+        if disabled == "labextension":
+            assert lab.page_extension_problems(page, log), "the page did not show nbgrader disabled"
+    server.shutdown_kernels()
     name = lab.NBGRADER_LAB if disabled == "labextension" else lab.NBGRADER_SERVER[0]
     assert any(name in problem for problem in cli_problems.result(timeout=60)), \
         f"the command line did not notice the disabled {disabled}: {cli_problems.result()}"
