@@ -343,13 +343,13 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
         done = hub.as_user(bob, *argv)
         assert done.returncode != 0 and "Permission denied" in done.stderr, f"{bob} ran {' '.join(argv)}: {done.stdout[:200]}"
     with session(bob) as (page, _):
-        log_in(page, hub, bob)
+        log_in(page, hub, bob, then="/hub/home")  # the hub's cookie is what the refusals are about
         for path in (f"/services/{COURSE}/formgrader", f"/user/{alice}/lab"):
             response = page.goto(f"{hub.url}{path}")
             lab.screenshot(page, folder, f"{bob}_refused_{path.split('/')[2]}", shots)
             assert response.status == 403, f"{bob} opened {path}: HTTP {response.status}"
         # ... and their own server has no instructor tools: no Create Assignment toolbar, no formgrader
-        page.goto(f"{hub.url}/user/{bob}/lab")
+        page.goto(f"{hub.url}/user/{bob}/lab", wait_until="domcontentloaded")  # the page config is in the HTML
         disabled = json.loads(page.locator("#jupyter-config-data").text_content())["disabledExtensions"]
         assert {"@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader"} <= set(disabled), disabled
         response = page.goto(f"{hub.url}/user/{bob}/formgrader")
