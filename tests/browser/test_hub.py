@@ -325,7 +325,8 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
             link = page.locator("a.name-shown", has_text=name)
             link.wait_for(state="attached")
             page.goto(f"{hub.url}{link.get_attribute('href')}")  # the submission (its link hides the name)
-            page.wait_for_load_state("networkidle")  # formgrader has loaded the grades into its inputs
+            page.wait_for_function("() => window.formgrader && formgrader.grades && formgrader.grades.loaded"
+                                   " && formgrader.comments && formgrader.comments.loaded")  # both in their inputs
             for selector, value in fill.items():
                 page.locator(selector).fill(value)
                 page.locator(selector).press("Tab")  # formgrader saves on change
