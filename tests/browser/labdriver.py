@@ -38,7 +38,9 @@ NBGRADER_SERVER = (
     "nbgrader.server_extensions.course_list",
     "nbgrader.server_extensions.formgrader",
 )
-PARTS = ("labextension", "server_extension")  # nbgrader's two halves, as disable_nbgrader names them
+#: nbgrader's two halves, as disable_nbgrader names them, and the jupyter command that lists each kind.
+LISTINGS = {"labextension": ("labextension", "list"), "server_extension": ("server", "extension", "list")}
+PARTS = tuple(LISTINGS)
 STUB_ERROR = 'NotImplementedError: Write your solution here, then run the tests below.'
 # Launch flags: no sandbox (root in CI), no GPU, and nothing that phones home.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -278,12 +280,8 @@ def cli_extension_problems(env: dict[str, str], parts: tuple[str, ...] = PARTS) 
     server extensions must be listed as enabled and OK. ``parts`` runs only the listings of those parts
     (each command costs seconds of CPU).
     """
-    unknown = set(parts) - set(PARTS)
-    if unknown or not parts:
-        raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
     problems = []
-    outputs = dict(zip(parts, jupyter(env, *[("labextension", "list") if part == "labextension"
-                                             else ("server", "extension", "list") for part in parts])))
+    outputs = dict(zip(parts, jupyter(env, *[LISTINGS[part] for part in parts])))
     lab, server = outputs.get("labextension"), outputs.get("server_extension")
     if lab is not None:
         for line in lab.splitlines():
