@@ -199,16 +199,15 @@ def hub(chromium, screenshot_root):
                                          "set -e\n" + hub.cover_script + command],
                                         cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
+        # the hub's log stays beside the screenshots, its shutdown included (callbacks run last first)
+        stack.callback(print, f"\nJupyterHub log: {screenshot_root / 'test_hub_jupyterhub.log'}")
+        stack.callback(shutil.copy, hub.log, screenshot_root / "test_hub_jupyterhub.log")
         stack.callback(_stop, hub, set(uids.values()))
         # lesson 1 released while the hub starts (no student can log in before it answers)
         released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
         assert released.returncode == 0, released.stdout + released.stderr
         _wait_for_hub(hub)
-        try:
-            yield hub
-        finally:  # the hub's log stays beside the screenshots
-            shutil.copy(hub.log, screenshot_root / "test_hub_jupyterhub.log")
-            print(f"\nJupyterHub log: {screenshot_root / 'test_hub_jupyterhub.log'}")
+        yield hub
 
 
 # --------------------------------------------------------------------------- in the browser
