@@ -133,8 +133,9 @@ def _wait_for_hub(hub: Hub, deadline_s: float = 60.0) -> None:
 
 
 def _stop(hub: Hub, uids: set[int]) -> None:
-    """SIGTERM to the hub (it stops the proxy, the service and the servers), then SIGKILL to whatever of it
-    or of the test's accounts is left, by process id."""
+    """SIGTERM to the hub and, at the same time, to its proxy and every process of the test's accounts (the
+    course service, the servers, their kernels), then SIGKILL to whatever is left, by process id. (Left to the
+    hub, the course service's stop sometimes took its whole 20 s of SIGINT, SIGTERM and SIGKILL timeouts.)"""
     ours: dict[int, psutil.Process] = {}
     with contextlib.suppress(psutil.NoSuchProcess):
         for proc in [psutil.Process(hub.proc.pid), *psutil.Process(hub.proc.pid).children(recursive=True)]:
@@ -143,6 +144,10 @@ def _stop(hub: Hub, uids: set[int]) -> None:
         if proc.info["uids"] and proc.info["uids"].real in uids:
             ours[proc.pid] = proc
     hub.proc.send_signal(signal.SIGTERM)
+    for proc in ours.values():
+        if proc.pid != hub.proc.pid:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.terminate()
     try:
         hub.proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
