@@ -32,6 +32,14 @@ def chromium() -> str:
     return path
 
 
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """One headless Chromium per test module; each test opens its pages in fresh contexts of it
+    (``labdriver.chromium_page``). Module scope: Playwright's sync API holds an event loop while it runs."""
+    with labdriver.chromium_browser(chromium) as running:
+        yield running
+
+
 @pytest.fixture(scope="session")
 def screenshot_root() -> Path:
     """``$BROWSER_SCREENSHOTS`` or ``screenshots/browser/`` at the repository root (gitignored)."""

@@ -38,6 +38,9 @@ NBGRADER_SERVER = (
     "nbgrader.server_extensions.course_list",
     "nbgrader.server_extensions.formgrader",
 )
+#: nbgrader's two halves, as disable_nbgrader names them, and the jupyter command that lists each kind.
+LISTINGS = {"labextension": ("labextension", "list"), "server_extension": ("server", "extension", "list")}
+PARTS = tuple(LISTINGS)
 STUB_ERROR = 'NotImplementedError: Write your solution here, then run the tests below.'
 # Launch flags: no sandbox (root in CI), no GPU, and nothing that phones home.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -250,7 +253,7 @@ def disable_nbgrader(config_dir: Path, part: str) -> None:
         target = config_dir / "jupyter_server_config.json"
         data = {"ServerApp": {"jpserver_extensions": {NBGRADER_SERVER[0]: False}}}
     else:
-        raise ValueError(f"part must be 'labextension' or 'server_extension', got {part!r}")
+        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=2))
 
@@ -270,21 +273,26 @@ def environment_config_digest() -> str:
 
 # --------------------------------------------------------------------------- extension checks (CLI and REST)
 
-def cli_extension_problems(env: dict[str, str]) -> list[str]:
+def cli_extension_problems(env: dict[str, str], parts: tuple[str, ...] = PARTS) -> list[str]:
     """Problems in ``jupyter labextension list`` and ``jupyter server extension list`` ([] when fine).
 
     Any extension marked X, incompatible or outdated is a problem; nbgrader's lab extension and its
-    server extensions must be listed as enabled and OK.
+    server extensions must be listed as enabled and OK. ``parts`` runs only the listings of those parts
+    (each command costs seconds of CPU).
     """
     problems = []
-    lab, server = jupyter(env, ("labextension", "list"), ("server", "extension", "list"))
-    for line in lab.splitlines():
-        if re.search(r"\bX\b|incompatible|outdated|compatibility errors", line):
-            problems.append(f"labextension list: {line.strip()}")
-    nbgrader_lines = [line for line in lab.splitlines() if line.strip().startswith(NBGRADER_LAB + " ")]
-    if not nbgrader_lines or not re.search(r"\benabled\s+OK\b", nbgrader_lines[0]):
-        problems.append(f"labextension list: {NBGRADER_LAB} is not 'enabled OK': "
-                        f"{nbgrader_lines[0].strip() if nbgrader_lines else 'not listed'}")
+    outputs = dict(zip(parts, jupyter(env, *[LISTINGS[part] for part in parts])))
+    lab, server = outputs.get("labextension"), outputs.get("server_extension")
+    if lab is not None:
+        for line in lab.splitlines():
+            if re.search(r"\bX\b|incompatible|outdated|compatibility errors", line):
+                problems.append(f"labextension list: {line.strip()}")
+        nbgrader_lines = [line for line in lab.splitlines() if line.strip().startswith(NBGRADER_LAB + " ")]
+        if not nbgrader_lines or not re.search(r"\benabled\s+OK\b", nbgrader_lines[0]):
+            problems.append(f"labextension list: {NBGRADER_LAB} is not 'enabled OK': "
+                            f"{nbgrader_lines[0].strip() if nbgrader_lines else 'not listed'}")
+    if server is None:
+        return problems
     # The server list has one section per config dir, highest priority (the user's) first: the first
     # section that names an extension decides whether it is enabled.
     state: dict[str, str] = {}
@@ -318,35 +326,44 @@ PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 
 @contextmanager
-def chromium_page(executable: str, profile: Path, width: int = 1400, height: int = 900):
-    """A fresh headless Chromium profile and page that can reach 127.0.0.1 only.
+def chromium_browser(executable: str):
+    """One headless Chromium (Playwright, sync API) for several pages: launched once, closed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def chromium_page(browser, width: int = 1400, height: int = 900):
+    """A page in a fresh browser context of ``browser`` (its own cookies, storage and cache, as a fresh
+    profile has) that can reach 127.0.0.1 only.
 
     Yields ``(page, log)`` where ``log`` collects console errors, page errors and blocked requests.
     """
-    from playwright.sync_api import sync_playwright
-
     log = {"console": [], "pageerror": [], "blocked": []}
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=executable, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": width, "height": height}, service_workers="block")
-        try:
-            def only_localhost(route):
-                host = route.request.url.split("/")[2] if "://" in route.request.url else ""
-                if route.request.url.startswith(("data:", "blob:")) or host.split(":")[0] in ("127.0.0.1", "localhost"):
-                    route.continue_()
-                else:
-                    log["blocked"].append(route.request.url)
-                    route.abort()
+    context = browser.new_context(viewport={"width": width, "height": height}, service_workers="block")
+    try:
+        def only_localhost(route):
+            host = route.request.url.split("/")[2] if "://" in route.request.url else ""
+            if route.request.url.startswith(("data:", "blob:")) or host.split(":")[0] in ("127.0.0.1", "localhost"):
+                route.continue_()
+            else:
+                log["blocked"].append(route.request.url)
+                route.abort()
 
-            context.route("**/*", only_localhost)
-            context.set_default_timeout(TIMEOUT_MS)
-            page = context.pages[0] if context.pages else context.new_page()
-            page.on("console", lambda m: log["console"].append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: log["pageerror"].append(str(e)))
-            yield page, log
-        finally:
-            context.close()
+        context.route("**/*", only_localhost)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        page.on("console", lambda m: log["console"].append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: log["pageerror"].append(str(e)))
+        yield page, log
+    finally:
+        context.close()
 
 
 def wait_kernel_idle(page) -> None:
@@ -362,8 +379,32 @@ def wait_kernel_idle(page) -> None:
 
 def open_notebook(page, server: LabServer, path: str) -> None:
     """Open ``path`` in a fresh workspace; wait until all its cells are shown and its kernel is idle."""
-    expected = len(notebook_cells(server.root / path))
     page.goto(server.url(path))
+    wait_notebook_shown(page, server.root, path)
+
+
+def close_and_shut_down(page) -> None:
+    """File → Close and Shut Down Notebook… on the visible notebook, confirmed; waits until it is closed
+    (its kernel is shut down first)."""
+    panels = page.locator(".jp-NotebookPanel").count()
+    menu(page, "File", "Close and Shut Down Notebook…")
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.wait_for_function("(n) => document.querySelectorAll('.jp-NotebookPanel').length < n", arg=panels)
+
+
+def open_from_path(page, root: Path, path: str) -> None:
+    """File → Open from Path… ``path`` in the running JupyterLab (no page reload); waits as
+    :func:`wait_notebook_shown`."""
+    menu(page, "File", "Open from Path…")
+    page.locator(".jp-Dialog input").fill(path)
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    wait_notebook_shown(page, root, path)
+
+
+def wait_notebook_shown(page, root: Path, path: str) -> None:
+    """Wait until the notebook ``path`` (relative to ``root``, the server's folder) is the current tab, with
+    all its cells shown and its kernel idle."""
+    expected = len(notebook_cells(root / path))
     page.wait_for_function(
         """([panel, name, n]) => {
           const tab = document.querySelector('.lm-TabBar-tab.jp-mod-current .lm-TabBar-tabLabel');
@@ -490,15 +531,25 @@ def run_cells_from(page, index: int, count: int) -> None:
     page.wait_for_function(_RUN_DONE, arg=PANEL, polling=250)
 
 
+#: True once the visible notebook's toolbar shows its kernel and every item but the spacer has rendered.
+_TOOLBAR_RENDERED = """(panel) => {
+  const bar = document.querySelector(panel + ' .jp-NotebookPanel-toolbar');
+  const items = bar ? [...bar.querySelectorAll(':scope > .jp-Toolbar-item:not(.jp-Toolbar-spacer)')] : [];
+  return !!bar && !!bar.querySelector('.jp-KernelName') && items.length > 0 && items.every(e => e.childElementCount > 0);
+}"""
+
+
 def validate_button(page):
     """nbgrader's Validate button in the notebook toolbar (AssertionError when it is missing)."""
+    # The lab extension inserts the button when the panel is made, so it is there once every toolbar item
+    # (the spacer aside) has rendered: no fixed wait that an absent button would always cost.
+    page.wait_for_function(_TOOLBAR_RENDERED, arg=PANEL, polling=100)
     button = page.locator(f"{PANEL} .jp-NotebookPanel-toolbar .jp-ToolbarButtonComponent",
                           has_text=re.compile(r"^\s*Validate\s*$"))
-    try:
-        button.first.wait_for(state="visible", timeout=5_000)  # it comes with the toolbar
-    except Exception:  # playwright TimeoutError
+    if not button.count():
         raise AssertionError("no Validate button in the notebook toolbar: nbgrader's lab extension "
-                             f"{NBGRADER_LAB} is not active") from None
+                             f"{NBGRADER_LAB} is not active")
+    button.first.wait_for(state="visible")
     return button.first
 
 

@@ -24,7 +24,6 @@ starts (hub, proxy, course service, single-user servers, their kernels) is ended
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import re
@@ -134,8 +133,9 @@ def _wait_for_hub(hub: Hub, deadline_s: float = 60.0) -> None:
 
 
 def _stop(hub: Hub, uids: set[int]) -> None:
-    """SIGTERM to the hub (it stops the proxy, the service and the servers), then SIGKILL to whatever of it
-    or of the test's accounts is left, by process id."""
+    """SIGTERM to the hub and, at the same time, to its proxy and every process of the test's accounts (the
+    course service, the servers, their kernels), then SIGKILL to whatever is left, by process id. (Left to the
+    hub, the course service's stop sometimes took its whole 20 s of SIGINT, SIGTERM and SIGKILL timeouts.)"""
     ours: dict[int, psutil.Process] = {}
     with contextlib.suppress(psutil.NoSuchProcess):
         for proc in [psutil.Process(hub.proc.pid), *psutil.Process(hub.proc.pid).children(recursive=True)]:
@@ -144,6 +144,10 @@ def _stop(hub: Hub, uids: set[int]) -> None:
         if proc.info["uids"] and proc.info["uids"].real in uids:
             ours[proc.pid] = proc
     hub.proc.send_signal(signal.SIGTERM)
+    for proc in ours.values():
+        if proc.pid != hub.proc.pid:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.terminate()
     try:
         hub.proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
@@ -184,8 +188,6 @@ def hub(chromium, screenshot_root):
         for path in [hub.course_dir, *hub.course_dir.rglob("*")]:
             os.chown(path, uids[COURSE_ACCOUNT], uids[COURSE_ACCOUNT])
         hub.course_dir.chmod(0o700)
-        released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
-        assert released.returncode == 0, released.stdout + released.stderr
 
         state = top / "state"
         state.mkdir(mode=0o700)
@@ -202,13 +204,15 @@ def hub(chromium, screenshot_root):
                                          "set -e\n" + hub.cover_script + command],
                                         cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
+        # the hub's log stays beside the screenshots, its shutdown included (callbacks run last first)
+        stack.callback(print, f"\nJupyterHub log: {screenshot_root / 'test_hub_jupyterhub.log'}")
+        stack.callback(shutil.copy, hub.log, screenshot_root / "test_hub_jupyterhub.log")
         stack.callback(_stop, hub, set(uids.values()))
+        # lesson 1 released while the hub starts (no student can log in before it answers)
+        released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
+        assert released.returncode == 0, released.stdout + released.stderr
         _wait_for_hub(hub)
-        try:
-            yield hub
-        finally:  # the hub's log stays beside the screenshots
-            shutil.copy(hub.log, screenshot_root / "test_hub_jupyterhub.log")
-            print(f"\nJupyterHub log: {screenshot_root / 'test_hub_jupyterhub.log'}")
+        yield hub
 
 
 # --------------------------------------------------------------------------- in the browser
@@ -243,16 +247,6 @@ def item_button(page, section: str, label: str):
     return row.locator("button", has_text=re.compile(rf"^\s*{label}\s*$")).first
 
 
-class _Lab:
-    """What labdriver.open_notebook needs of a server: the URL of a path, the folder of the files."""
-
-    def __init__(self, hub: Hub, name: str):
-        self.hub, self.name, self.root = hub, name, hub.home(name)
-
-    def url(self, path: str) -> str:
-        return f"{self.hub.url}/user/{self.name}/lab/tree/{path}?reset"
-
-
 def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: list[Path]) -> None:
     """Step 1 for student ``name``: log in, fetch lesson 1 from the Assignments list, type ``answer`` into the
     worked example and press Validate (when given), submit."""
@@ -266,7 +260,11 @@ def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: 
     if answer is not None:
         cells = lab.notebook_cells(notebook)
         exercise = lab.cell_index(notebook, "worked_example")
-        lab.open_notebook(page, _Lab(hub, name), f"{LESSON}/{LESSON}.ipynb")
+        # open it as a student does, from the fetched assignment's list of notebooks (no page reload)
+        row = page.locator("#fetched_assignments_list .list_item", has_text=LESSON).first
+        row.locator("a.assignment-notebooks-link").click()
+        row.locator(".assignment-notebooks .item_name a", has_text=LESSON).first.click()
+        lab.wait_notebook_shown(page, hub.home(name), f"{LESSON}/{LESSON}.ipynb")
         lab.set_cell_source(page, exercise, answer)
         status, text = lab.validate(page)  # saves the notebook first
         lab.screenshot(page, folder, f"{name}_validated", shots)
@@ -283,18 +281,16 @@ def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: 
     lab.screenshot(page, folder, f"{name}_submitted", shots)
 
 
-def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
+def test_the_course_on_a_hub(hub, browser, screenshots):
     folder, shots = screenshots
     alice, bob = STUDENTS
     answer = solution_cells(lab.REPO / "source" / LESSON / f"{LESSON}.ipynb")["worked_example"]
 
-    sessions = itertools.count()
-
     @contextlib.contextmanager
-    def browser(name):
-        """A page in a fresh Chromium profile (each session logs in anew); a failure inside leaves a
+    def session(name):
+        """A page in a fresh browser context (each session logs in anew); a failure inside leaves a
         screenshot of the page."""
-        with lab.chromium_page(chromium, tmp_path / f"{name}-{next(sessions)}") as (page, _):
+        with lab.chromium_page(browser) as (page, _):
             try:
                 yield page, None
             except BaseException:
@@ -304,7 +300,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
 
     # 1. both students hand in through the Assignments list; alice answers the worked example first
     for name, typed in ((alice, answer), (bob, None)):
-        with browser(name) as (page, _):
+        with session(name) as (page, _):
             hand_in(page, hub, name, typed, folder, shots)
 
     # 2. the course account (an ordinary user) collects and grades with the trusted grader
@@ -315,7 +311,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
     print(done.stdout.strip().splitlines()[-1])  # the summary line: how many, how long, which containment
     assert export.read_grades(course).score == {(alice, LESSON): 2.0, (bob, LESSON): 0.0}
     # ... the instructor opens formgrader through the hub: the course service, their group's
-    with browser(INSTRUCTOR) as (page, _):
+    with session(INSTRUCTOR) as (page, _):
         log_in(page, hub, INSTRUCTOR, then=f"/services/{COURSE}/formgrader")
         page.get_by_text(LESSON).first.wait_for()
         lab.screenshot(page, folder, "instructor_formgrader", shots)
@@ -333,7 +329,8 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
             link = page.locator("a.name-shown", has_text=name)
             link.wait_for(state="attached")
             page.goto(f"{hub.url}{link.get_attribute('href')}")  # the submission (its link hides the name)
-            page.wait_for_load_state("networkidle")  # formgrader has loaded the grades into its inputs
+            page.wait_for_function("() => window.formgrader && formgrader.grades && formgrader.grades.loaded"
+                                   " && formgrader.comments && formgrader.comments.loaded")  # both in their inputs
             for selector, value in fill.items():
                 page.locator(selector).fill(value)
                 page.locator(selector).press("Tab")  # formgrader saves on change
@@ -350,14 +347,14 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
                  ("cat", str(course / "gradebook.db")), ("cat", str(hub.home(alice) / LESSON / f"{LESSON}.ipynb"))):
         done = hub.as_user(bob, *argv)
         assert done.returncode != 0 and "Permission denied" in done.stderr, f"{bob} ran {' '.join(argv)}: {done.stdout[:200]}"
-    with browser(bob) as (page, _):
-        log_in(page, hub, bob)
+    with session(bob) as (page, _):
+        log_in(page, hub, bob, then="/hub/home")  # the hub's cookie is what the refusals are about
         for path in (f"/services/{COURSE}/formgrader", f"/user/{alice}/lab"):
             response = page.goto(f"{hub.url}{path}")
             lab.screenshot(page, folder, f"{bob}_refused_{path.split('/')[2]}", shots)
             assert response.status == 403, f"{bob} opened {path}: HTTP {response.status}"
         # ... and their own server has no instructor tools: no Create Assignment toolbar, no formgrader
-        page.goto(f"{hub.url}/user/{bob}/lab")
+        page.goto(f"{hub.url}/user/{bob}/lab", wait_until="domcontentloaded")  # the page config is in the HTML
         disabled = json.loads(page.locator("#jupyter-config-data").text_content())["disabledExtensions"]
         assert {"@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader"} <= set(disabled), disabled
         response = page.goto(f"{hub.url}/user/{bob}/formgrader")
@@ -371,7 +368,7 @@ def test_the_course_on_a_hub(hub, chromium, tmp_path, screenshots):
     # 3. each student fetches feedback: their own score, no hidden test
     hidden = hidden_lines(lab.REPO / "source" / LESSON / f"{LESSON}.ipynb")
     for name, score in ((alice, 2.0), (bob, 1.0)):
-        with browser(name) as (page, _):
+        with session(name) as (page, _):
             log_in(page, hub, name)
             assignment_list(page)
             with page.expect_response(lambda r: "/assignments/fetch_feedback" in r.url) as fetched:

@@ -18,7 +18,9 @@ from labdriver import SOLVED, STUB
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]  # 150 s ran out at load 15
 
-BROKEN = f"{lab.LESSON}/{lab.LESSON}_broken.ipynb"  # the stub with a `1/0` cell before the first exercise
+# The stub with a `1/0` cell as its first code cell: Run All stops there, before the set-up cell's imports
+# (torch, matplotlib: seconds of CPU in every fresh kernel) that the walk-through already covers.
+BROKEN = f"{lab.LESSON}/{lab.LESSON}_broken.ipynb"
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +36,8 @@ def course(tmp_path_factory):
     """A student's course folder: ``release/`` copied, plus a solved and a broken copy of lesson 1."""
     root = lab.prepare_course(tmp_path_factory.mktemp("browser") / "course")
     (root / BROKEN).write_bytes((root / STUB).read_bytes())
-    lab.insert_cell(root / BROKEN, lab.cell_index(root / STUB, "worked_example") - 1, "1/0")
+    first_code = next(i for i, cell in enumerate(lab.notebook_cells(root / STUB)) if cell["type"] == "code")
+    lab.insert_cell(root / BROKEN, first_code, "1/0")
     return root
 
 
@@ -44,7 +47,7 @@ def server(course, tmp_path_factory, chromium):
         yield running
 
 
-def test_student_walkthrough(server, chromium, tmp_path, screenshots):
+def test_student_walkthrough(server, browser, screenshots):
     folder, shots = screenshots
     stub_cells = lab.notebook_cells(server.root / STUB)
     solved_cells = lab.notebook_cells(server.root / SOLVED)
@@ -54,7 +57,7 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
     cli_problems = ThreadPoolExecutor(1).submit(lab.cli_extension_problems, server.env)
     assert lab.rest_extension_problems(server) == []
 
-    with lab.chromium_page(chromium, tmp_path / "profile") as (page, log):
+    with lab.chromium_page(browser) as (page, log):
         lab.open_notebook(page, server, STUB)
         lab.screenshot(page, folder, "lesson1_opened", shots)
         lab.validate_button(page)  # nbgrader's lab extension put its button in the toolbar
@@ -95,10 +98,10 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
         assert "NotImplementedError" in text and "output_size" in text
         assert "by_hand_avg" not in text, "the typed answer did not reach the saved notebook"
         lab.close_dialog(page)
-        server.shutdown_kernels()
+        lab.close_and_shut_down(page)
 
         # The fully solved copy: everything runs, every plot is an image, Validate says Success.
-        lab.open_notebook(page, server, SOLVED)
+        lab.open_from_path(page, server.root, SOLVED)
         lab.run_all(page)
         outputs = lab.cell_outputs(page)
         lab.check_no_errors(solved_cells, outputs)
@@ -115,10 +118,10 @@ def test_student_walkthrough(server, chromium, tmp_path, screenshots):
     assert cli_problems.result(timeout=60) == []
 
 
-def test_detects_unexpected_lesson_error(server, chromium, tmp_path, screenshots):
-    """A lesson cell that raises on its own (``1/0`` before the first exercise) fails the stub check."""
+def test_detects_unexpected_lesson_error(server, browser, screenshots):
+    """A lesson cell that raises on its own (``1/0``, ahead of the first exercise) fails the stub check."""
     folder, shots = screenshots
-    with lab.chromium_page(chromium, tmp_path / "profile") as (page, _):
+    with lab.chromium_page(browser) as (page, _):
         lab.open_notebook(page, server, BROKEN)
         lab.run_all(page)
         outputs = lab.cell_outputs(page)
@@ -130,26 +133,41 @@ def test_detects_unexpected_lesson_error(server, chromium, tmp_path, screenshots
         lab.check_first_error_is_stub(lab.notebook_cells(server.root / BROKEN), outputs)
 
 
-@pytest.mark.parametrize("disabled", ["labextension", "server_extension"])
-def test_detects_disabled_nbgrader(disabled, chromium, tmp_path, screenshots):
+@pytest.fixture(scope="module")
+def half_disabled(tmp_path_factory):
+    """One JupyterLab for both ``test_detects_disabled_nbgrader`` cases, on its own course copy and throwaway
+    config dir, started with nbgrader's validate server extension disabled (a server reads that at start).
+    The lab-extension case disables the lab extension too, in the same dir (``labconfig/page_config.json``,
+    which the server reads at every page load, and keeps), so it runs second: the server-extension case
+    has shown on this server that the Validate button is there while only the server extension is off."""
+    top = tmp_path_factory.mktemp("disabled")
+    course = lab.prepare_course(top / "course")
+    lab.disable_nbgrader(top / "config", "server_extension")
+    with lab.lab_server(course, top / "home", top / "config") as running:
+        yield running, top / "config"
+
+
+@pytest.mark.parametrize("disabled", ["server_extension", "labextension"])  # this order: see half_disabled
+def test_detects_disabled_nbgrader(disabled, half_disabled, browser, screenshots):
     """With nbgrader's lab or server extension disabled (in a throwaway config dir) the checks fail:
     the command line reports it, and Validate on the solved lesson no longer says Success."""
     folder, shots = screenshots
-    course = lab.prepare_course(tmp_path / "course")
-    config = tmp_path / "config"
-    env = lab.jupyter_env(tmp_path / "home", config)
-    lab.disable_nbgrader(config, disabled)
-    cli_problems = ThreadPoolExecutor(1).submit(lab.cli_extension_problems, env)
+    server, config = half_disabled
+    if disabled == "labextension":
+        lab.disable_nbgrader(config, disabled)
+    cli_problems = ThreadPoolExecutor(1).submit(lab.cli_extension_problems, server.env, (disabled,))  # its listing only
 
-    with lab.lab_server(course, tmp_path / "home", config) as server:
-        with lab.chromium_page(chromium, tmp_path / "profile") as (page, log):
-            lab.open_notebook(page, server, SOLVED)
-            lab.screenshot(page, folder, f"{disabled}_disabled", shots)
-            expected = "no Validate button" if disabled == "labextension" else r"Validate did not succeed \(error\)"
-            with pytest.raises(AssertionError, match=expected) as failure:
-                lab.check_validate_passes(page, lambda: lab.screenshot(page, folder, "validate_answer", shots))
-            print(f"with the {disabled} disabled, the check reports: {failure.value}")
-            if disabled == "labextension":
-                assert lab.page_extension_problems(page, log), "the page did not show nbgrader disabled"
-    assert cli_problems.result(timeout=60), f"the command line did not notice the disabled {disabled}"
+    with lab.chromium_page(browser) as (page, log):
+        lab.open_notebook(page, server, SOLVED)
+        lab.screenshot(page, folder, f"{disabled}_disabled", shots)
+        expected = "no Validate button" if disabled == "labextension" else r"Validate did not succeed \(error\)"
+        with pytest.raises(AssertionError, match=expected) as failure:
+            lab.check_validate_passes(page, lambda: lab.screenshot(page, folder, "validate_answer", shots))
+        print(f"with the {disabled} disabled, the check reports: {failure.value}")
+        if disabled == "labextension":
+            assert lab.page_extension_problems(page, log), "the page did not show nbgrader disabled"
+    server.shutdown_kernels()
+    name = lab.NBGRADER_LAB if disabled == "labextension" else lab.NBGRADER_SERVER[0]
+    assert any(name in problem for problem in cli_problems.result(timeout=60)), \
+        f"the command line did not notice the disabled {disabled}: {cli_problems.result()}"
     print(f"with the {disabled} disabled, the command line reports: {cli_problems.result()}")
