@@ -116,22 +116,29 @@ class _Rule:
             if error is not None:
                 raise error
             return None
-        fired = []
+        armed, fired = [True], []
 
         def stop(signum, frame):
-            fired.append(True)
-            raise _Deferred()
+            if armed:  # never once the rule has ended: what it did stands
+                fired.append(True)
+                raise _Deferred()
 
         previous = signal.signal(signal.SIGPROF, stop)
         signal.setitimer(signal.ITIMER_PROF, RULE_CPU_SECONDS)
         try:
-            self.rule(function, *args, **kwargs)
-            self.outcomes[key] = (function, None)
-            return None
+            try:
+                self.rule(function, *args, **kwargs)
+            finally:
+                armed.clear()
         except BaseException as error:  # noqa: BLE001 - what the rule raised, unless the timer stopped it
             if not fired:
-                self.outcomes[key] = (function, error)
+                if isinstance(error, Exception) and not isinstance(error, _TooLong):  # not the run's own alarm
+                    self.outcomes[key] = (function, error)
                 raise
+        else:
+            if not fired:
+                self.outcomes[key] = (function, None)
+                return None
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.signal(signal.SIGPROF, previous)
