@@ -100,7 +100,8 @@ def test_a_warm_child_is_contained_as_a_cold_one():
         assert warm["pid"] == cold["pid"] == 1, "PID 1 of a PID namespace of its own"
         assert len(warm["processes"]) <= 2 and warm["networks"] == ["lo"]
         assert warm["repo_visible"] is False
-        assert warm["host_read_only"] is True and "kmsg" not in warm["dev"], "the template's bubblewrap: host read-only, minimal /dev"
+        assert warm["host_read_only"] is True and "kmsg" not in warm["dev"], "the template's bubblewrap: host " \
+            "read-only, a minimal /dev"
         assert set(warm["cgroups"]) == set(cold["cgroups"]) == {"/"}, "a cgroup namespace: no host cgroup path"
     if containment().drop_uid:
         assert warm["uid"] != 0 and not warm["work_writable"], "a covered folder is the template's, no child's to write"

@@ -488,8 +488,9 @@ BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only roo
 #: ``template``: the warm template (root only), which never runs student code: no network, its own IPC and UTS
 #: namespaces, and CAP_SYS_ADMIN besides, with which each forked child makes its own namespaces and fresh
 #: folders, and CAP_KILL, without which a forked child's parent-death SIGKILL (sent as from its parent, root)
-#: never reaches the child once it dropped to its leased uid; no PID namespace (the grader kills each child's process group by its pid, which one would renumber)
-#: and no cgroup namespace (each child makes its own once it joined its cgroup).
+#: never reaches the child once it dropped to its leased uid; no PID namespace (the grader kills each child's
+#: process group by its pid, which one would renumber) and no cgroup namespace (each child makes its own once it
+#: joined its cgroup).
 BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                              "--as-pid-1", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
                     "user": ["--unshare-all", "--as-pid-1", "--cap-drop", "ALL"],
@@ -1191,7 +1192,7 @@ class Template:
             shutil.rmtree(self.home, ignore_errors=True)
 
 
-#: Warm templates of this process by (pid, blocked modules, imports), least recently used first.
+#: Warm templates of this process by (pid, blocked modules, imports, mount plan), least recently used first.
 _TEMPLATES: dict[tuple, Template] = {}
 _TEMPLATES_LOCK = threading.Lock()
 MAX_TEMPLATES = 3
