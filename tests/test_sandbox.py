@@ -11,7 +11,7 @@ import pytest
 from traitlets.config import Config
 
 import corpus
-from autograder.grading import batch, load_lesson, sandbox
+from autograder.grading import _child, batch, load_lesson, sandbox
 from autograder.grading.intake import Intake
 from autograder.grading.lesson import Cell
 from autograder.grading.nbgrader_plugin import TrustedExecute
@@ -105,7 +105,7 @@ def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkey
         assert not os.environ.get("CI"), "bwrap is missing: .ci/run installs Debian's bubblewrap"
         pytest.skip("bwrap is not installed here")
     assert containment().mode == ("namespaces" if os.geteuid() == 0 else "user-namespace")
-    assert "cold children under bubblewrap" in containment().describe()
+    assert "cold children and the templates of warm ones under bubblewrap" in containment().describe()
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
     without = sandbox.containment.__wrapped__()
     assert without.mode == "rlimits-only" and not without.namespaces and not without.via
@@ -337,3 +337,40 @@ except OSError as exc:
         written = target.exists()
         target.unlink(missing_ok=True)
     assert not written and reply["ok"] == "EROFS", reply
+
+
+def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp_path, monkeypatch):
+    """The warm template's bubblewrap makes the whole mount plan (a covered folder is root's, mode 0755, with the
+    venv bound back inside it); a forked child makes again only a fresh tmpfs on each folder anyone may write
+    and its mqueue (``own_mounts``), and ``_child.make_mounts`` refuses any other mount. A needed path inside a
+    fresh folder (a venv in /tmp), which the child would have to bind itself, makes the child cold."""
+    fresh, cover = tmp_path / "fresh", tmp_path / "cover"
+    venv, source = cover / "venv", tmp_path / "source"
+    for folder in (fresh, venv, source):
+        folder.mkdir(parents=True)
+    plan, made = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], cover=[[str(cover), "1m"]], keep=[str(venv)],
+                                    expose=[], hide=[str(source)])
+    mqueue = [op for op in plan if op[0] == "mqueue"]
+    assert [op for op in plan if op[0] != "mqueue"] == [
+        ["tmpfs", str(fresh), 1 << 20, 0o1777], ["tmpfs", str(cover), 1 << 20, 0o755], ["bind", str(venv)],
+        ["tmpfs", str(source), 64 << 10, 0o755]]
+    assert made["kept"] == [str(venv)] and str(cover) in made["hidden"]
+    assert sandbox.own_mounts(plan, [[str(fresh), "1m"]]) == [["tmpfs", str(fresh), 1 << 20, 0o1777], *mqueue]
+    inside = fresh / "venv"
+    inside.mkdir()
+    plan, _ = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], keep=[str(inside)], expose=[], hide=[])
+    assert ["bind", str(inside)] in sandbox.own_mounts(plan, [[str(fresh), "1m"]])
+    with pytest.raises(OSError, match="only fresh folders"):
+        _child.make_mounts([["bind", str(inside)]])
+    template = sandbox.bwrap_command(["python"], root=True, plan=[], template=True)
+    assert {"--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--dev", "--proc"} <= set(template)
+    assert "--unshare-pid" not in template and "CAP_SYS_ADMIN" in template and "CAP_SYS_ADMIN" not in \
+        sandbox.bwrap_command(["python"], root=True, plan=[])
+    assert template[template.index("--ro-bind"):template.index("--ro-bind") + 3] == ["--ro-bind", "/", "/"]
+    if not (containment().namespaces and sandbox.warm_available(containment())):
+        return
+    cells = [{"id": "a", "kind": "solution", "source": "x = 1"}]
+    assert Sandbox(cells, limits=FAST).warm
+    real = sandbox.needed_paths
+    monkeypatch.setattr(sandbox, "needed_paths", lambda: [*real(), "/tmp"])  # what a venv in /tmp asks for
+    assert not Sandbox(cells, limits=FAST).warm

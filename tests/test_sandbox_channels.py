@@ -210,7 +210,7 @@ def test_nothing_one_child_leaves_reaches_the_next_or_outlives_it(limits):
 def test_the_containment_names_every_namespace():
     described = containment().describe()
     assert "mount+net+pid+ipc+uts+cgroup namespaces" in described and "fresh tmpfs" in described
-    assert containment().via.startswith("under bubblewrap") and "cold children under bubblewrap" in described
+    assert containment().via.startswith("under bubblewrap") and "the templates of warm ones under bubblewrap" in described
     command = sandbox.bwrap_command(["true"], root=True, plan=[])
     assert {"--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-pid", "--die-with-parent"} <= set(command)
     assert "--unshare-all" in sandbox.bwrap_command(["true"], root=False, plan=[])

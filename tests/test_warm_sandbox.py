@@ -45,6 +45,9 @@ facts = {
     "leak": getattr(sys.modules.get("json"), "left_by_the_last_student", None),
     "numpy_loaded": "numpy" in sys.modules,
     "cgroups": sorted(line.rpartition(":")[2] for line in open("/proc/self/cgroup").read().split()),
+    "dev": sorted(os.listdir("/dev")),
+    "host_read_only": all(os.statvfs(p).f_flag & os.ST_RDONLY for p in ("/etc", "/usr", "/var")),
+    "work_writable": os.access("/work", os.W_OK) if os.path.isdir("/work") else None,
 }
 """
 
@@ -88,7 +91,8 @@ def facts_of(limits: Limits, **kwargs) -> dict:
 def test_a_warm_child_is_contained_as_a_cold_one():
     cold, warm = facts_of(COLD), facts_of(FAST)
     assert (cold["warm"], warm["warm"]) == (False, True)
-    same = ("uid", "nproc", "address_space", "networks", "cwd", "tmp", "repo_visible", "torch_objects")
+    same = ("uid", "nproc", "address_space", "networks", "cwd", "tmp", "repo_visible", "torch_objects", "dev",
+            "host_read_only", "work_writable")
     assert {k: warm[k] for k in same} == {k: cold[k] for k in same}
     for key in ("namespaces", "hidden", "rlimits", "uid", "kept", "exposed", "read_only"):
         assert warm["active"].get(key) == cold["active"].get(key), key
@@ -96,9 +100,11 @@ def test_a_warm_child_is_contained_as_a_cold_one():
         assert warm["pid"] == cold["pid"] == 1, "PID 1 of a PID namespace of its own"
         assert len(warm["processes"]) <= 2 and warm["networks"] == ["lo"]
         assert warm["repo_visible"] is False
+        assert warm["host_read_only"] is True and "kmsg" not in warm["dev"], "the template's bubblewrap: host " \
+            "read-only, a minimal /dev"
         assert set(warm["cgroups"]) == set(cold["cgroups"]) == {"/"}, "a cgroup namespace: no host cgroup path"
     if containment().drop_uid:
-        assert warm["uid"] != 0
+        assert warm["uid"] != 0 and not warm["work_writable"], "a covered folder is the template's, no child's to write"
 
 
 @warm_only

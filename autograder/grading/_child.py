@@ -411,44 +411,20 @@ def _mount(libc, source: str, target: str, fstype, flags: int, data) -> None:
         raise OSError(ctypes.get_errno(), f"mount {source} on {target} failed")
 
 
-def _read_only(libc, path: str) -> None:
-    """Remount the bind mount at ``path`` read-only (the interpreter, the venv, ``course/``: the child
-    reads them and must never change them, even where it keeps root)."""
-    ms_rdonly, ms_remount, ms_bind = 1, 32, 4096
-    _mount(libc, "none", path, None, ms_remount | ms_bind | ms_rdonly, None)
-
-
 def make_mounts(plan: list) -> None:
-    """Make the mounts of ``plan`` (``sandbox.mount_plan``) in this process's new mount namespace, in order,
-    as bubblewrap makes them for a cold child: each bound path is opened first, in the host's view, and
-    bound from its descriptor once the folders above it are covered. Raises ``OSError`` at the first that
-    fails: the child then never runs student code."""
-    if not plan:
-        return
-    libc = _libc()
-    ms_nosuid, ms_nodev, ms_noexec, ms_bind, ms_rec = 2, 4, 8, 4096, 16384
-    held = {op[1]: os.open(op[1], os.O_PATH) for op in plan if op[0] == "bind"}
-    try:
-        for kind, path, *rest in plan:
-            if kind == "tmpfs":
-                _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={rest[0]},mode={rest[1]:o}")
-            elif kind == "mqueue":
-                _mount(libc, "mqueue", path, "mqueue", ms_nosuid | ms_nodev | ms_noexec, None)
-            elif kind == "dir":
-                os.makedirs(path, exist_ok=True)
-                os.chmod(path, 0o755)
-            elif kind == "bind":
-                if not os.path.lexists(path):  # under a fresh tmpfs: a folder, or a file, to mount on
-                    os.mkdir(path, 0o755) if os.path.isdir(f"/proc/self/fd/{held[path]}") else open(path, "x").close()
-                _mount(libc, f"/proc/self/fd/{held[path]}", path, None, ms_bind | ms_rec, None)
-                _read_only(libc, path)
-            elif kind == "null":
-                _mount(libc, "/dev/null", path, None, ms_bind, None)
-            else:
-                raise OSError(f"unknown mount {kind!r}")
-    finally:
-        for fd in held.values():
-            os.close(fd)
+    """Make the mounts of ``plan`` (``sandbox.own_mounts``: a fresh tmpfs on each folder any user may write, the
+    mqueue of this process's own IPC namespace) in this process's new mount namespace, in order; the rest of the
+    cold child's mounts are its template's, made by bubblewrap. Raises ``OSError`` at the first that fails: the
+    child then never runs student code."""
+    libc = _libc() if plan else None
+    ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
+    for kind, path, *rest in plan:
+        if kind == "tmpfs":
+            _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={rest[0]},mode={rest[1]:o}")
+        elif kind == "mqueue":
+            _mount(libc, "mqueue", path, "mqueue", ms_nosuid | ms_nodev | ms_noexec, None)
+        else:
+            raise OSError(f"a warm child makes only fresh folders, not a {kind!r} mount")
 
 
 def setup_sandbox(config: dict) -> dict:
@@ -730,10 +706,12 @@ def serve_child(read_fd: int, write_fd: int) -> None:
 # ----------------------------------------------------------------------------------------------------
 # The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules
 # once and forks a fresh child per submission. It never runs student code, never holds a student's
-# data. Bubblewrap starts programs, so it cannot contain a child forked from here: the forked child makes
-# the namespaces and mounts that bubblewrap gives a cold child itself (same setup_sandbox), after the fork
-# and before any student code: new mount, PID, network, IPC and UTS namespaces where the parent asks for
-# them, then the limits.
+# data. Where there are namespaces it runs under bubblewrap with the cold child's mounts (the host
+# read-only, a minimal /dev, instructor paths hidden, no network). Bubblewrap starts programs, so it cannot
+# contain a child forked from here: the forked child makes what must be its own, after the fork and before
+# any student code: new mount, PID, network, IPC, UTS and cgroup namespaces (``unshare(2)``; Python 3.11
+# has no ``os.unshare``), its PID namespace's ``/proc``, and the fresh folders (``make_mounts``), then the
+# limits (same ``setup_sandbox`` as a cold child).
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP = 0x08000000, 0x04000000, 0x02000000
@@ -768,13 +746,13 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
     namespaces with this process's child as their PID 1, then :func:`serve_child`."""
     import signal
 
-    read_fd, write_fd, log_fd = fds
+    read_fd, write_fd, log_fd, *cgroup_procs = fds
     try:
         os.setsid()  # its own process group: the parent kills the group
         _die_with_parent()
-        for path in request.get("cgroup_procs", []):
-            with open(path, "w") as handle:
-                handle.write("0")
+        for fd in cgroup_procs:  # opened by the grader: the template's host is read-only
+            os.write(fd, b"0")
+            os.close(fd)
         os.chdir(request.get("cwd") or "/")
     except BaseException as exc:
         os.write(sync_w, f"the forked child could not join its session or cgroup: {exc}".encode()[:4000])
@@ -802,9 +780,8 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
                 os.kill(os.getpid(), os.WTERMSIG(status))
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _die_with_parent()
-        ms_nosuid, ms_nodev, ms_noexec, ms_rec, ms_private = 2, 4, 8, 16384, 1 << 18
-        try:
-            _mount(libc, "none", "/", None, ms_rec | ms_private, None)
+        ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
+        try:  # bubblewrap left the template's mounts slaves of the host's, never shared: nothing propagates back
             _mount(libc, "proc", "/proc", "proc", ms_nosuid | ms_nodev | ms_noexec, None)
         except OSError as exc:
             os.write(2, f"mount of the PID namespace's /proc failed: {exc}\n".encode())
@@ -855,7 +832,7 @@ def template_main(sock_fd: int) -> None:
             os._exit(0)
         request = json.loads(data)
         reply: dict = {}
-        if request.get("op") == "fork" and len(fds) == 3:
+        if request.get("op") == "fork" and len(fds) >= 3:
             sync_r, sync_w = os.pipe()
             sys.stdout.flush()
             sys.stderr.flush()

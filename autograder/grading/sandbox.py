@@ -11,11 +11,12 @@ Containment is detected at run time and recorded (:func:`containment`):
   uid of its own before any student code, so ``RLIMIT_NPROC`` holds. No user namespace as root: bubblewrap's
   would run the child as the host's uid 0 (without capabilities, but the owner of root's files and free of
   ``RLIMIT_NPROC``); an unprivileged bubblewrap cannot bind what the leased uid cannot read (the interpreter
-  under ``/root``, mode 700: ``--ro-bind-fd`` resolves the path as that uid). A child forked from a warm
-  template cannot be started by bubblewrap (which starts programs): it makes the same namespaces and the
-  same mounts (one :func:`mount_plan` for both) itself after the fork (``_child._forked``,
-  ``_child.make_mounts``), before any student code; it keeps the host's other files and ``/dev`` as they are
-  (its uid may write only what any user may, each such folder a fresh tmpfs);
+  under ``/root``, mode 700: ``--ro-bind-fd`` resolves the path as that uid). A warm template runs under
+  bubblewrap with the same mounts (one :func:`mount_plan`: the host read-only, a minimal ``/dev``, instructor
+  paths hidden) and no network; a child forked from it cannot be started by bubblewrap (which starts
+  programs), so it makes only what must be its own after the fork, before any student code: its namespaces
+  (``unshare(2)``), its PID namespace's ``/proc`` and a fresh tmpfs on each folder any user may write
+  (:func:`own_mounts`; ``_child._forked``, ``_child.make_mounts``);
 * ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): bubblewrap's
   ``--unshare-all`` (a user namespace too) and the same mounts, but the child keeps the caller's uid
   (no warm template: its children would need uid maps written from outside);
@@ -408,7 +409,7 @@ class Containment:
             parts.append("mount+net+pid+ipc+uts+cgroup namespaces, fresh tmpfs for every writable folder, "
                          "instructor paths hidden")
             if self.via:
-                parts.append(f"cold children {self.via}")
+                parts.append(f"cold children and the templates of warm ones {self.via}")
         if self.drop_uid:
             parts.append("unprivileged uid")
         parts.append("rlimits AS/FSIZE/NPROC/CORE")
@@ -474,23 +475,32 @@ def _probe(command: list[str]) -> str:
     return lines[-1][:300] if lines else f"exit status {result.returncode}"
 
 
-#: How a cold child is contained where it has namespaces (every record's ``containment`` says it): a warm child
-#: makes the same namespaces itself after the template's fork (``_child._forked``).
+#: How a cold child and a warm template are contained where there are namespaces (every record's ``containment``
+#: says it): a warm child makes its own namespaces and fresh folders after the template's fork (``_child._forked``).
 BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only root, a minimal /dev, capabilities dropped)"
 
-#: Every namespace a cold child gets from bubblewrap (the warm template's children get the same from
+#: Every namespace a cold child gets from bubblewrap (the warm template's children make their own, the same, with
 #: ``_child.CHILD_NAMESPACES``): mount, network (abstract unix sockets too), PID, IPC (System V shared memory,
 #: semaphores, message queues, POSIX message queues), UTS and cgroup; ``--unshare-all`` adds a user namespace.
 #: Run by root there is no user namespace: bubblewrap's would map the child to the host's uid 0 (without
 #: capabilities, but the owner of root's files, and free of RLIMIT_NPROC); instead the child keeps
 #: CAP_SETUID/CAP_SETGID only, to drop to its leased uid of the host's before any student code.
+#: ``template``: the warm template (root only), which never runs student code: no network, its own IPC and UTS
+#: namespaces, and CAP_SYS_ADMIN besides, with which each forked child makes its own namespaces and fresh
+#: folders, and CAP_KILL, without which a forked child's parent-death SIGKILL (sent as from its parent, root)
+#: never reaches the child once it dropped to its leased uid; no PID namespace (the grader kills each child's
+#: process group by its pid, which one would renumber) and no cgroup namespace (each child makes its own once it
+#: joined its cgroup).
 BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
-                    "user": ["--unshare-all", "--cap-drop", "ALL"]}
-#: The rest of every cold child's bubblewrap line: it dies with the grader, has no terminal, is PID 1 of its
-#: PID namespace (as a warm child is), and sees the host's files read-only, a minimal ``/dev`` and its own ``/proc``.
-BWRAP_BASE = ["--die-with-parent", "--new-session", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev",
-              "--proc", "/proc"]
+                             "--as-pid-1", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
+                    "user": ["--unshare-all", "--as-pid-1", "--cap-drop", "ALL"],
+                    "template": ["--unshare-ipc", "--unshare-net", "--unshare-uts", "--cap-drop", "ALL",
+                                 "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_KILL", "--cap-add", "CAP_SETUID",
+                                 "--cap-add", "CAP_SETGID"]}
+#: The rest of every bubblewrap line (cold child and warm template): it dies with the grader, has no terminal,
+#: and sees the host's files read-only, a minimal ``/dev`` and its own ``/proc`` (a cold child is PID 1 of its
+#: PID namespace, as a warm child is of the one it makes).
+BWRAP_BASE = ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
 def _tmpfs_bytes(size: str) -> int:
@@ -502,20 +512,24 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], hide: list[str]) -> tuple[list[list], dict]:
+def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], hide: list[str],
+               cover: list[list[str]] = ()) -> tuple[list[list], dict]:
     """``(the mounts of a child's mount namespace, in order; what they make)``: a fresh tmpfs of mode 1777 on
-    each ``fresh`` folder (``[[path, size]]``), its own ``/dev/mqueue``, an empty tmpfs on each ``expose``
-    ancestor (``[[ancestor, [paths]]]``: folders the child's uid cannot traverse), the ``keep`` paths bound
-    back read-only (source: the host's view), ``hide`` covered (a folder by an empty tmpfs, a file by
-    ``/dev/null``). Operations: ``["tmpfs", path, bytes, mode]``, ``["mqueue", path]``, ``["dir", path]``
-    (mode 0755, for the child's uid to traverse), ``["bind", path]``, ``["null", path]``. Bubblewrap makes
-    them for a cold child (:func:`bwrap_command`), the warm child itself (``_child.make_mounts``); each makes
+    each ``fresh`` folder (``[[path, size]]``: folders any user may write), an empty tmpfs of mode 0755 (root's:
+    the child's uid writes nothing there) on each ``cover`` folder (same form: where others' files live), its
+    own ``/dev/mqueue``, an empty tmpfs on each ``expose`` ancestor (``[[ancestor, [paths]]]``: folders the
+    child's uid cannot traverse), the ``keep`` paths bound back read-only (source: the host's view), ``hide``
+    covered (a folder by an empty tmpfs, a file by ``/dev/null``). Operations: ``["tmpfs", path, bytes,
+    mode]``, ``["mqueue", path]``, ``["dir", path]`` (mode 0755, for the child's uid to traverse), ``["bind",
+    path]``, ``["null", path]``. Bubblewrap makes them for a cold child and for the warm template
+    (:func:`bwrap_command`), and a warm child its :func:`own_mounts` again (``_child.make_mounts``); each makes
     every one or the child does not start. What they make is reported as the child's ``active`` mounts."""
     ops: list[list] = []
     made: dict = {"hidden": []}
-    covered = [path for path, _ in fresh]
-    for path, size in fresh:
-        ops.append(["tmpfs", path, _tmpfs_bytes(size), 0o1777])
+    emptied = [*fresh, *cover]
+    covered = [path for path, _ in emptied]
+    for (path, size), mode in zip(emptied, [0o1777] * len(fresh) + [0o755] * len(cover)):
+        ops.append(["tmpfs", path, _tmpfs_bytes(size), mode])
         made["hidden"].append(path)
     if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
         ops.append(["mqueue", "/dev/mqueue"])
@@ -536,9 +550,9 @@ def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], h
             between.insert(0, parent)
             parent = os.path.dirname(parent)
         ops += [["dir", folder] for folder in between] + [["bind", path]]
-        if not any(_inside(path, f) for f, _ in fresh) and path not in made.get("exposed", []) and os.path.isdir(path):
+        if not any(_inside(path, f) for f in covered) and path not in made.get("exposed", []) and os.path.isdir(path):
             made.setdefault("read_only", []).append(path)
-    kept = [path for folder, _ in fresh for path in keep if _inside(path, folder) and os.path.exists(path)]
+    kept = [path for folder, _ in emptied for path in keep if _inside(path, folder) and os.path.exists(path)]
     if kept:
         made["kept"] = kept
     hidden_folders = [path for path in hide if os.path.isdir(path) and not os.path.islink(path)]
@@ -557,13 +571,21 @@ _BWRAP_OPS = {"tmpfs": lambda path, size, mode: ["--perms", f"{mode:o}", "--size
               "bind": lambda path: ["--ro-bind", path, path], "null": lambda path: ["--ro-bind", "/dev/null", path]}
 
 
-def bwrap_command(runner: list[str], *, root: bool, plan: list[list]) -> list[str]:
-    """The bubblewrap command line that runs ``runner`` in :data:`BWRAP_NAMESPACES` (``root`` or not), on
-    :data:`BWRAP_BASE`, with the mounts of ``plan`` (:func:`mount_plan`)."""
-    args = ["bwrap", *BWRAP_NAMESPACES["root" if root else "user"], *BWRAP_BASE]
+def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: bool = False) -> list[str]:
+    """The bubblewrap command line that runs ``runner`` in :data:`BWRAP_NAMESPACES` (a cold child, ``root`` or
+    not, or the warm ``template``), on :data:`BWRAP_BASE`, with the mounts of ``plan`` (:func:`mount_plan`)."""
+    args = ["bwrap", *BWRAP_NAMESPACES["template" if template else "root" if root else "user"], *BWRAP_BASE]
     for kind, *rest in plan:
         args += _BWRAP_OPS[kind](*rest)
     return args + ["--", *runner]
+
+
+def own_mounts(plan: list[list], fresh: list[list[str]]) -> list[list]:
+    """The part of ``plan`` that a warm child makes in its own mount namespace (``_child.make_mounts``), its
+    template's bubblewrap having made the whole plan once: a fresh tmpfs on each ``fresh`` folder (what one
+    child may write, the next must not see), whatever the plan puts inside one (a warm child is made only
+    where that is nothing), and the ``/dev/mqueue`` of the child's own IPC namespace."""
+    return [op for op in plan if op[0] == "mqueue" or any(_inside(op[1], folder) for folder, _ in fresh)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -698,7 +720,13 @@ class Sandbox:
         self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
         self.imports = list(imports)  # what a warm template imports first (Lesson.preload_modules)
         self.mode = containment()
-        self.warm = limits.warm and warm_available(self.mode)
+        self.plan, self.mounted = (mount_plan(fresh=fresh_folders(), cover=fresh_folders(COVERED_FOLDERS),
+                                              keep=needed_paths(), hide=self.hide + package_paths(self.block),
+                                              expose=exposed_paths() if self.mode.drop_uid else [])
+                                   if self.mode.namespaces else ([], None))
+        # A warm child makes only fresh folders itself: a needed path inside one (a venv in /tmp) starts cold.
+        self.warm = (limits.warm and warm_available(self.mode)
+                     and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(self.plan, fresh_folders())))
         self.proc: "subprocess.Popen | ForkedChild | None" = None
         self.channel: Channel | None = None
         self.log = None
@@ -755,14 +783,18 @@ class Sandbox:
             self.scratch, cwd = "/tmp/work", "/"
         else:
             self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
-        plan, mounted = (mount_plan(fresh=fresh_folders(), keep=needed_paths(), hide=self.hide + package_paths(self.block),
-                                    expose=exposed_paths() if self.mode.drop_uid else [])
-                         if self.mode.namespaces else ([], None))
+        plan, mounted = self.plan, self.mounted
         try:
             if self.warm:
-                procs = [f"{path}/cgroup.procs" for path in cgroup.paths.values()] if cgroup is not None else []
-                self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
-                                       [child_read, child_write, self.log.fileno()], procs, self.mode.namespaces, cwd)
+                procs = ([os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in cgroup.paths.values()]
+                         if cgroup is not None else [])
+                try:
+                    self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
+                                           [child_read, child_write, self.log.fileno(), *procs],
+                                           plan if self.mode.namespaces else None, cwd)
+                finally:
+                    for fd in procs:
+                        os.close(fd)
             else:
                 self.proc = subprocess.Popen(
                     self._command([str(child_read), str(child_write)], plan),
@@ -778,7 +810,7 @@ class Sandbox:
         config = {
             "scratch": self.scratch,
             "namespaces": self.mode.namespaces,
-            "plan": plan if self.warm else [],  # a cold child's are bubblewrap's
+            "plan": own_mounts(plan, fresh_folders()) if self.warm else [],  # the rest are bubblewrap's
             "mounted": mounted,
             "uid": self.uid if self.mode.drop_uid else None,
             "memory_bytes": self.limits.memory_bytes,
@@ -1064,21 +1096,25 @@ class Template:
     ``block`` blocked first, and forks a fresh child per submission (:func:`_child.template_main`).
     Start-up and imports are paid once per grading process and lesson instead of once per child."""
 
-    def __init__(self, block: list[str], imports: list[str], start_seconds: float):
+    def __init__(self, block: list[str], imports: list[str], start_seconds: float, plan: list[list] | None = None):
         import json
         import socket
 
         self.lock = threading.Lock()
-        self.home = tempfile.mkdtemp(prefix="trusted-template-")
+        # Under bubblewrap (``plan``: the cold child's mounts) its home is its own fresh /tmp, else a folder of ours.
+        self.home = "/tmp" if plan is not None else tempfile.mkdtemp(prefix="trusted-template-")
+        self.own_home = plan is None
         self.log = tempfile.TemporaryFile(prefix="trusted-template-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**clean_env(), "HOME": self.home, "TMPDIR": self.home,
                "MPLCONFIGDIR": os.path.join(self.home, ".matplotlib")}
+        runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, "--template", str(theirs.fileno())]
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", RUNNER_SOURCE, "--template", str(theirs.fileno())],
+                bwrap_command(runner, root=True, plan=plan, template=True) if plan is not None else runner,
                 stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(theirs.fileno(),), env=env,
-                cwd=self.home, start_new_session=True, preexec_fn=stopping.die_with_parent)
+                cwd="/" if plan is not None else self.home, start_new_session=True,
+                preexec_fn=stopping.die_with_parent)
         except OSError as exc:
             raise GraderFault(f"the warm sandbox template would not start: {exc}") from None
         finally:
@@ -1120,10 +1156,11 @@ class Template:
             raise OSError("the template has ended")
         return json.loads(data)
 
-    def spawn(self, fds: list[int], cgroup_procs: list[str], namespaces: bool, cwd: str) -> ForkedChild:
-        """Fork a child that serves the sandbox protocol on ``fds`` = [read, write, log]; it has joined
-        ``cgroup_procs`` and leads its own process group when this returns."""
-        reply = self._ask({"op": "fork", "cgroup_procs": cgroup_procs, "namespaces": namespaces, "cwd": cwd}, fds)
+    def spawn(self, fds: list[int], namespaces: bool, cwd: str) -> ForkedChild:
+        """Fork a child that serves the sandbox protocol on ``fds`` = [read, write, log, the ``cgroup.procs``
+        files of its cgroup opened for writing...]; it has joined that cgroup (through the descriptors: the
+        template's host is read-only) and leads its own process group when this returns."""
+        reply = self._ask({"op": "fork", "namespaces": namespaces, "cwd": cwd}, fds)
         if "pid" not in reply:
             raise GraderFault(f"the warm sandbox template could not fork a child: {reply.get('error')}")
         return ForkedChild(self, int(reply["pid"]))
@@ -1149,22 +1186,26 @@ class Template:
             except subprocess.TimeoutExpired:
                 pass
         self.log.close()
-        import shutil
+        if self.own_home:
+            import shutil
 
-        shutil.rmtree(self.home, ignore_errors=True)
+            shutil.rmtree(self.home, ignore_errors=True)
 
 
-#: Warm templates of this process by (pid, blocked modules, imports), least recently used first.
+#: Warm templates of this process by (pid, blocked modules, imports, mount plan), least recently used first.
 _TEMPLATES: dict[tuple, Template] = {}
 _TEMPLATES_LOCK = threading.Lock()
 MAX_TEMPLATES = 3
 
 
-def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int], cgroup_procs: list[str],
-               namespaces: bool, cwd: str) -> ForkedChild:
-    """Fork a child from this process's template for ``(block, imports)``, starting (or restarting) the
-    template when needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
-    key = (os.getpid(), tuple(block), tuple(imports))
+def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int], plan: list[list] | None,
+               cwd: str) -> ForkedChild:
+    """Fork a child from this process's template for ``(block, imports, plan)`` (``plan``: the mounts the
+    template's bubblewrap makes, ``None`` without namespaces), starting (or restarting) the template when
+    needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
+    import json
+
+    key = (os.getpid(), tuple(block), tuple(imports), None if plan is None else json.dumps(plan))
     for attempt in range(2):
         with _TEMPLATES_LOCK:
             for other in [k for k in _TEMPLATES if k[0] != key[0]]:  # a forked copy of a grading process
@@ -1173,12 +1214,12 @@ def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: 
             if template is None or not template.alive():
                 if template is not None:
                     template.close()
-                template = Template(block, imports, start_seconds)
+                template = Template(block, imports, start_seconds, plan)
             _TEMPLATES[key] = template
             while len(_TEMPLATES) > MAX_TEMPLATES:
                 _TEMPLATES.pop(next(iter(_TEMPLATES))).close()
         try:
-            return template.spawn(fds, cgroup_procs, namespaces, cwd)
+            return template.spawn(fds, plan is not None, cwd)
         except (OSError, ValueError) as exc:  # the template died under us: start it once more
             template.close()
             _TEMPLATES.pop(key, None)
@@ -1301,18 +1342,20 @@ def hidden_paths(*roots: Path) -> list[str]:
     return found
 
 
-#: Folders the child gets empty (fresh tmpfs, its own, gone with it), with only :func:`needed_paths` bound back
-#: inside them: every folder anyone may write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` = ``/var/lock``,
-#: the users' runtime folders under ``/run/user``), and the places where other checkouts, homes and
-#: instructors' files live. ``/dev/mqueue`` gets the child's own IPC namespace's mqueue file system.
-FRESH_FOLDERS = (("/tmp", "64m"), ("/var/tmp", "16m"), ("/dev/shm", "16m"), ("/run/lock", "1m"),
-                 ("/run/user", "1m"), ("/work", "1m"), ("/home", "1m"), ("/root", "1m"), ("/srv", "1m"),
-                 ("/mnt", "1m"), ("/media", "1m"), ("/opt", "1m"))
+#: Folders the child gets empty and writable (fresh tmpfs of mode 1777, its own, gone with it): every folder anyone
+#: may write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` = ``/var/lock``, the users' runtime folders under
+#: ``/run/user``). ``/dev/mqueue`` gets the child's own IPC namespace's mqueue file system. A warm child makes
+#: these itself (:func:`own_mounts`), so what one child writes there the next never sees.
+FRESH_FOLDERS = (("/tmp", "64m"), ("/var/tmp", "16m"), ("/dev/shm", "16m"), ("/run/lock", "1m"), ("/run/user", "1m"))
+#: Folders the child gets empty and read-only to its uid (tmpfs of mode 0755, root's), with only
+#: :func:`needed_paths` bound back inside them: where other checkouts, homes and instructors' files live.
+COVERED_FOLDERS = (("/work", "1m"), ("/home", "1m"), ("/root", "1m"), ("/srv", "1m"), ("/mnt", "1m"),
+                   ("/media", "1m"), ("/opt", "1m"))
 
 
-def fresh_folders() -> list[list[str]]:
-    """:data:`FRESH_FOLDERS` that exist on this machine (and are not a needed path's own prefix root)."""
-    return [[path, size] for path, size in FRESH_FOLDERS if os.path.isdir(path) and not os.path.islink(path)]
+def fresh_folders(folders=FRESH_FOLDERS) -> list[list[str]]:
+    """``folders`` (:data:`FRESH_FOLDERS`, or :data:`COVERED_FOLDERS`) that exist on this machine."""
+    return [[path, size] for path, size in folders if os.path.isdir(path) and not os.path.islink(path)]
 
 
 def needed_paths() -> list[str]:

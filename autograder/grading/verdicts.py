@@ -492,6 +492,6 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     if mode.namespaces and active and active.get("uid", 0) == 0 and mode.drop_uid:
         description += " (uid drop failed)"
     if active.get("warm"):
-        description += "; forked from a warm template (the set-up's modules imported once), contained after the fork"
+        description += "; forked from a warm template (the set-up's modules imported once), its own namespaces and fresh folders made after the fork"
     return Verdicts(lesson.name, lesson.content_key(sources), results, cells, faults, description,
                     round(time.monotonic() - started, 3), seed, mode.level)
