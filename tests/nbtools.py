@@ -123,12 +123,13 @@ def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hid
     first code cell (the set-up) and every solution cell, in order, ``replace``d where given (``{grade_id: new
     source}``), then each test cell, hidden part included, as the trusted grader's parent runs it (``hidden=False``:
     only the visible part, what the student's own run checks). Any error fails a cell, as in nbgrader. Each
-    source is registered with linecache, so check_avoids reads the functions' source as it does in a notebook.
+    source is registered with linecache and the namespace is ``__main__``'s, so check_avoids reads the functions' source
+    and the classes' module as it does in a notebook.
     For the fast one-bug-one-cell tests; no notebook is executed."""
     import linecache
 
     nb = nbformat.read(source_notebook(lesson), as_version=4)
-    namespace: dict = {}
+    namespace: dict = {"__name__": "__main__"}  # a notebook's: the student's classes are __main__'s, not builtins'
 
     def run(source: str, name: str) -> None:
         filename = f"<{lesson} {name}>"
