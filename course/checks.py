@@ -31,6 +31,7 @@ import re
 import sys
 import textwrap
 import unicodedata
+import warnings
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -44,6 +45,8 @@ def _parse(source: str) -> ast.Module:
 __all__ = [
     "check_array",
     "check_form",
+    "check_real_divisor",
+    "check_real_divisor_backward",
     "check_value",
     "check_raises",
     "check_same_outcome",
@@ -2185,3 +2188,93 @@ def check_output_loops(function: Any, name: str, given: Iterable[str] = ("output
                              f"but the rule finds {depth} loop(s) over the data around what it writes: loop over "
                              f"the output rows and columns, e.g. `for i in range(out_h):` and `for j in range(out_w):`"
                              f", and write each output (`out[b, c, i, j] = ...` or `+=` into grad_x)")
+
+
+def _quiet_numbers(check: Callable) -> Callable:
+    """``check`` with NumPy's numeric warnings off (a window with no real element divides 0 by 0): the judging is the
+    values', and a warning on stderr would fail the cell under nbgrader's rule, a window bug paid twice."""
+    @functools.wraps(check)
+    def quiet(*args, **kwargs):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return check(*args, **kwargs)
+    return quiet
+
+
+def _real_divisor(without: Any, with_shares: Callable[[np.ndarray], Any], shares: dict[str, np.ndarray],
+                  plain: Any, name: str, varied: bool, tolerance: dict) -> None:
+    """Assert ``without`` (the student's count_include_pad=False result) equals ``with_shares(share)`` (the student's
+    count_include_pad=True result with each window's part divided by ``share``, its real elements / (kh·kw)) for one
+    of ``shares`` (``{what: share}``; a window with no real element may give the same NaN on both sides: the cells
+    that judge the windows fail it); ``plain`` is the True result unscaled, which ``without`` must differ from when
+    only a later share fits and a window of the first hangs over the padding; ``varied``: one value everywhere fails."""
+    failures = []
+    for what, share in shares.items():  # the first: the true windows; then the student's own
+        try:
+            check_array(without, with_shares(share), f"{name} against yours with count_include_pad=True × kh·kw / "
+                        f"(real elements of {what})", check_dtype=False, equal_nan=True, **tolerance)
+            break
+        except AssertionError as exc:
+            failures.append(exc)
+    else:
+        raise failures[0]
+    finite = _as_numpy(without)[np.isfinite(_as_numpy(without))]
+    if varied and (finite.size == 0 or np.ptp(finite) == 0):  # the relation holds for one that ignores its input
+        raise AssertionError(f"{name} gives one value everywhere on a random input: it must be computed from it")
+    own_only = bool(failures)  # only the student's own count fits: a crop of x, no pooling at all, fits that too
+    if own_only and (next(iter(shares.values())) < 1).any() and np.array_equal(_as_numpy(without), _as_numpy(plain),
+                                                                               equal_nan=True):
+        raise AssertionError(f"{name} equals your count_include_pad=True result although windows hang over the "
+                             f"padding: those must divide by their real elements only")
+
+
+@_quiet_numbers
+def check_real_divisor(pool: Callable, x: np.ndarray, kernel: Any, stride: Any, padding: Any, name: str, *,
+                       varied: bool = False, **tolerance) -> Any:
+    """Judge ``pool(x [B, C, H, W], kernel, stride=, padding=, count_include_pad=False)`` (the student's forward)
+    against the student's own count_include_pad=True result × kh·kw / (real elements per window), window by window,
+    the real elements counted in the true windows (the reference pooling ones) or in the student's own (``pool``
+    pooling ones), so a mistake in the windows costs the cells that judge them only (issue 29); ``varied``: one value
+    everywhere fails (the relation holds for a function that ignores ``x``: ask it of a random input whose windows
+    all hold elements, the visible one); returns the result."""
+    from course.reference import avg_pool2d_reference
+
+    mine = pool(x, kernel, stride=stride, padding=padding, count_include_pad=False)
+    with_padding = pool(x, kernel, stride=stride, padding=padding, count_include_pad=True)
+    true_share = avg_pool2d_reference(np.ones(x.shape), kernel, stride, padding, True)
+    check_form(with_padding, true_share, f"{name} with count_include_pad=True", check_dtype=False)
+    own_share = _as_numpy(pool(np.ones(x.shape, x.dtype), kernel, stride=stride, padding=padding,
+                               count_include_pad=True)).astype(np.float64)
+    shares = {"the window": true_share, "your window": own_share}
+    divided = lambda share: with_padding / share.astype(with_padding.dtype)  # noqa: E731
+    _real_divisor(mine, divided, shares, with_padding, name, varied, tolerance)
+    return mine
+
+
+@_quiet_numbers
+def check_real_divisor_backward(pool_backward: Callable, grad_out: np.ndarray, input_shape: tuple, kernel: Any,
+                                stride: Any, padding: Any, name: str, *, varied: bool = False, **tolerance) -> Any:
+    """Judge ``pool_backward(grad_out [B, C, H_out, W_out], input_shape, kernel, stride=, padding=,
+    count_include_pad=False)`` (the student's backward) against the same at count_include_pad=True with ``grad_out``
+    scaled window by window by kh·kw / (real elements): ∂/∂x of Σ g·sum/n = ∂/∂x of Σ (g·kh·kw/n)·sum/(kh·kw). The real
+    elements are counted in the true windows (the reference pooling ones) or in the student's own (each window's
+    count_include_pad=True gradient of a one-hot grad_out sums to its real elements / (kh·kw)); ``varied`` as
+    :func:`check_real_divisor`; returns the result."""
+    from course.reference import avg_pool2d_reference
+
+    mine = pool_backward(grad_out, input_shape, kernel, stride=stride, padding=padding, count_include_pad=False)
+    true_share = avg_pool2d_reference(np.ones(tuple(input_shape)), kernel, stride, padding, True)
+    out_h, out_w = true_share.shape[2:]
+    one_hot = np.eye(out_h * out_w, dtype=grad_out.dtype).reshape(1, out_h * out_w, out_h, out_w)
+    own = _as_numpy(pool_backward(one_hot, (1, out_h * out_w) + tuple(input_shape)[2:], kernel, stride=stride,
+                                  padding=padding, count_include_pad=True))
+    own_share = own.astype(np.float64).sum(axis=(2, 3)).reshape(1, 1, out_h, out_w)
+    shares = {"the window": true_share, "your window": own_share}
+
+    def scaled(share):
+        return pool_backward((grad_out / share).astype(grad_out.dtype), input_shape, kernel, stride=stride,
+                             padding=padding, count_include_pad=True)
+
+    plain = pool_backward(grad_out, input_shape, kernel, stride=stride, padding=padding, count_include_pad=True)
+    _real_divisor(mine, scaled, shares, plain, name, varied, tolerance)
+    return mine

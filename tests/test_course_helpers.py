@@ -707,3 +707,64 @@ def test_check_array_equal_nan_accepts_the_same_non_finite_values_only():
     for other in ([1.0, 2.0, np.inf], [1.0, np.nan, -np.inf], [np.nan, np.nan, np.inf]):
         with pytest.raises(AssertionError, match="other: got .* non-finite value must be the same"):
             check_array(same, np.array(other), "other", equal_nan=True)
+
+
+# --- check_real_divisor(_backward): count_include_pad=False judged against the student's own True (issue 29) -----
+
+def _pool_with(window_bug: int = 0, divisor_bug: bool = False, crop: bool = False, nan: bool = False):
+    """A loop pooling [B, C, H, W] with an optional window one row too long (window_bug=1), an always-kh·kw
+    divisor, a crop of x instead of pooling, or NaN everywhere: the forward and its backward (count_include_pad
+    the last argument of both)."""
+    def windows(shape, k, s, p):
+        (h, w), k, s, p = shape[2:], (k, k), (s, s), (p, p)
+        out = [((h + 2 * p[0] - k[0]) // s[0] + 1), ((w + 2 * p[1] - k[1]) // s[1] + 1)]
+        for i in range(out[0]):
+            for j in range(out[1]):
+                t, l = i * s[0] - p[0], j * s[1] - p[1]
+                r0, r1, c0, c1 = max(t, 0), min(t + k[0] + window_bug, h), max(l, 0), min(l + k[1], w)
+                yield i, j, out, (r0, r1, c0, c1), k[0] * k[1] if divisor_bug else (r1 - r0) * (c1 - c0)
+
+    def pool(x, k, stride, padding, count_include_pad=True):
+        if crop or nan:
+            y = x[:, :, ::stride, ::stride][:, :, :len(range(0, x.shape[2] + 2 * padding - k + 1, stride)),
+                                            :len(range(0, x.shape[3] + 2 * padding - k + 1, stride))].copy()
+            return y * np.nan if nan else y
+        out = None
+        for i, j, size, (r0, r1, c0, c1), n in windows(x.shape, k, stride, padding):
+            out = np.zeros(x.shape[:2] + tuple(size), x.dtype) if out is None else out
+            out[:, :, i, j] = x[:, :, r0:r1, c0:c1].sum(axis=(2, 3)) / (k * k if count_include_pad else n)
+        return out
+
+    def backward(grad_out, shape, k, stride, padding, count_include_pad=True):
+        grad_x = np.zeros(tuple(shape), grad_out.dtype)
+        for i, j, _, (r0, r1, c0, c1), n in windows(shape, k, stride, padding):
+            grad_x[:, :, r0:r1, c0:c1] += (grad_out[:, :, i, j] / (k * k if count_include_pad else n))[:, :, None, None]
+        return grad_x
+    return pool, backward
+
+
+def test_check_real_divisor_judges_the_divisor_only():
+    from course.checks import check_real_divisor, check_real_divisor_backward
+
+    x = random_input((2, 3, 7, 8), np.float64, seed=5)
+    grad_out = random_input((2, 3, 4, 4), np.float64, seed=6)
+
+    def verdict(pool, backward):
+        outcome = []
+        for judge in (lambda: check_real_divisor(pool, x, 3, 2, 1, "f", varied=True),
+                      lambda: check_real_divisor_backward(backward, grad_out, x.shape, 3, 2, 1, "b", varied=True)):
+            try:
+                judge()
+                outcome.append(True)
+            except AssertionError:
+                outcome.append(False)
+        return outcome
+
+    assert verdict(*_pool_with()) == [True, True]  # right: passes
+    assert verdict(*_pool_with(window_bug=1)) == [True, True]  # a window bug: the divisor is still right
+    assert verdict(*_pool_with(divisor_bug=True)) == [False, False]  # always kh·kw: fails
+    assert verdict(_pool_with(crop=True)[0], _pool_with()[1])[0] is False  # no pooling, no flag: fails
+    assert verdict(_pool_with(nan=True)[0], _pool_with()[1])[0] is False  # NaN everywhere: fails
+    reference = lambda x, k, stride, padding, count_include_pad: avg_pool2d_reference(  # noqa: E731
+        x, k, stride, padding, count_include_pad)
+    assert verdict(reference, _pool_with()[1]) == [True, True]

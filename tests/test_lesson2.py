@@ -43,14 +43,16 @@ def backward(old: str, new: str) -> tuple[str, str]:
 
 AFTER_ARGS = "    ph, pw = as_pair(padding)\n"
 
-# (name, the wrong solution cells, the graded cells that must fail)
+# (name, the wrong solution cells, the graded cells that must fail). One bug, one penalty (issue 29): the
+# count_include_pad=False cells judge the divisor against the student's own count_include_pad=True result
+# (course.checks.check_real_divisor), so a window mistake costs forward_tests / backward_tests only; an inverted
+# flag fails both cells, because it breaks both divisors (True divides by the real elements, False by kh·kw).
 FORWARD_BUGS = {
-    "off_by_one_window": (forward("min(top + kh, height)", "min(top + kh - 1, height)"),
-                          {"forward_tests", "forward_no_pad_count"}),
+    "off_by_one_window": (forward("min(top + kh, height)", "min(top + kh - 1, height)"), {"forward_tests"}),
     # stride 0 is forward_tests' rule alone: forward_no_pad_count tests the divisor at explicit strides
     "stride_0_not_kernel_size": (forward("sh, sw = sh or kh, sw or kw", "sh, sw = sh, sw"), {"forward_tests"}),
     "padding_ignored": (forward("top, left = i * sh - ph, j * sw - pw", "top, left = i * sh, j * sw"),
-                        {"forward_tests", "forward_no_pad_count"}),
+                        {"forward_tests"}),
     "count_include_pad_inverted": (forward("if count_include_pad else", "if not count_include_pad else"),
                                    {"forward_tests", "forward_no_pad_count"}),
     "calls_the_reference": (forward(AFTER_ARGS, AFTER_ARGS + "    return avg_pool2d_reference(x, kernel_size, "
@@ -64,14 +66,13 @@ FORWARD_BUGS = {
 BACKWARD_BUGS = {
     "divisor_inverted": (backward("if count_include_pad else", "if not count_include_pad else"),
                          {"backward_tests", "backward_no_pad_count"}),
-    "first_position_only": (backward("grad_x[b, c, r0:r1, c0:c1] +=", "grad_x[b, c, r0, c0] +="),
-                            {"backward_tests", "backward_no_pad_count"}),
-    "off_by_one_window": (backward("min(top + kh, height)", "min(top + kh + 1, height)"),
-                          {"backward_tests", "backward_no_pad_count"}),
+    # where the gradient goes is backward_tests' rule: each window's part is still divided by its real elements
+    "first_position_only": (backward("grad_x[b, c, r0:r1, c0:c1] +=", "grad_x[b, c, r0, c0] +="), {"backward_tests"}),
+    "off_by_one_window": (backward("min(top + kh, height)", "min(top + kh + 1, height)"), {"backward_tests"}),
     "padding_ignored": (backward("top, left = i * sh - ph, j * sw - pw", "top, left = i * sh, j * sw"),
-                        {"backward_tests", "backward_no_pad_count"}),
+                        {"backward_tests"}),
     "overwrites_instead_of_adding": (backward("grad_x[b, c, r0:r1, c0:c1] +=", "grad_x[b, c, r0:r1, c0:c1] ="),
-                                     {"backward_tests", "backward_no_pad_count"}),
+                                     {"backward_tests"}),
     "calls_the_reference": (backward(AFTER_ARGS, AFTER_ARGS + "    return avg_pool2d_grad_reference(np.zeros("
                                      "input_shape, grad_out.dtype), grad_out, kernel_size, stride, padding, "
                                      "count_include_pad)\n"),
@@ -244,22 +245,27 @@ def test_cases_as_checks_refuses_what_the_card_does_not_allow():
 
 # --- one bug, one penalty, checked in-process (issue 29) ------------------------------------------------
 
-DTYPE_AND_SHAPE_BUGS = {  # name: (replaced solution cells, the one graded cell that must fail)
+ONE_CELL_BUGS = {  # name: (replaced solution cells, the one graded cell that must fail)
     "forward_float64_result": (dict([forward("np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)",
                                              "np.zeros(x.shape[:2] + (out_h, out_w))")]), {"forward_avoids"}),
     "backward_float64_result": (dict([backward("np.zeros((batch, channels, height, width), dtype=grad_out.dtype)",
                                                "np.zeros((batch, channels, height, width))")]), {"backward_avoids"}),
     "backward_grad_out_unchecked": (dict([backward("if grad_out.shape != (batch, channels, out_h, out_w):",
                                                    "if False:")]), {"backward_errors"}),
+    # always kh·kw: count_include_pad=False's divisor is the *_no_pad_count cells' rule alone (issue 29)
+    "forward_divisor_always_kh_kw": (dict([forward("divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)",
+                                                   "divisor = kh * kw")]), {"forward_no_pad_count"}),
+    "backward_divisor_always_kh_kw": (dict([backward("divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)",
+                                                     "divisor = kh * kw")]), {"backward_no_pad_count"}),
 }
 
 
-@pytest.mark.parametrize("name", sorted(DTYPE_AND_SHAPE_BUGS))
-def test_a_dtype_or_shape_check_bug_fails_its_own_cell_only(name):
+@pytest.mark.parametrize("name", sorted(ONE_CELL_BUGS))
+def test_a_one_cell_bug_fails_its_own_cell_only(name):
     """A float64 result for float32 input is *_avoids' rule alone (the value cells compare values only), a
-    missing grad_out check backward_errors' alone. (The other side, the reference passing every cell, is
+    missing grad_out check backward_errors' alone, an always-kh·kw divisor the *_no_pad_count cells' alone. (The other side, the reference passing every cell, is
     test_reference_passes_every_graded_cell; a harness that failed or passed every cell fails here.)"""
-    replace, expected = DTYPE_AND_SHAPE_BUGS[name]
+    replace, expected = ONE_CELL_BUGS[name]
     assert failing_cells(LESSON, FORWARD_CELLS if "avg_pool2d_loops" in replace else BACKWARD_CELLS, replace) == expected
 
 
