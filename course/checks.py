@@ -248,7 +248,8 @@ def check_array(actual: Any, expected: Any, name: str, *, rtol: float = 1e-6, at
             raise AssertionError(f"{name}: got {_plain(got[bad])} at index {bad}, expected {_plain(want[bad])} (a "
                                  f"non-finite value must be the same on both sides)")
         raise AssertionError(f"{name}: non-finite value {got[bad]} at index {bad}")
-    error = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    with np.errstate(invalid="ignore"):  # inf - inf where equal_nan allowed the same infinity on both sides
+        error = np.abs(got.astype(np.float64) - want.astype(np.float64))
     if equal_nan:
         error[~np.isfinite(got)] = 0.0  # the same non-finite value as expected (checked above)
     allowed = atol + rtol * np.abs(want.astype(np.float64))
