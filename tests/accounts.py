@@ -80,3 +80,27 @@ def interpreter_cover() -> Iterator[tuple[str, dict[str, str]]]:
                                   "PREFIX_ROOT": str(ancestor / real.relative_to(ancestor).parts[0])}
     finally:
         os.rmdir(stage)
+
+
+#: Run as root in a mount namespace of its own where every user can reach the interpreter (it lives under
+#: /root, mode 700: COVER_INTERPRETER goes first), then become the account with a clean environment.
+AS_ACCOUNT = r"""
+cd "$REPO"
+if [ -n "$CGROUP" ]; then echo $$ > "$CGROUP/cgroup.procs"; fi
+exec setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --clear-groups \
+    env -i PATH=/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 TMPDIR="$TA_TMPDIR" "$PYTHON" -I -c "$CODE"
+"""
+
+
+def run_as(account: str, code: str, repo: Path, tmpdir: str = "/tmp", cgroup: str = "", capture: bool = True,
+           timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python -I -c code`` in ``repo`` as ``account`` (root only), with ``sys.path`` as this venv's, a clean
+    environment, temporary files in ``tmpdir``, in the cgroup v2 folder ``cgroup`` when given; output captured
+    unless ``capture`` is False."""
+    with interpreter_cover() as (cover, variables):
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **variables, "REPO": str(repo), "ACCOUNT": account,
+               "TA_TMPDIR": tmpdir, "PYTHON": sys.executable, "CGROUP": cgroup,
+               "CODE": f"import sys; sys.path[:0] = {sys.path!r}\n" + code}
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               "set -e\n" + cover + AS_ACCOUNT], env=env, capture_output=capture, text=True,
+                              timeout=timeout)

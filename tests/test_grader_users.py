@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -17,21 +16,11 @@ import corpus
 from autograder.grading import batch, sandbox
 from autograder.grading.sandbox import GraderFault, lease_folder, sandbox_uid
 from workflow_fakes import make_course
-from accounts import interpreter_cover, local_account
+from accounts import local_account, run_as
 
 REPO = Path(__file__).resolve().parent.parent
 ACCOUNT = "avgpool-ta"
 LESSON = "lesson1_by_hand"
-
-#: Run as root in a mount namespace of its own where every user can reach the interpreter (it lives under
-#: /root, mode 700: accounts.COVER_INTERPRETER goes first), then become the TA with a clean environment.
-AS_ACCOUNT = r"""
-cd "$REPO"
-if [ -n "$CGROUP" ]; then echo $$ > "$CGROUP/cgroup.procs"; fi
-exec setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --clear-groups \
-    env -i PATH=/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 TMPDIR="$TA_TMPDIR" "$PYTHON" -I -c "$CODE"
-"""
-
 
 @pytest.fixture(scope="module")
 def account():
@@ -41,14 +30,8 @@ def account():
 
 
 def as_account(code: str, tmpdir: str = "/tmp", cgroup: str = "") -> subprocess.CompletedProcess:
-    """``python -I -c code`` in the repository as the TA, with ``sys.path`` as this venv's (in the cgroup v2
-    folder ``cgroup`` when given)."""
-    with interpreter_cover() as (cover, variables):
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **variables, "REPO": str(REPO), "ACCOUNT": ACCOUNT,
-               "TA_TMPDIR": tmpdir, "PYTHON": sys.executable, "CGROUP": cgroup,
-               "CODE": f"import sys; sys.path[:0] = {sys.path!r}\n" + code}
-        return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                               "set -e\n" + cover + AS_ACCOUNT], env=env, capture_output=True, text=True, timeout=300)
+    """``python -I -c code`` in the repository as the TA (see :func:`accounts.run_as`)."""
+    return run_as(ACCOUNT, code, REPO, tmpdir=tmpdir, cgroup=cgroup)
 
 
 def test_a_second_user_grades_on_a_machine_where_root_graded_first_and_both_grade_at_once(account):

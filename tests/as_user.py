@@ -1,0 +1,35 @@
+"""Run tests as an unprivileged account, the way an instructor who is not root grades (issue 28):
+
+    .venv/bin/python tests/as_user.py tests/test_corpus.py tests/test_sandbox_channels.py
+
+as root: the account ``avgpool-ta`` is made with ``useradd`` when missing (removed afterwards if made here),
+then pytest runs in this repository as that user, with a clean environment and this venv's packages.
+``.ci/run`` runs the corpus and the cross-child channel tests this way after ``make test``. Exits with
+pytest's status."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from accounts import local_account, run_as  # noqa: E402
+
+ACCOUNT = "avgpool-ta"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main(arguments: list[str]) -> int:
+    if os.geteuid() != 0:
+        print("tests/as_user.py must run as root (it makes the account and becomes it)", file=sys.stderr)
+        return 2
+    code = (f"import pytest, sys; sys.exit(pytest.main({['-q', '-p', 'no:cacheprovider', '-rs', *arguments]!r}))")
+    with local_account(ACCOUNT, ("unshare", "setpriv"), "running tests as an unprivileged user", system=True):
+        print(f"as {ACCOUNT} (not root): pytest {' '.join(arguments)}", flush=True)
+        return run_as(ACCOUNT, code, REPO, capture=False, timeout=3600).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
