@@ -10,6 +10,7 @@ pytest's status."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from accounts import local_account, run_as  # noqa: E402
 
 ACCOUNT = "avgpool-ta"
+TOOLS = ("useradd", "unshare", "setpriv")
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -25,8 +27,13 @@ def main(arguments: list[str]) -> int:
     if os.geteuid() != 0:
         print("tests/as_user.py must run as root (it makes the account and becomes it)", file=sys.stderr)
         return 2
+    missing = [tool for tool in TOOLS if not shutil.which(tool)]
+    if missing:
+        print(f"tests/as_user.py needs {', '.join(missing)} on PATH (util-linux and passwd): install them first",
+              file=sys.stderr)
+        return 2
     code = (f"import pytest, sys; sys.exit(pytest.main({['-q', '-p', 'no:cacheprovider', '-rs', *arguments]!r}))")
-    with local_account(ACCOUNT, ("unshare", "setpriv"), "running tests as an unprivileged user", system=True):
+    with local_account(ACCOUNT, TOOLS, "running tests as an unprivileged user", system=True):
         print(f"as {ACCOUNT} (not root): pytest {' '.join(arguments)}", flush=True)
         return run_as(ACCOUNT, code, REPO, capture=False, timeout=3600).returncode
 
