@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from autograder import solutions
-from nbtools import cell_by_id, executed, failing_cells, graded_results, run_graded, run_graded_all, solution_source, source_notebook, stride_zero_pair_fails_visibly
+from nbtools import (cell_by_id, executed, failing_cells, graded_results, solution_source, source_notebook,
+                     stride_zero_pair_fails_visibly)
 
 LESSON = "lesson2_loops"
 FORWARD_CELLS = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_avoids"}
@@ -108,18 +109,18 @@ def run_of(forward_bug: str, backward_bug: str) -> tuple[dict[str, str], set[str
     return replace, expected_failures
 
 
-@pytest.fixture(scope="module")
-def verdicts() -> dict:
-    """The graded-cell verdicts of every run of :data:`RUNS`, two notebooks at a time."""
-    return run_graded_all(LESSON, {f"{f}+{b}": run_of(f, b)[0] for f, b in RUNS})
-
-
 @pytest.mark.parametrize("forward_bug, backward_bug", RUNS, ids=[f"{f}+{b}" for f, b in RUNS])
-def test_wrong_solution_fails_only_its_cells(verdicts, forward_bug, backward_bug):
-    _, expected_failures = run_of(forward_bug, backward_bug)
-    results = verdicts[f"{forward_bug}+{backward_bug}"]
-    failed = {cell for cell, passed in results.items() if not passed}
+def test_wrong_solution_fails_only_its_cells(forward_bug, backward_bug):
+    """Every graded cell, hidden parts included, judged in this process (nbtools.failing_cells: the set-up,
+    every solution cell and the test cells, as the notebook runs them)."""
+    replace, expected_failures = run_of(forward_bug, backward_bug)
+    failed = failing_cells(LESSON, ALL_CELLS, replace)
     assert failed == expected_failures, f"{forward_bug} + {backward_bug}: failed {sorted(failed)}"
+
+
+def test_the_reference_passes_every_graded_cell_in_process():
+    """The in-process harness agrees with the notebook run: the reference fails no graded cell there either."""
+    assert failing_cells(LESSON, ALL_CELLS) == set()
 
 
 # --- the reference solution against torch on the whole hidden sweep --------------------------------
@@ -210,8 +211,7 @@ def test_a_wrong_prediction_fails_its_own_cell_only():
     wrong place, fail exactly their cells."""
     wrong = edited("predictions", 'prediction_padding = ("B", (0, 2))', 'prediction_padding = ("C", (0, 2))')
     wrong = wrong.replace('prediction_divisor = ("B", (0, 0))', 'prediction_divisor = ("B", (0, 1))')
-    results = run_graded(source_notebook(LESSON), replace={"predictions": wrong}, skip_ungraded=True)
-    assert {cell for cell, passed in results.items() if not passed} == {"predict_padding", "predict_divisor"}
+    assert failing_cells(LESSON, ALL_CELLS, {"predictions": wrong}) == {"predict_padding", "predict_divisor"}
 
 
 def test_the_checks_catch_every_bug_and_pass_the_reference():
@@ -226,8 +226,7 @@ def test_a_test_without_the_default_stride_misses_only_the_stride_bug():
     """Both sides: the reference cases catch all five bugs (above); without the default-stride case the
     stride bug goes unseen and only its cell fails."""
     weaker = edited("my_cases", '    ((1, 1, 4, 4), "float64", 2, 0, 0, True),', "")
-    results = run_graded(source_notebook(LESSON), replace={"my_cases": weaker}, skip_ungraded=True)
-    assert {cell for cell, passed in results.items() if not passed} == {"catches_stride"}
+    assert failing_cells(LESSON, ALL_CELLS, {"my_cases": weaker}) == {"catches_stride"}
 
 
 def test_cases_as_checks_refuses_what_the_card_does_not_allow():
