@@ -5,12 +5,12 @@ passes the others (nbgrader's own rule for a failed cell: an error or anything o
 
 Each source notebook is executed whole, as written, once per test run (:func:`executed`, shared by
 ``tests/test_notebooks.py``, which checks that every cell runs, and by each lesson's test that the
-reference passes every graded cell); only the runs with replaced cells execute it again.
+reference passes every graded cell); the runs with replaced cells are judged in this process
+(:func:`failing_cells`), with no kernel.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 import tempfile
 from pathlib import Path
@@ -49,38 +49,6 @@ def execute(nb, folder: Path | str | None = None, timeout: int = 120, allow_erro
         NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                        config=config, resources=resources).execute()
     return nb
-
-
-def run_graded(notebook: Path, replace: dict[str, str] | None = None, timeout: int = 120,
-               skip_ungraded: bool = False) -> dict[str, bool]:
-    """Execute ``notebook`` with solution cells replaced (``{grade_id: new source}``).
-
-    Returns ``{grade_id: passed}`` for every graded test cell. ``skip_ungraded`` blanks the plain
-    (ungraded, unlocked) code cells that only demonstrate, to save time.
-    """
-    nb = nbformat.read(notebook, as_version=4)
-    nb = copy.deepcopy(nb)
-    for grade_id, text in (replace or {}).items():
-        cell_by_id(nb, grade_id).source = text
-    if skip_ungraded:  # keep the first code cell: it holds the imports and the setup
-        first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
-        for cell in nb.cells[first_code + 1:]:
-            if cell.cell_type == "code" and "nbgrader" not in cell.metadata:
-                cell.source = "pass"
-    execute(nb, Path(notebook).parent, timeout=timeout)
-    return graded_results(nb)
-
-
-def run_graded_all(lesson: str, variants: dict[str, dict[str, str]], workers: int = 2) -> dict[str, dict[str, bool]]:
-    """:func:`run_graded` of ``lesson``'s source notebook for every ``{name: replacements}`` of ``variants``
-    (ungraded cells blanked), ``workers`` notebooks at a time (each kernel is a process of its own)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def run(name: str) -> dict[str, bool]:
-        return run_graded(source_notebook(lesson), replace=variants[name], skip_ungraded=True)
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(zip(variants, pool.map(run, variants)))
 
 
 def graded_results(nb) -> dict[str, bool]:
