@@ -178,3 +178,50 @@ print("removed", made is not None and not os.path.exists(made))
     assert 0.5 <= float(lines["seconds"]) < 5, given.stdout  # both processes: 0.2 + 0.3 s and the start
     assert lines["removed"] == "True", given.stdout
     assert withheld.returncode == 0 and withheld.stdout.strip() == "level user-namespace", withheld
+
+
+def test_without_a_cgroup_the_cpu_seconds_count_orphans_and_children_never_waited_for(account):
+    """The TA's level without a cgroup is user-namespace: CPU seconds are read with psutil over the child's
+    process tree, whose PID namespace's init (bubblewrap's) reaps every orphan into its own children times. A
+    solution that burns CPU in an orphan (a double fork) and in a child it never waits for (a zombie while
+    it lives) is charged for both: the same solution without those burns costs about 1.1 s less."""
+    code = """
+import os
+from pathlib import Path
+from autograder.grading.sandbox import Limits, Sandbox, containment, hidden_paths, sandbox_uid
+print("level", containment().level)
+solution = '''import os, time
+def burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end: pass
+a = os.fork()
+if a == 0:  # starts the orphan and leaves at once: no code of the student's ever waits for the orphan
+    if os.fork() == 0:
+        burn(ORPHAN)
+        os._exit(0)
+    os._exit(0)
+os.waitpid(a, 0)
+if os.fork() == 0:  # a child never waited for
+    burn(ZOMBIE)
+    os._exit(0)
+burn(0.2)
+time.sleep(1.5)  # both burns end, unwaited for, before the cell does
+'''
+for name, orphan, zombie in (("hidden", 0.6, 0.5), ("none", 0.0, 0.0)):
+    box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import os"},
+                   {"id": "answer", "kind": "solution",
+                    "source": solution.replace("ORPHAN", str(orphan)).replace("ZOMBIE", str(zombie))}],
+                  limits=Limits(start_seconds=60, warm=False), hide=hidden_paths(Path(".")), uid=sandbox_uid(0),
+                  imports=["os"])
+    try:
+        box.start()
+        assert all(o.ok for o in box.outcomes), box.outcomes
+        print(name, box.cpu_seconds())
+    finally:
+        box.close()
+"""
+    result = as_account(code)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    assert lines["level"] == "user-namespace", result.stdout
+    assert float(lines["hidden"]) - float(lines["none"]) >= 0.9, result.stdout  # 0.6 + 0.5 s, timer rounding

@@ -609,8 +609,8 @@ def containment() -> Containment:
         lacks.append(("memory controller", cgroup_note))
     if cgroup_why:
         lacks.append(("cgroup", cgroup_why))
-        notes.append("no cgroup: CPU seconds read with psutil (children that are never waited for are not "
-                     "counted), memory capped by RLIMIT_AS and the RSS watch only")
+        notes.append("no cgroup: CPU seconds read with psutil over the child's process tree (orphans counted only "
+                     "in a PID namespace, whose init reaps them), memory capped by RLIMIT_AS and the RSS watch only")
     cgroup = not cgroup_why
     root = os.geteuid() == 0
     failed = ("not Linux" if not sys.platform.startswith("linux")
