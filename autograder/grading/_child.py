@@ -402,29 +402,21 @@ def _libc():
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
-def _mount(libc, source: str, target: str, fstype, flags: int, data) -> None:
+def make_mounts(plan: list) -> None:
+    """Make the mounts of ``plan`` in this warm child's new mount and PID namespaces, in order: its PID
+    namespace's ``/proc``, then ``sandbox.own_mounts`` (a fresh tmpfs on each folder any user may write, the
+    mqueue of its own IPC namespace); the rest are its template's, made by bubblewrap. Raises ``OSError`` at the
+    first that fails (or at any other kind of mount): the child then never runs student code."""
     import ctypes
 
-    result = libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                        data.encode() if data else None)
-    if result != 0:
-        raise OSError(ctypes.get_errno(), f"mount {source} on {target} failed")
-
-
-def make_mounts(plan: list) -> None:
-    """Make the mounts of ``plan`` (``sandbox.own_mounts``: a fresh tmpfs on each folder any user may write, the
-    mqueue of this process's own IPC namespace) in this process's new mount namespace, in order; the rest of the
-    cold child's mounts are its template's, made by bubblewrap. Raises ``OSError`` at the first that fails: the
-    child then never runs student code."""
-    libc = _libc() if plan else None
-    ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
+    libc = _libc()
     for kind, path, *rest in plan:
-        if kind == "tmpfs":
-            _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={rest[0]},mode={rest[1]:o}")
-        elif kind == "mqueue":
-            _mount(libc, "mqueue", path, "mqueue", ms_nosuid | ms_nodev | ms_noexec, None)
-        else:
+        if kind not in ("proc", "tmpfs", "mqueue"):
             raise OSError(f"a warm child makes only fresh folders, not a {kind!r} mount")
+        flags = 2 | 4 | (0 if kind == "tmpfs" else 8)  # MS_NOSUID | MS_NODEV, MS_NOEXEC but on tmpfs
+        data = f"size={rest[0]},mode={rest[1]:o}".encode() if kind == "tmpfs" else None
+        if libc.mount(kind.encode(), path.encode(), kind.encode(), flags, data) != 0:
+            raise OSError(ctypes.get_errno(), f"mount {kind} on {path} failed")
 
 
 def setup_sandbox(config: dict) -> dict:
@@ -435,7 +427,6 @@ def setup_sandbox(config: dict) -> dict:
     active: dict = {"namespaces": bool(config.get("namespaces")), "hidden": [], "rlimits": [], "uid": os.getuid()}
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the file-size limit fail instead of killing
     scratch = config["scratch"]
-    make_mounts(config.get("plan") or [])  # a warm child's; bubblewrap made a cold child's
     active.update(config.get("mounted") or {})
     uid = config.get("uid")
     limits = {
@@ -741,9 +732,10 @@ def _close_all_but(keep: set) -> None:
         previous = fd
 
 
-def _forked(request: dict, fds: list, sync_w: int) -> None:
-    """In the forked child (never returns): its own session and cgroup, then (when asked) new
-    namespaces with this process's child as their PID 1, then :func:`serve_child`."""
+def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
+    """In the forked child (never returns): its own session and cgroup, then, with ``mounts`` (the template runs
+    under bubblewrap), new namespaces with this process's child as their PID 1 and :func:`make_mounts`, then
+    :func:`serve_child`."""
     import signal
 
     read_fd, write_fd, log_fd, *cgroup_procs = fds
@@ -753,7 +745,6 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
         for fd in cgroup_procs:  # opened by the grader: the template's host is read-only
             os.write(fd, b"0")
             os.close(fd)
-        os.chdir(request.get("cwd") or "/")
     except BaseException as exc:
         os.write(sync_w, f"the forked child could not join its session or cgroup: {exc}".encode()[:4000])
         os._exit(5)
@@ -763,11 +754,10 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
     os.dup2(log_fd, 2)
     os.write(sync_w, b"ok")
     _close_all_but({0, 1, 2, read_fd, write_fd})
-    if request.get("namespaces"):
-        libc = _libc()
-        if libc.unshare(CHILD_NAMESPACES) != 0:
-            import ctypes
+    if mounts is not None:
+        import ctypes
 
+        if _libc().unshare(CHILD_NAMESPACES) != 0:
             os.write(2, f"unshare failed: {os.strerror(ctypes.get_errno())}\n".encode())
             os._exit(1)
         inner = os.fork()
@@ -780,11 +770,10 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
                 os.kill(os.getpid(), os.WTERMSIG(status))
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _die_with_parent()
-        ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
         try:  # bubblewrap left the template's mounts slaves of the host's, never shared: nothing propagates back
-            _mount(libc, "proc", "/proc", "proc", ms_nosuid | ms_nodev | ms_noexec, None)
+            make_mounts([["proc", "/proc"], *mounts])
         except OSError as exc:
-            os.write(2, f"mount of the PID namespace's /proc failed: {exc}\n".encode())
+            os.write(2, f"{exc}\n".encode())
             os._exit(1)
     sys.argv = ["-c"]
     serve_child(read_fd, write_fd)
@@ -841,7 +830,7 @@ def template_main(sock_fd: int) -> None:
                 try:
                     sock.close()
                     os.close(sync_r)
-                    _forked(request, fds, sync_w)
+                    _forked(setup.get("mounts"), fds, sync_w)
                 except BaseException:
                     import traceback
 

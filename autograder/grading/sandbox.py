@@ -580,11 +580,12 @@ def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: 
     return args + ["--", *runner]
 
 
-def own_mounts(plan: list[list], fresh: list[list[str]]) -> list[list]:
+def own_mounts(plan: list[list], fresh: list[list[str]] | None = None) -> list[list]:
     """The part of ``plan`` that a warm child makes in its own mount namespace (``_child.make_mounts``), its
     template's bubblewrap having made the whole plan once: a fresh tmpfs on each ``fresh`` folder (what one
     child may write, the next must not see), whatever the plan puts inside one (a warm child is made only
     where that is nothing), and the ``/dev/mqueue`` of the child's own IPC namespace."""
+    fresh = fresh_folders() if fresh is None else fresh
     return [op for op in plan if op[0] == "mqueue" or any(_inside(op[1], folder) for folder, _ in fresh)]
 
 
@@ -726,7 +727,7 @@ class Sandbox:
                                    if self.mode.namespaces else ([], None))
         # A warm child makes only fresh folders itself: a needed path inside one (a venv in /tmp) starts cold.
         self.warm = (limits.warm and warm_available(self.mode)
-                     and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(self.plan, fresh_folders())))
+                     and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(self.plan)))
         self.proc: "subprocess.Popen | ForkedChild | None" = None
         self.channel: Channel | None = None
         self.log = None
@@ -791,7 +792,7 @@ class Sandbox:
                 try:
                     self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
                                            [child_read, child_write, self.log.fileno(), *procs],
-                                           plan if self.mode.namespaces else None, cwd)
+                                           plan if self.mode.namespaces else None)
                 finally:
                     for fd in procs:
                         os.close(fd)
@@ -810,7 +811,6 @@ class Sandbox:
         config = {
             "scratch": self.scratch,
             "namespaces": self.mode.namespaces,
-            "plan": own_mounts(plan, fresh_folders()) if self.warm else [],  # the rest are bubblewrap's
             "mounted": mounted,
             "uid": self.uid if self.mode.drop_uid else None,
             "memory_bytes": self.limits.memory_bytes,
@@ -1122,7 +1122,8 @@ class Template:
         self.sock = ours
         self.sock.settimeout(start_seconds)
         try:
-            self.sock.send(json.dumps({"block": list(block), "imports": list(imports)}).encode())
+            self.sock.send(json.dumps({"block": list(block), "imports": list(imports),
+                                       "mounts": None if plan is None else own_mounts(plan)}).encode())
             ready = json.loads(self.sock.recv(1 << 16) or b"null")
         except (OSError, ValueError):
             ready = None
@@ -1156,11 +1157,11 @@ class Template:
             raise OSError("the template has ended")
         return json.loads(data)
 
-    def spawn(self, fds: list[int], namespaces: bool, cwd: str) -> ForkedChild:
+    def spawn(self, fds: list[int]) -> ForkedChild:
         """Fork a child that serves the sandbox protocol on ``fds`` = [read, write, log, the ``cgroup.procs``
         files of its cgroup opened for writing...]; it has joined that cgroup (through the descriptors: the
         template's host is read-only) and leads its own process group when this returns."""
-        reply = self._ask({"op": "fork", "namespaces": namespaces, "cwd": cwd}, fds)
+        reply = self._ask({"op": "fork"}, fds)
         if "pid" not in reply:
             raise GraderFault(f"the warm sandbox template could not fork a child: {reply.get('error')}")
         return ForkedChild(self, int(reply["pid"]))
@@ -1198,8 +1199,8 @@ _TEMPLATES_LOCK = threading.Lock()
 MAX_TEMPLATES = 3
 
 
-def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int], plan: list[list] | None,
-               cwd: str) -> ForkedChild:
+def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int],
+               plan: list[list] | None) -> ForkedChild:
     """Fork a child from this process's template for ``(block, imports, plan)`` (``plan``: the mounts the
     template's bubblewrap makes, ``None`` without namespaces), starting (or restarting) the template when
     needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
@@ -1219,7 +1220,7 @@ def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: 
             while len(_TEMPLATES) > MAX_TEMPLATES:
                 _TEMPLATES.pop(next(iter(_TEMPLATES))).close()
         try:
-            return template.spawn(fds, plan is not None, cwd)
+            return template.spawn(fds)
         except (OSError, ValueError) as exc:  # the template died under us: start it once more
             template.close()
             _TEMPLATES.pop(key, None)
