@@ -254,11 +254,6 @@ class Cgroup:
     def memory_capped(self) -> bool:
         return os.path.exists(f"{self.paths['unified']}/memory.max") if self.v2 else True
 
-    def join(self) -> None:
-        """Move the calling process into the cgroup (run in the forked child before ``exec``)."""
-        for path in self.paths.values():
-            _write(f"{path}/cgroup.procs", "0")
-
     def cpu_seconds(self) -> float:
         if self.v2:
             stat = dict(line.split() for line in _read_text(f"{self.paths['unified']}/cpu.stat").splitlines()
@@ -744,11 +739,6 @@ class Sandbox:
         self.cpu_budget = 0.0
 
     # -- lifetime ---------------------------------------------------------------------------------
-    def _command(self, fds: list[str], plan: list[list]) -> list[str]:
-        """The cold child's command line: under bubblewrap, which makes ``plan``, where it has namespaces."""
-        runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, *fds]
-        return bwrap_command(runner, root=not self.mode.user_namespace, plan=plan) if self.mode.namespaces else runner
-
     def start(self) -> list[CellOutcome]:
         """Start the child and run the cells; a cell that breaks a limit is reported, the rest still run
         only if the child survived (the caller restarts without that cell).
@@ -768,50 +758,47 @@ class Sandbox:
     def _start_once(self) -> list[CellOutcome]:
         self.active = {}
         self.student_ran = False  # becomes True when the first non-set-up cell starts
-        parent_read, child_write = os.pipe()
-        child_read, parent_write = os.pipe()
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
         self.cpu_limit = None
-        cgroup = self.cgroup
+        # The child joins its cgroup by writing to these (a warm child's template sees the host read-only).
+        procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.paths.values()] \
+            if self.cgroup is not None else []
+        parent_read, child_write = os.pipe()
+        child_read, parent_write = os.pipe()
 
         def before_exec():  # killed when the grader dies: bwrap --die-with-parent then ends the namespace
             stopping.die_with_parent()
-            if cgroup is not None:
-                cgroup.join()
+            for fd in procs:
+                os.write(fd, b"0")
 
         if self.mode.namespaces:
             self.scratch, cwd = "/tmp/work", "/"
         else:
             self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
-        plan, mounted = self.plan, self.mounted
         try:
             if self.warm:
-                procs = ([os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in cgroup.paths.values()]
-                         if cgroup is not None else [])
-                try:
-                    self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
-                                           [child_read, child_write, self.log.fileno(), *procs],
-                                           plan if self.mode.namespaces else None)
-                finally:
-                    for fd in procs:
-                        os.close(fd)
+                self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
+                                       [child_read, child_write, self.log.fileno(), *procs],
+                                       self.plan if self.mode.namespaces else None)
             else:
+                runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, str(child_read), str(child_write)]
                 self.proc = subprocess.Popen(
-                    self._command([str(child_read), str(child_write)], plan),
+                    bwrap_command(runner, root=not self.mode.user_namespace, plan=self.plan)
+                    if self.mode.namespaces else runner,
                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
                     env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
                 )
         finally:
-            os.close(child_read)
-            os.close(child_write)
+            for fd in (child_read, child_write, *procs):
+                os.close(fd)
         _LIVE.add(self)
         self.channel = Channel(parent_read, parent_write, limit=self.limits.reply_bytes)
         os.set_blocking(parent_write, False)
         config = {
             "scratch": self.scratch,
             "namespaces": self.mode.namespaces,
-            "mounted": mounted,
+            "mounted": self.mounted,
             "uid": self.uid if self.mode.drop_uid else None,
             "memory_bytes": self.limits.memory_bytes,
             "file_bytes": self.limits.file_bytes,
