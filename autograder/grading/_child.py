@@ -44,6 +44,12 @@ class ChannelClosed(Exception):
     """The other side closed its end (the process died)."""
 
 
+def frame(message: dict, blobs: list[bytes]) -> bytes:
+    """One frame of the wire format (the module docstring)."""
+    data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
+    return b"".join([FRAME.pack(len(data), len(blobs)), *[BLOB.pack(len(b)) for b in blobs], data, *blobs])
+
+
 class Channel:
     """Length-prefixed frames over a pair of pipe file descriptors."""
 
@@ -51,9 +57,7 @@ class Channel:
         self.read_fd, self.write_fd, self.limit = read_fd, write_fd, limit
 
     def send(self, message: dict, blobs: list[bytes] = ()) -> None:
-        data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
-        parts = [FRAME.pack(len(data), len(blobs))] + [BLOB.pack(len(b)) for b in blobs] + [data, *blobs]
-        view = memoryview(b"".join(parts))
+        view = memoryview(frame(message, blobs))
         while view:
             written = os.write(self.write_fd, view)
             view = view[written:]

@@ -324,13 +324,8 @@ def _cgroup_probe() -> tuple[str, str]:
                 "RLIMIT_AS and the RSS watch only")
 
 
-def cgroup_lack() -> str:
-    """Why this process may make no cgroup for a child ("" where it may)."""
-    return _cgroup_probe()[0]
-
-
 def cgroups_available() -> bool:
-    return not cgroup_lack()
+    return not _cgroup_probe()[0]
 
 
 #: Containment modes, weakest first (see the module docstring). A *level* is a mode, with ``+cgroup``
@@ -498,11 +493,6 @@ BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", 
 BWRAP_BASE = ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
-def _tmpfs_bytes(size: str) -> int:
-    """``"64m"`` (a :data:`FRESH_FOLDERS` size) in bytes."""
-    return int(size[:-1]) << {"k": 10, "m": 20}[size[-1]]
-
-
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
@@ -524,7 +514,7 @@ def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], h
     emptied = [*fresh, *cover]
     covered = [path for path, _ in emptied]
     for (path, size), mode in zip(emptied, [0o1777] * len(fresh) + [0o755] * len(cover)):
-        ops.append(["tmpfs", path, _tmpfs_bytes(size), mode])
+        ops.append(["tmpfs", path, size, mode])
         made["hidden"].append(path)
     if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
         ops.append(["mqueue", "/dev/mqueue"])
@@ -749,7 +739,6 @@ class Sandbox:
             outcomes = self._start_once()
             if self.student_ran or not any(o.fault for o in outcomes) or attempt == 2:
                 return outcomes
-            self.note = self.log_tail(300)
             self.kill()
             self.dead, self.fault = False, None
             time.sleep(0.2 * (attempt + 1))
@@ -867,14 +856,7 @@ class Sandbox:
         """SIGKILL the child's process group (and with it its PID namespace), then wait for it."""
         self.dead = True
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+            _end(self.proc)
         if self.uid is not None and self.mode.drop_uid:
             _sweep_uid(self.uid)
         if self.cgroup is not None:
@@ -926,15 +908,7 @@ class Sandbox:
         return total
 
     def log_tail(self, size: int = 2000) -> str:
-        if self.log is None:
-            return ""
-        try:
-            self.log.seek(0, os.SEEK_END)
-            end = self.log.tell()
-            self.log.seek(max(0, end - size))
-            return self.log.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return _tail(self.log, size)
 
     def budget(self, cpu_seconds: float) -> None:
         """From now on the child may use ``cpu_seconds`` more CPU seconds, then it is stopped."""
@@ -1002,8 +976,7 @@ class Sandbox:
             raise self.fault or CrashFault("the student's process is gone")
         import select
 
-        data = _frame(message, blobs)
-        view = memoryview(data)
+        view = memoryview(_child.frame(message, blobs))
         fd = self.channel.write_fd
         while view:
             remaining = deadline - time.monotonic()
@@ -1116,17 +1089,10 @@ class Template:
             ready = None
         if not isinstance(ready, dict):
             self.close()
-            raise GraderFault(f"the warm sandbox template did not start: {self.log_tail()}")
+            raise GraderFault("the warm sandbox template did not start: "
+                              + (_tail(self.log, 600).strip() or "(no output)"))
         self.loaded = ready.get("ready", [])
         self.sock.settimeout(30)
-
-    def log_tail(self, size: int = 600) -> str:
-        try:
-            self.log.seek(0, os.SEEK_END)
-            self.log.seek(max(0, self.log.tell() - size))
-            return self.log.read().decode("utf-8", "replace").strip() or "(no output)"
-        except (OSError, ValueError):
-            return "(no output)"
 
     def alive(self) -> bool:
         return self.proc.poll() is None and self.sock is not None
@@ -1164,15 +1130,7 @@ class Template:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, AttributeError):
-            pass
-        if getattr(self, "proc", None) is not None:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+        _end(self.proc)
         self.log.close()
         if self.own_home:
             import shutil
@@ -1240,8 +1198,7 @@ def reap_all() -> None:
     pid = os.getpid()
     boxes = list(_LIVE)
     groups = [box.proc.pid for box in boxes if box.proc is not None]
-    groups += [template.proc.pid for key, template in list(_TEMPLATES.items())
-               if key[0] == pid and getattr(template, "proc", None) is not None]
+    groups += [template.proc.pid for key, template in list(_TEMPLATES.items()) if key[0] == pid]
     for group in groups:
         try:
             os.killpg(group, signal.SIGKILL)
@@ -1260,12 +1217,26 @@ def reap_all() -> None:
 stopping.on_stop(reap_all)
 
 
-def _frame(message: dict, blobs: list[bytes]) -> bytes:
-    import json
+def _end(proc) -> None:
+    """SIGKILL the process group that ``proc`` leads (and with it its PID namespace), then wait for ``proc``."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
 
-    data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
-    parts = [_child.FRAME.pack(len(data), len(blobs))] + [_child.BLOB.pack(len(b)) for b in blobs]
-    return b"".join(parts + [data, *blobs])
+
+def _tail(log, size: int) -> str:
+    """The last ``size`` bytes written to the file ``log`` ("" where there is none)."""
+    try:
+        log.seek(0, os.SEEK_END)
+        log.seek(max(0, log.tell() - size))
+        return log.read().decode("utf-8", "replace")
+    except (AttributeError, OSError, ValueError):
+        return ""
 
 
 def _text(captured: dict) -> str:
@@ -1334,14 +1305,14 @@ def hidden_paths(*roots: Path) -> list[str]:
 #: may write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` = ``/var/lock``, the users' runtime folders under
 #: ``/run/user``). ``/dev/mqueue`` gets the child's own IPC namespace's mqueue file system. A warm child makes
 #: these itself (:func:`own_mounts`), so what one child writes there the next never sees.
-FRESH_FOLDERS = (("/tmp", "64m"), ("/var/tmp", "16m"), ("/dev/shm", "16m"), ("/run/lock", "1m"), ("/run/user", "1m"))
+FRESH_FOLDERS = (("/tmp", 64 << 20), ("/var/tmp", 16 << 20), ("/dev/shm", 16 << 20), ("/run/lock", 1 << 20),
+                 ("/run/user", 1 << 20))
 #: Folders the child gets empty and read-only to its uid (tmpfs of mode 0755, root's), with only
 #: :func:`needed_paths` bound back inside them: where other checkouts, homes and instructors' files live.
-COVERED_FOLDERS = (("/work", "1m"), ("/home", "1m"), ("/root", "1m"), ("/srv", "1m"), ("/mnt", "1m"),
-                   ("/media", "1m"), ("/opt", "1m"))
+COVERED_FOLDERS = tuple((path, 1 << 20) for path in ("/work", "/home", "/root", "/srv", "/mnt", "/media", "/opt"))
 
 
-def fresh_folders(folders=FRESH_FOLDERS) -> list[list[str]]:
+def fresh_folders(folders=FRESH_FOLDERS) -> list[list]:
     """``folders`` (:data:`FRESH_FOLDERS`, or :data:`COVERED_FOLDERS`) that exist on this machine."""
     return [[path, size] for path, size in folders if os.path.isdir(path) and not os.path.islink(path)]
 
