@@ -758,12 +758,11 @@ def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
     os.dup2(log_fd, 2)
     os.write(sync_w, b"ok")
     _close_all_but({0, 1, 2, read_fd, write_fd})
-    if mounts is not None:
+    if mounts is not None:  # an error from here on stops the child (template_main) before any student code
         import ctypes
 
         if _libc().unshare(CHILD_NAMESPACES) != 0:
-            os.write(2, f"unshare failed: {os.strerror(ctypes.get_errno())}\n".encode())
-            os._exit(1)
+            raise OSError(ctypes.get_errno(), "unshare failed")
         inner = os.fork()
         if inner:  # like unshare --fork --kill-child: wait, then end as the child ended
             os.close(read_fd)
@@ -774,11 +773,8 @@ def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
                 os.kill(os.getpid(), os.WTERMSIG(status))
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _die_with_parent()
-        try:  # bubblewrap left the template's mounts slaves of the host's, never shared: nothing propagates back
-            make_mounts([["proc", "/proc"], *mounts])
-        except OSError as exc:
-            os.write(2, f"{exc}\n".encode())
-            os._exit(1)
+        # bubblewrap left the template's mounts slaves of the host's, never shared: nothing propagates back
+        make_mounts([["proc", "/proc"], *mounts])
     sys.argv = ["-c"]
     serve_child(read_fd, write_fd)
 

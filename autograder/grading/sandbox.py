@@ -38,6 +38,7 @@ import atexit
 import functools
 import inspect
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -584,11 +585,7 @@ def containment() -> Containment:
         raise GraderFault(f"the trusted grader needs psutil ({exc}); install the grader's packages: "
                           "pip install 'avgpool-course[grader]' (or make course, which installs the lock)") from None
     rss = True
-    bwrap = None
-    if sys.platform.startswith("linux"):
-        from shutil import which
-
-        bwrap = which("bwrap")
+    bwrap = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     lacks = []
     cgroup_why, cgroup_note = _cgroup_probe()
     if cgroup_note:
@@ -873,8 +870,6 @@ class Sandbox:
             self.log.close()
             self.log = None
         if self.scratch and not self.mode.namespaces and os.path.isdir(self.scratch):
-            import shutil
-
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
         _LIVE.discard(self)
@@ -893,19 +888,24 @@ class Sandbox:
                 pass
         import psutil
 
-        try:
-            root = psutil.Process(self.proc.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return 0.0
         total = 0.0
-        for proc in procs:
+        for proc in self._tree():
             try:
                 times = proc.cpu_times()
             except psutil.Error:
                 continue
             total += times.user + times.system + times.children_user + times.children_system
         return total
+
+    def _tree(self) -> list:
+        """The child's processes as psutil sees them (none once it is gone)."""
+        import psutil
+
+        try:
+            root = psutil.Process(self.proc.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
 
     def log_tail(self, size: int = 2000) -> str:
         return _tail(self.log, size)
@@ -935,8 +935,7 @@ class Sandbox:
         import psutil
 
         try:
-            root = psutil.Process(self.proc.pid)
-            total = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+            total = sum(p.memory_info().rss for p in self._tree())
         except psutil.Error:
             return
         if total > self.limits.memory_bytes:
@@ -1133,8 +1132,6 @@ class Template:
         _end(self.proc)
         self.log.close()
         if self.own_home:
-            import shutil
-
             shutil.rmtree(self.home, ignore_errors=True)
 
 
