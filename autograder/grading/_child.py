@@ -699,20 +699,14 @@ def serve_child(read_fd: int, write_fd: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------
-# The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules
-# once and forks a fresh child per submission. It never runs student code, never holds a student's
-# data. Where there are namespaces it runs under bubblewrap with the cold child's mounts (the host
-# read-only, a minimal /dev, instructor paths hidden, no network). Bubblewrap starts programs, so it cannot
-# contain a child forked from here: the forked child makes what must be its own, after the fork and before
-# any student code: new mount, PID, network, IPC, UTS and cgroup namespaces (``unshare(2)``; Python 3.11
-# has no ``os.unshare``), its PID namespace's ``/proc``, and the fresh folders (``make_mounts``), then the
-# limits (same ``setup_sandbox`` as a cold child).
+# The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules once and
+# forks a fresh child per submission; it never runs student code. Bubblewrap, which runs it where there are
+# namespaces, starts programs and cannot contain a forked one: the child makes its own namespaces and mounts
+# (``_forked``), then the same ``setup_sandbox`` as a cold child (why each: THREAT_MODEL.md).
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP = 0x08000000, 0x04000000, 0x02000000
-#: The namespaces of a warm child, as ``sandbox.BWRAP_NAMESPACES`` gives a cold one: System V IPC and POSIX
-#: message queues of one child die with it, unseen by the next; abstract unix sockets belong to the network
-#: namespace; its cgroup namespace (made after it joined its cgroup) hides the host's cgroup paths.
+#: A warm child's namespaces: those ``sandbox.BWRAP_NAMESPACES`` gives a cold one (why: there).
 CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
 
 

@@ -1,22 +1,14 @@
 """The sandboxed child process seen from the parent: start it, talk to it under deadlines, kill it.
 
-Containment is detected at run time and recorded (:func:`containment`):
+Containment is detected at run time and recorded (:func:`containment`); why each part is there:
+``THREAT_MODEL.md``.
 
-* ``namespaces`` (root on Linux, as in CI): a fresh child starts under bubblewrap (``bwrap``,
-  :func:`bwrap_command`) in new mount, network, PID, IPC, UTS and cgroup namespaces (no network, its own
-  ``/proc``, a minimal ``/dev``, its own System V IPC and message queues), the host's files read-only,
-  instructor paths hidden under empty tmpfs mounts (``source/``, ``autograder/``, ``tests/``,
-  ``submitted/``, the gradebook, ...), fresh ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` and
-  ``/run/user``; bubblewrap keeps only CAP_SETUID/CAP_SETGID, with which the child drops to an unprivileged
-  uid of its own before any student code, so ``RLIMIT_NPROC`` holds. No user namespace as root: bubblewrap's
-  would run the child as the host's uid 0 (without capabilities, but the owner of root's files and free of
-  ``RLIMIT_NPROC``); an unprivileged bubblewrap cannot bind what the leased uid cannot read (the interpreter
-  under ``/root``, mode 700: ``--ro-bind-fd`` resolves the path as that uid). A warm template runs under
-  bubblewrap with the same mounts (one :func:`mount_plan`: the host read-only, a minimal ``/dev``, instructor
-  paths hidden) and no network; a child forked from it cannot be started by bubblewrap (which starts
-  programs), so it makes only what must be its own after the fork, before any student code: its namespaces
-  (``unshare(2)``), its PID namespace's ``/proc`` and a fresh tmpfs on each folder any user may write
-  (:func:`own_mounts`; ``_child._forked``, ``_child.make_mounts``);
+* ``namespaces`` (root on Linux, as in CI): a cold child starts under bubblewrap (:func:`bwrap_command`) in
+  new mount, network, PID, IPC, UTS and cgroup namespaces, with the mounts of :func:`mount_plan` (the host
+  read-only, a minimal ``/dev``, its own ``/proc``, instructor paths hidden, a fresh tmpfs on every folder
+  anyone may write), and drops to an unprivileged uid of its own before any student code. A warm template
+  runs under bubblewrap with the same mounts; a child forked from it makes its own namespaces, ``/proc`` and
+  fresh folders after the fork (:func:`own_mounts`, ``_child._forked``);
 * ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): bubblewrap's
   ``--unshare-all`` (a user namespace too) and the same mounts, but the child keeps the caller's uid
   (no warm template: its children would need uid maps written from outside);
@@ -24,12 +16,11 @@ Containment is detected at run time and recorded (:func:`containment`):
   in an empty scratch folder with a clean environment and resource limits; instructor files stay
   readable by the child.
 
-In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child:
-its cgroup's ``cpuacct.usage`` (v1) or ``cpu.stat`` (v2) where this process may make cgroups, as root
-or in a cgroup v2 subtree delegated to it, else psutil over its process tree),
-a wall-clock cap only for hangs, ``SIGKILL`` of the whole process group (and the whole PID namespace where
-there is one), ``RLIMIT_AS``/``RLIMIT_FSIZE``/``RLIMIT_NPROC``/``RLIMIT_CORE``, a memory cap in the cgroup
-(else a parent-side RSS watch), capped captured output, capped replies.
+In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child: its
+cgroup's where this process may make cgroups, else psutil's over its process tree), a wall-clock cap only
+for hangs, ``SIGKILL`` of the whole process group (and PID namespace), ``RLIMIT_AS``/``RLIMIT_FSIZE``/
+``RLIMIT_NPROC``/``RLIMIT_CORE``, a memory cap in the cgroup (else a parent-side RSS watch), capped captured
+output, capped replies.
 """
 
 from __future__ import annotations
@@ -466,31 +457,26 @@ def _probe(command: list[str]) -> str:
     return lines[-1][:300] if lines else f"exit status {result.returncode}"
 
 
-#: How a cold child and a warm template are contained where there are namespaces (every record's ``containment``
-#: says it): a warm child makes its own namespaces and fresh folders after the template's fork (``_child._forked``).
+#: How a cold child and a warm template are contained where there are namespaces (every record says it).
 BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only root, a minimal /dev, capabilities dropped)"
 
-#: Every namespace a cold child gets from bubblewrap (the warm template's children make their own, the same, with
-#: ``_child.CHILD_NAMESPACES``): mount, network (abstract unix sockets too), PID, IPC (System V shared memory,
-#: semaphores, message queues, POSIX message queues), UTS and cgroup; ``--unshare-all`` adds a user namespace.
-#: Run by root there is no user namespace: bubblewrap's would map the child to the host's uid 0 (without
-#: capabilities, but the owner of root's files, and free of RLIMIT_NPROC); instead the child keeps
-#: CAP_SETUID/CAP_SETGID only, to drop to its leased uid of the host's before any student code.
-#: ``template``: the warm template (root only), which never runs student code: no network, its own IPC and UTS
-#: namespaces, and CAP_SYS_ADMIN besides, with which each forked child makes its own namespaces and fresh
-#: folders, and CAP_KILL, without which a forked child's parent-death SIGKILL (sent as from its parent, root)
-#: never reaches the child once it dropped to its leased uid; no PID namespace (the grader kills each child's
-#: process group by its pid, which one would renumber) and no cgroup namespace (each child makes its own once it
-#: joined its cgroup).
+#: A cold child's namespaces (a warm child makes the same, ``_child.CHILD_NAMESPACES``): mount, network, PID, IPC,
+#: UTS, cgroup, so nothing one child leaves (System V IPC, message queues, abstract unix sockets) reaches the next
+#: and the host's cgroup paths stay unseen. ``root``: no user namespace
+#: (bubblewrap's would make the child the host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the
+#: capabilities only CAP_SETUID/CAP_SETGID, to drop to its leased uid. ``user``: ``--unshare-all`` adds one.
+#: ``template`` (root only; it never runs student code): CAP_SYS_ADMIN for its children's namespaces and fresh
+#: folders, CAP_KILL (else a child's parent-death SIGKILL, sent as from root, misses it once it dropped its uid),
+#: no PID namespace (the grader kills each child's process group by its host pid) and no cgroup namespace (each
+#: child makes its own once it joined its cgroup).
 BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                              "--as-pid-1", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
                     "user": ["--unshare-all", "--as-pid-1", "--cap-drop", "ALL"],
                     "template": ["--unshare-ipc", "--unshare-net", "--unshare-uts", "--cap-drop", "ALL",
                                  "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_KILL", "--cap-add", "CAP_SETUID",
                                  "--cap-add", "CAP_SETGID"]}
-#: The rest of every bubblewrap line (cold child and warm template): it dies with the grader, has no terminal,
-#: and sees the host's files read-only, a minimal ``/dev`` and its own ``/proc`` (a cold child is PID 1 of its
-#: PID namespace, as a warm child is of the one it makes).
+#: The rest of every bubblewrap line: it dies with the grader, has no terminal, and sees the host's files
+#: read-only, a minimal ``/dev`` and its own ``/proc``.
 BWRAP_BASE = ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
@@ -498,8 +484,8 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], hide: list[str],
-               cover: list[list[str]] = ()) -> tuple[list[list], dict]:
+def mount_plan(*, fresh: list[list], keep: list[str], expose: list[list], hide: list[str],
+               cover: list[list] = ()) -> tuple[list[list], dict]:
     """``(the mounts of a child's mount namespace, in order; what they make)``: a fresh tmpfs of mode 1777 on
     each ``fresh`` folder (``[[path, size]]``: folders any user may write), an empty tmpfs of mode 0755 (root's:
     the child's uid writes nothing there) on each ``cover`` folder (same form: where others' files live), its
@@ -507,9 +493,8 @@ def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], h
     child's uid cannot traverse), the ``keep`` paths bound back read-only (source: the host's view), ``hide``
     covered (a folder by an empty tmpfs, a file by ``/dev/null``). Operations: ``["tmpfs", path, bytes,
     mode]``, ``["mqueue", path]``, ``["dir", path]`` (mode 0755, for the child's uid to traverse), ``["bind",
-    path]``, ``["null", path]``. Bubblewrap makes them for a cold child and for the warm template
-    (:func:`bwrap_command`), and a warm child its :func:`own_mounts` again (``_child.make_mounts``); each makes
-    every one or the child does not start. What they make is reported as the child's ``active`` mounts."""
+    path]``, ``["null", path]``. Bubblewrap makes them (:func:`bwrap_command`), a warm child its
+    :func:`own_mounts` again; all or the child does not start. ``made`` is reported as the child's ``active``."""
     ops: list[list] = []
     made: dict = {"hidden": []}
     emptied = [*fresh, *cover]
@@ -566,11 +551,10 @@ def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: 
     return args + ["--", *runner]
 
 
-def own_mounts(plan: list[list], fresh: list[list[str]] | None = None) -> list[list]:
-    """The part of ``plan`` that a warm child makes in its own mount namespace (``_child.make_mounts``), its
-    template's bubblewrap having made the whole plan once: a fresh tmpfs on each ``fresh`` folder (what one
-    child may write, the next must not see), whatever the plan puts inside one (a warm child is made only
-    where that is nothing), and the ``/dev/mqueue`` of the child's own IPC namespace."""
+def own_mounts(plan: list[list], fresh: list[list] | None = None) -> list[list]:
+    """The part of ``plan`` a warm child makes again in its own mount namespace (``_child.make_mounts``): the
+    tmpfs on each ``fresh`` folder (default :func:`fresh_folders`), whatever the plan puts inside one (a warm
+    child is made only where that is nothing), and its IPC namespace's ``/dev/mqueue``."""
     fresh = fresh_folders() if fresh is None else fresh
     return [op for op in plan if op[0] == "mqueue" or any(_inside(op[1], folder) for folder, _ in fresh)]
 
@@ -1298,10 +1282,9 @@ def hidden_paths(*roots: Path) -> list[str]:
     return found
 
 
-#: Folders the child gets empty and writable (fresh tmpfs of mode 1777, its own, gone with it): every folder anyone
-#: may write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` = ``/var/lock``, the users' runtime folders under
-#: ``/run/user``). ``/dev/mqueue`` gets the child's own IPC namespace's mqueue file system. A warm child makes
-#: these itself (:func:`own_mounts`), so what one child writes there the next never sees.
+#: Folders the child gets empty and writable (a fresh tmpfs of mode 1777, its own, gone with it; a warm child makes
+#: them again, :func:`own_mounts`): every folder anyone may write (``/run/lock`` is ``/var/lock``; ``/run/user``
+#: holds the users' runtime folders). Sizes in bytes.
 FRESH_FOLDERS = (("/tmp", 64 << 20), ("/var/tmp", 16 << 20), ("/dev/shm", 16 << 20), ("/run/lock", 1 << 20),
                  ("/run/user", 1 << 20))
 #: Folders the child gets empty and read-only to its uid (tmpfs of mode 0755, root's), with only
