@@ -28,9 +28,12 @@ from __future__ import annotations
 import atexit
 import functools
 import inspect
+import json
 import os
+import select
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -815,14 +818,11 @@ class Sandbox:
         except Fault as fault:
             if current is None and last is not None:
                 current = last  # between cells (a message out of turn, say): what the last cell started did it
+            error = {"type": type(fault).__name__, "builtin": "Exception", "message": fault.message}
             if current is not None and current < len(self.cells):
-                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False,
-                                                 {"type": type(fault).__name__, "builtin": "Exception",
-                                                  "message": fault.message}, fault=fault.kind))
+                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False, error, fault=fault.kind))
             elif not self.outcomes or self.outcomes[-1].fault is None:
-                self.outcomes.append(CellOutcome("<start>", False, {"type": type(fault).__name__,
-                                                                    "builtin": "Exception",
-                                                                    "message": fault.message}, fault=fault.kind))
+                self.outcomes.append(CellOutcome("<start>", False, error, fault=fault.kind))
         return self.outcomes
 
     def close(self) -> None:
@@ -957,8 +957,6 @@ class Sandbox:
     def _send(self, message: dict, blobs: list[bytes], deadline: float) -> None:
         if self.dead or self.channel is None:
             raise self.fault or CrashFault("the student's process is gone")
-        import select
-
         view = memoryview(_child.frame(message, blobs))
         fd = self.channel.write_fd
         while view:
@@ -1040,9 +1038,6 @@ class Template:
     Start-up and imports are paid once per grading process and lesson instead of once per child."""
 
     def __init__(self, block: list[str], imports: list[str], start_seconds: float, plan: list[list] | None = None):
-        import json
-        import socket
-
         self.lock = threading.Lock()
         # Under bubblewrap (``plan``: the cold child's mounts) its home is its own fresh /tmp, else a folder of ours.
         self.home = "/tmp" if plan is not None else tempfile.mkdtemp(prefix="trusted-template-")
@@ -1074,16 +1069,12 @@ class Template:
             self.close()
             raise GraderFault("the warm sandbox template did not start: "
                               + (_tail(self.log, 600).strip() or "(no output)"))
-        self.loaded = ready.get("ready", [])
         self.sock.settimeout(30)
 
     def alive(self) -> bool:
         return self.proc.poll() is None and self.sock is not None
 
     def _ask(self, request: dict, fds: list[int] = ()) -> dict:
-        import json
-        import socket
-
         with self.lock:
             if not self.alive():
                 raise OSError("the template has ended")
@@ -1130,8 +1121,6 @@ def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: 
     """Fork a child from this process's template for ``(block, imports, plan)`` (``plan``: the mounts the
     template's bubblewrap makes, ``None`` without namespaces), starting (or restarting) the template when
     needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
-    import json
-
     key = (os.getpid(), tuple(block), tuple(imports), None if plan is None else json.dumps(plan))
     for attempt in range(2):
         with _TEMPLATES_LOCK:
