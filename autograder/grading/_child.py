@@ -399,11 +399,14 @@ class IPythonStub:
         raise AttributeError(f"the grader's get_ipython() has no {name!r} (student code runs in plain Python)")
 
 
-def _libc():
+def _syscall(name: str, *args) -> None:
+    """Call the C library's ``name`` (Python 3.11 has no ``os.unshare`` or ``os.mount``); ``OSError`` where it fails."""
     import ctypes
     import ctypes.util
 
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    if getattr(libc, name)(*args) != 0:
+        raise OSError(ctypes.get_errno(), f"{name}{args} failed")
 
 
 def make_mounts(plan: list) -> None:
@@ -411,16 +414,12 @@ def make_mounts(plan: list) -> None:
     namespace's ``/proc``, then ``sandbox.own_mounts`` (a fresh tmpfs on each folder any user may write, the
     mqueue of its own IPC namespace); the rest are its template's, made by bubblewrap. Raises ``OSError`` at the
     first that fails (or at any other kind of mount): the child then never runs student code."""
-    import ctypes
-
-    libc = _libc()
     for kind, path, *rest in plan:
         if kind not in ("proc", "tmpfs", "mqueue"):
             raise OSError(f"a warm child makes only fresh folders, not a {kind!r} mount")
         flags = 2 | 4 | (0 if kind == "tmpfs" else 8)  # MS_NOSUID | MS_NODEV, MS_NOEXEC but on tmpfs
         data = f"size={rest[0]},mode={rest[1]:o}".encode() if kind == "tmpfs" else None
-        if libc.mount(kind.encode(), path.encode(), kind.encode(), flags, data) != 0:
-            raise OSError(ctypes.get_errno(), f"mount {kind} on {path} failed")
+        _syscall("mount", kind.encode(), path.encode(), kind.encode(), flags, data)
 
 
 def setup_sandbox(config: dict) -> dict:
@@ -460,7 +459,7 @@ def setup_sandbox(config: dict) -> dict:
         _die_with_parent()
     os.makedirs(scratch, exist_ok=True)  # the child's uid owns it (a fresh /tmp is mode 1777)
     try:
-        _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        _syscall("prctl", 38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     except Exception:
         pass
     os.chdir(scratch)
@@ -713,7 +712,7 @@ CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CL
 def _die_with_parent() -> None:
     """SIGKILL this process when its parent ends (Linux; set again after every uid change, which clears it)."""
     try:
-        _libc().prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+        _syscall("prctl", 1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
     except Exception:
         pass
 
@@ -753,10 +752,7 @@ def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
     os.write(sync_w, b"ok")
     _close_all_but({0, 1, 2, read_fd, write_fd})
     if mounts is not None:  # an error from here on stops the child (template_main) before any student code
-        import ctypes
-
-        if _libc().unshare(CHILD_NAMESPACES) != 0:
-            raise OSError(ctypes.get_errno(), "unshare failed")
+        _syscall("unshare", CHILD_NAMESPACES)
         inner = os.fork()
         if inner:  # like unshare --fork --kill-child: wait, then end as the child ended
             os.close(read_fd)
