@@ -18,6 +18,7 @@ import json
 import os
 import re
 import select
+import signal
 import struct
 import sys
 import time
@@ -423,9 +424,9 @@ def make_mounts(plan: list) -> None:
 
 
 def setup_sandbox(config: dict) -> dict:
-    """Hide paths, set limits, drop privileges, enter the scratch folder. Returns what took effect."""
+    """Set limits, drop privileges, enter the scratch folder (the mounts are bubblewrap's, or a warm child's
+    :func:`make_mounts`). Returns what took effect."""
     import resource
-    import signal
 
     active: dict = {"namespaces": bool(config.get("namespaces")), "hidden": [], "rlimits": [], "uid": os.getuid()}
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the file-size limit fail instead of killing
@@ -733,8 +734,6 @@ def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
     """In the forked child (never returns): its own session and cgroup, then, with ``mounts`` (the template runs
     under bubblewrap), new namespaces with this process's child as their PID 1 and :func:`make_mounts`, then
     :func:`serve_child`."""
-    import signal
-
     read_fd, write_fd, log_fd, *cgroup_procs = fds
     try:
         os.setsid()  # its own process group: the parent kills the group
