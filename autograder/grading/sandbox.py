@@ -465,9 +465,9 @@ BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only roo
 
 #: A cold child's namespaces (a warm child makes the same, ``_child.CHILD_NAMESPACES``): mount, network, PID, IPC,
 #: UTS, cgroup, so nothing one child leaves (System V IPC, message queues, abstract unix sockets) reaches the next
-#: and the host's cgroup paths stay unseen. ``root``: no user namespace
-#: (bubblewrap's would make the child the host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the
-#: capabilities only CAP_SETUID/CAP_SETGID, to drop to its leased uid. ``user``: ``--unshare-all`` adds one.
+#: and the host's cgroup paths stay unseen. ``root``: no user namespace (bubblewrap's would make the child the
+#: host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the capabilities only CAP_SETUID and
+#: CAP_SETGID, to drop to its leased uid. ``user``: ``--unshare-all`` adds one.
 #: ``template`` (root only; it never runs student code): CAP_SYS_ADMIN for its children's namespaces and fresh
 #: folders, CAP_KILL (else a child's parent-death SIGKILL, sent as from root, misses it once it dropped its uid),
 #: no PID namespace (the grader kills each child's process group by its host pid) and no cgroup namespace (each
@@ -1121,7 +1121,7 @@ def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: 
     """Fork a child from this process's template for ``(block, imports, plan)`` (``plan``: the mounts the
     template's bubblewrap makes, ``None`` without namespaces), starting (or restarting) the template when
     needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
-    key = (os.getpid(), tuple(block), tuple(imports), None if plan is None else json.dumps(plan))
+    key = (os.getpid(), tuple(block), tuple(imports), json.dumps(plan))
     for attempt in range(2):
         with _TEMPLATES_LOCK:
             for other in [k for k in _TEMPLATES if k[0] != key[0]]:  # a forked copy of a grading process
