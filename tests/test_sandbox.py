@@ -113,7 +113,7 @@ def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkey
 
 
 def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and_hides_the_rest(tmp_path):
-    """``mount_plan`` is the one list of mounts bubblewrap (cold) and the warm child make: a fresh folder is
+    """``mount_plan`` is the one list of mounts bubblewrap makes (cold child, warm template): a fresh folder is
     covered and a needed path inside it bound back with traversable folders above it; a hidden path that
     the fresh folder already covers needs nothing, one outside is covered (a folder by a tmpfs, a file by
     /dev/null); an absent path is skipped."""
