@@ -901,19 +901,14 @@ class Sandbox:
 
     # -- talking ----------------------------------------------------------------------------------
     def _watch(self) -> None:
-        """Called while waiting for the child: its CPU budget, then its memory."""
+        """Called while waiting for the child: its CPU budget, then (every quarter second) its memory."""
         if self.cpu_limit is not None and self.cpu_seconds() > self.cpu_limit:
             if self.cgroup is not None and self.cgroup.deep_in_memory():  # the time went into memory
                 raise MemoryFault(f"student code used more than the memory limit of "
                                   f"{self.limits.memory_bytes / 2**20:.0f} MiB and was stopped")
             raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped")
-        self._check_rss()
-
-    def _check_rss(self) -> None:
-        if not self.mode.rss_watch or self.proc is None:
-            return
         now = time.monotonic()
-        if now - self._last_rss_check < 0.25:
+        if not self.mode.rss_watch or self.proc is None or now - self._last_rss_check < 0.25:
             return
         self._last_rss_check = now
         import psutil
