@@ -374,3 +374,22 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
     real = sandbox.needed_paths
     monkeypatch.setattr(sandbox, "needed_paths", lambda: [*real(), "/tmp"])  # what a venv in /tmp asks for
     assert not Sandbox(cells, limits=FAST).warm
+
+
+def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, monkeypatch):
+    """A fresh folder that the forked child cannot mount (a path its template does not have) stops the child
+    before any student code, as a failing bubblewrap mount stops a cold one: the grader's fault, never a score."""
+    if not (containment().namespaces and sandbox.warm_available(containment())):
+        pytest.skip("a warm child makes mounts of its own only where there are namespaces")
+    real, absent = sandbox.own_mounts, str(tmp_path / "absent")  # under /tmp: the template's /tmp is its own
+    monkeypatch.setattr(sandbox, "own_mounts", lambda plan, fresh=None: [*real(plan, fresh),
+                                                                        ["tmpfs", absent, 1 << 20, 0o1777]])
+    box = Sandbox([{"id": "a", "kind": "solution", "source": "x = 1"}], limits=FAST, imports=["json"])
+    try:
+        outcomes = box.start()
+    finally:
+        box.kill()
+        for key in [k for k in sandbox._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
+            sandbox._TEMPLATES.pop(key).close()
+    assert box.warm and not box.student_ran, outcomes
+    assert outcomes[-1].id == "<start>" and absent in outcomes[-1].error["message"], outcomes
