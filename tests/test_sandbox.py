@@ -113,7 +113,7 @@ def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkey
 
 
 def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and_hides_the_rest(tmp_path):
-    """``mount_plan`` is the one list of mounts bubblewrap (cold) and the warm child make: a fresh folder is
+    """``mount_plan`` is the one list of mounts bubblewrap makes (cold child, warm template): a fresh folder is
     covered and a needed path inside it bound back with traversable folders above it; a hidden path that
     the fresh folder already covers needs nothing, one outside is covered (a folder by a tmpfs, a file by
     /dev/null); an absent path is skipped."""
@@ -123,7 +123,7 @@ def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and
         folder.mkdir(parents=True)
     (fresh / "secret.txt").write_text("x")
     (other / "gradebook.db").write_text("x")
-    plan, made = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], keep=[str(venv), str(other / "absent")], expose=[],
+    plan, made = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], keep=[str(venv), str(other / "absent")], expose=[],
                                     hide=[str(fresh / "secret.txt"), str(venv / "torch"), str(other / "source"),
                                           str(other / "gradebook.db"), str(other / "absent")])
     assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["dir", str(fresh / "a")], ["dir", str(fresh / "a" / "b")],
@@ -147,7 +147,7 @@ def test_a_needed_path_inside_another_is_bound_once_with_its_folder(tmp_path):
     venv, site = fresh / "venv", fresh / "venv" / "lib" / "site-packages"
     site.mkdir(parents=True)
     for keep in ([str(site), str(venv)], [str(venv), str(site)]):
-        plan, _ = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], keep=keep, expose=[], hide=[])
+        plan, _ = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], keep=keep, expose=[], hide=[])
         assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["bind", str(venv)]], keep
 
 
@@ -348,18 +348,18 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
     venv, source = cover / "venv", tmp_path / "source"
     for folder in (fresh, venv, source):
         folder.mkdir(parents=True)
-    plan, made = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], cover=[[str(cover), "1m"]], keep=[str(venv)],
+    plan, made = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], cover=[[str(cover), 1 << 20]], keep=[str(venv)],
                                     expose=[], hide=[str(source)])
     mqueue = [op for op in plan if op[0] == "mqueue"]
     assert [op for op in plan if op[0] != "mqueue"] == [
         ["tmpfs", str(fresh), 1 << 20, 0o1777], ["tmpfs", str(cover), 1 << 20, 0o755], ["bind", str(venv)],
         ["tmpfs", str(source), 64 << 10, 0o755]]
     assert made["kept"] == [str(venv)] and str(cover) in made["hidden"]
-    assert sandbox.own_mounts(plan, [[str(fresh), "1m"]]) == [["tmpfs", str(fresh), 1 << 20, 0o1777], *mqueue]
+    assert sandbox.own_mounts(plan, [[str(fresh), 1 << 20]]) == [["tmpfs", str(fresh), 1 << 20, 0o1777], *mqueue]
     inside = fresh / "venv"
     inside.mkdir()
-    plan, _ = sandbox.mount_plan(fresh=[[str(fresh), "1m"]], keep=[str(inside)], expose=[], hide=[])
-    assert ["bind", str(inside)] in sandbox.own_mounts(plan, [[str(fresh), "1m"]])
+    plan, _ = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], keep=[str(inside)], expose=[], hide=[])
+    assert ["bind", str(inside)] in sandbox.own_mounts(plan, [[str(fresh), 1 << 20]])
     with pytest.raises(OSError, match="only fresh folders"):
         _child.make_mounts([["bind", str(inside)]])
     template = sandbox.bwrap_command(["python"], root=True, plan=[], template=True)
@@ -374,3 +374,22 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
     real = sandbox.needed_paths
     monkeypatch.setattr(sandbox, "needed_paths", lambda: [*real(), "/tmp"])  # what a venv in /tmp asks for
     assert not Sandbox(cells, limits=FAST).warm
+
+
+def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, monkeypatch):
+    """A fresh folder that the forked child cannot mount (a path its template does not have) stops the child
+    before any student code, as a failing bubblewrap mount stops a cold one: the grader's fault, never a score."""
+    if not (containment().namespaces and sandbox.warm_available(containment())):
+        pytest.skip("a warm child makes mounts of its own only where there are namespaces")
+    real, absent = sandbox.own_mounts, str(tmp_path / "absent")  # under /tmp: the template's /tmp is its own
+    monkeypatch.setattr(sandbox, "own_mounts", lambda plan, fresh=None: [*real(plan, fresh),
+                                                                        ["tmpfs", absent, 1 << 20, 0o1777]])
+    box = Sandbox([{"id": "a", "kind": "solution", "source": "x = 1"}], limits=FAST, imports=["json"])
+    try:
+        outcomes = box.start()
+    finally:
+        box.kill()
+        for key in [k for k in sandbox._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
+            sandbox._TEMPLATES.pop(key).close()
+    assert box.warm and not box.student_ran, outcomes
+    assert outcomes[-1].id == "<start>" and absent in outcomes[-1].error["message"], outcomes

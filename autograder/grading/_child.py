@@ -18,6 +18,7 @@ import json
 import os
 import re
 import select
+import signal
 import struct
 import sys
 import time
@@ -44,6 +45,12 @@ class ChannelClosed(Exception):
     """The other side closed its end (the process died)."""
 
 
+def frame(message: dict, blobs: list[bytes]) -> bytes:
+    """One frame of the wire format (the module docstring)."""
+    data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
+    return b"".join([FRAME.pack(len(data), len(blobs)), *[BLOB.pack(len(b)) for b in blobs], data, *blobs])
+
+
 class Channel:
     """Length-prefixed frames over a pair of pipe file descriptors."""
 
@@ -51,9 +58,7 @@ class Channel:
         self.read_fd, self.write_fd, self.limit = read_fd, write_fd, limit
 
     def send(self, message: dict, blobs: list[bytes] = ()) -> None:
-        data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
-        parts = [FRAME.pack(len(data), len(blobs))] + [BLOB.pack(len(b)) for b in blobs] + [data, *blobs]
-        view = memoryview(b"".join(parts))
+        view = memoryview(frame(message, blobs))
         while view:
             written = os.write(self.write_fd, view)
             view = view[written:]
@@ -395,47 +400,37 @@ class IPythonStub:
         raise AttributeError(f"the grader's get_ipython() has no {name!r} (student code runs in plain Python)")
 
 
-def _libc():
+def _syscall(name: str, *args) -> None:
+    """Call the C library's ``name`` (Python 3.11 has no ``os.unshare`` or ``os.mount``); ``OSError`` where it fails."""
     import ctypes
     import ctypes.util
 
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-
-
-def _mount(libc, source: str, target: str, fstype, flags: int, data) -> None:
-    import ctypes
-
-    result = libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                        data.encode() if data else None)
-    if result != 0:
-        raise OSError(ctypes.get_errno(), f"mount {source} on {target} failed")
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    if getattr(libc, name)(*args) != 0:
+        raise OSError(ctypes.get_errno(), f"{name}{args} failed")
 
 
 def make_mounts(plan: list) -> None:
-    """Make the mounts of ``plan`` (``sandbox.own_mounts``: a fresh tmpfs on each folder any user may write, the
-    mqueue of this process's own IPC namespace) in this process's new mount namespace, in order; the rest of the
-    cold child's mounts are its template's, made by bubblewrap. Raises ``OSError`` at the first that fails: the
-    child then never runs student code."""
-    libc = _libc() if plan else None
-    ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
+    """Make the mounts of ``plan`` in this warm child's new mount and PID namespaces, in order: its PID
+    namespace's ``/proc``, then ``sandbox.own_mounts`` (a fresh tmpfs on each folder any user may write, the
+    mqueue of its own IPC namespace); the rest are its template's, made by bubblewrap. Raises ``OSError`` at the
+    first that fails (or at any other kind of mount): the child then never runs student code."""
     for kind, path, *rest in plan:
-        if kind == "tmpfs":
-            _mount(libc, "tmpfs", path, "tmpfs", ms_nosuid | ms_nodev, f"size={rest[0]},mode={rest[1]:o}")
-        elif kind == "mqueue":
-            _mount(libc, "mqueue", path, "mqueue", ms_nosuid | ms_nodev | ms_noexec, None)
-        else:
+        if kind not in ("proc", "tmpfs", "mqueue"):
             raise OSError(f"a warm child makes only fresh folders, not a {kind!r} mount")
+        flags = 2 | 4 | (0 if kind == "tmpfs" else 8)  # MS_NOSUID | MS_NODEV, MS_NOEXEC but on tmpfs
+        data = f"size={rest[0]},mode={rest[1]:o}".encode() if kind == "tmpfs" else None
+        _syscall("mount", kind.encode(), path.encode(), kind.encode(), flags, data)
 
 
 def setup_sandbox(config: dict) -> dict:
-    """Hide paths, set limits, drop privileges, enter the scratch folder. Returns what took effect."""
+    """Set limits, drop privileges, enter the scratch folder (the mounts are bubblewrap's, or a warm child's
+    :func:`make_mounts`). Returns what took effect."""
     import resource
-    import signal
 
     active: dict = {"namespaces": bool(config.get("namespaces")), "hidden": [], "rlimits": [], "uid": os.getuid()}
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the file-size limit fail instead of killing
     scratch = config["scratch"]
-    make_mounts(config.get("plan") or [])  # a warm child's; bubblewrap made a cold child's
     active.update(config.get("mounted") or {})
     uid = config.get("uid")
     limits = {
@@ -465,7 +460,7 @@ def setup_sandbox(config: dict) -> dict:
         _die_with_parent()
     os.makedirs(scratch, exist_ok=True)  # the child's uid owns it (a fresh /tmp is mode 1777)
     try:
-        _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        _syscall("prctl", 38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     except Exception:
         pass
     os.chdir(scratch)
@@ -663,9 +658,6 @@ class Child:
                 if helper is None:
                     raise RuntimeError(f"helper {message['helper']!r} could not be imported in the sandbox")
                 return helper(*args, **kwargs)
-        elif op == "ping":
-            def action():
-                return True
         else:
             raise ProtocolError(f"unknown request {op!r}")
         return self.guarded(action)
@@ -704,27 +696,21 @@ def serve_child(read_fd: int, write_fd: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------
-# The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules
-# once and forks a fresh child per submission. It never runs student code, never holds a student's
-# data. Where there are namespaces it runs under bubblewrap with the cold child's mounts (the host
-# read-only, a minimal /dev, instructor paths hidden, no network). Bubblewrap starts programs, so it cannot
-# contain a child forked from here: the forked child makes what must be its own, after the fork and before
-# any student code: new mount, PID, network, IPC, UTS and cgroup namespaces (``unshare(2)``; Python 3.11
-# has no ``os.unshare``), its PID namespace's ``/proc``, and the fresh folders (``make_mounts``), then the
-# limits (same ``setup_sandbox`` as a cold child).
+# The warm template (``--template FD``): an interpreter that has imported the lesson's set-up modules once and
+# forks a fresh child per submission; it never runs student code. Bubblewrap, which runs it where there are
+# namespaces, starts programs and cannot contain a forked one: the child makes its own namespaces and mounts
+# (``_forked``), then the same ``setup_sandbox`` as a cold child (why each: THREAT_MODEL.md).
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP = 0x08000000, 0x04000000, 0x02000000
-#: The namespaces of a warm child, as ``sandbox.BWRAP_NAMESPACES`` gives a cold one: System V IPC and POSIX
-#: message queues of one child die with it, unseen by the next; abstract unix sockets belong to the network
-#: namespace; its cgroup namespace (made after it joined its cgroup) hides the host's cgroup paths.
+#: A warm child's namespaces: those ``sandbox.BWRAP_NAMESPACES`` gives a cold one (why: there).
 CHILD_NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
 
 
 def _die_with_parent() -> None:
     """SIGKILL this process when its parent ends (Linux; set again after every uid change, which clears it)."""
     try:
-        _libc().prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+        _syscall("prctl", 1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
     except Exception:
         pass
 
@@ -741,11 +727,10 @@ def _close_all_but(keep: set) -> None:
         previous = fd
 
 
-def _forked(request: dict, fds: list, sync_w: int) -> None:
-    """In the forked child (never returns): its own session and cgroup, then (when asked) new
-    namespaces with this process's child as their PID 1, then :func:`serve_child`."""
-    import signal
-
+def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
+    """In the forked child (never returns): its own session and cgroup, then, with ``mounts`` (the template runs
+    under bubblewrap), new namespaces with this process's child as their PID 1 and :func:`make_mounts`, then
+    :func:`serve_child`."""
     read_fd, write_fd, log_fd, *cgroup_procs = fds
     try:
         os.setsid()  # its own process group: the parent kills the group
@@ -753,7 +738,6 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
         for fd in cgroup_procs:  # opened by the grader: the template's host is read-only
             os.write(fd, b"0")
             os.close(fd)
-        os.chdir(request.get("cwd") or "/")
     except BaseException as exc:
         os.write(sync_w, f"the forked child could not join its session or cgroup: {exc}".encode()[:4000])
         os._exit(5)
@@ -763,13 +747,8 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
     os.dup2(log_fd, 2)
     os.write(sync_w, b"ok")
     _close_all_but({0, 1, 2, read_fd, write_fd})
-    if request.get("namespaces"):
-        libc = _libc()
-        if libc.unshare(CHILD_NAMESPACES) != 0:
-            import ctypes
-
-            os.write(2, f"unshare failed: {os.strerror(ctypes.get_errno())}\n".encode())
-            os._exit(1)
+    if mounts is not None:  # an error from here on stops the child (template_main) before any student code
+        _syscall("unshare", CHILD_NAMESPACES)
         inner = os.fork()
         if inner:  # like unshare --fork --kill-child: wait, then end as the child ended
             os.close(read_fd)
@@ -780,12 +759,8 @@ def _forked(request: dict, fds: list, sync_w: int) -> None:
                 os.kill(os.getpid(), os.WTERMSIG(status))
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _die_with_parent()
-        ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
-        try:  # bubblewrap left the template's mounts slaves of the host's, never shared: nothing propagates back
-            _mount(libc, "proc", "/proc", "proc", ms_nosuid | ms_nodev | ms_noexec, None)
-        except OSError as exc:
-            os.write(2, f"mount of the PID namespace's /proc failed: {exc}\n".encode())
-            os._exit(1)
+        # bubblewrap left the template's mounts slaves of the host's, never shared: nothing propagates back
+        make_mounts([["proc", "/proc"], *mounts])
     sys.argv = ["-c"]
     serve_child(read_fd, write_fd)
 
@@ -801,16 +776,14 @@ def template_main(sock_fd: int) -> None:
     setup = json.loads(sock.recv(1 << 16) or b"{}")
     for name in setup.get("block", []):  # as Child.block_modules does, before anything is imported
         sys.modules[name] = None
-    loaded = []
     for name in setup.get("imports", []):
         try:
             importlib.import_module(name)
-            loaded.append(name)
         except BaseException:  # the child's own set-up meets the same error and reports it
             pass
     sys.stdout.flush()
     sys.stderr.flush()
-    sock.send(json.dumps({"ready": loaded, "pid": os.getpid()}).encode())
+    sock.send(b'{"ready": true}')
     statuses: dict = {}
 
     def reap() -> None:
@@ -841,7 +814,7 @@ def template_main(sock_fd: int) -> None:
                 try:
                     sock.close()
                     os.close(sync_r)
-                    _forked(request, fds, sync_w)
+                    _forked(setup.get("mounts"), fds, sync_w)
                 except BaseException:
                     import traceback
 

@@ -1,22 +1,14 @@
 """The sandboxed child process seen from the parent: start it, talk to it under deadlines, kill it.
 
-Containment is detected at run time and recorded (:func:`containment`):
+Containment is detected at run time and recorded (:func:`containment`); why each part is there:
+``THREAT_MODEL.md``.
 
-* ``namespaces`` (root on Linux, as in CI): a fresh child starts under bubblewrap (``bwrap``,
-  :func:`bwrap_command`) in new mount, network, PID, IPC, UTS and cgroup namespaces (no network, its own
-  ``/proc``, a minimal ``/dev``, its own System V IPC and message queues), the host's files read-only,
-  instructor paths hidden under empty tmpfs mounts (``source/``, ``autograder/``, ``tests/``,
-  ``submitted/``, the gradebook, ...), fresh ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` and
-  ``/run/user``; bubblewrap keeps only CAP_SETUID/CAP_SETGID, with which the child drops to an unprivileged
-  uid of its own before any student code, so ``RLIMIT_NPROC`` holds. No user namespace as root: bubblewrap's
-  would run the child as the host's uid 0 (without capabilities, but the owner of root's files and free of
-  ``RLIMIT_NPROC``); an unprivileged bubblewrap cannot bind what the leased uid cannot read (the interpreter
-  under ``/root``, mode 700: ``--ro-bind-fd`` resolves the path as that uid). A warm template runs under
-  bubblewrap with the same mounts (one :func:`mount_plan`: the host read-only, a minimal ``/dev``, instructor
-  paths hidden) and no network; a child forked from it cannot be started by bubblewrap (which starts
-  programs), so it makes only what must be its own after the fork, before any student code: its namespaces
-  (``unshare(2)``), its PID namespace's ``/proc`` and a fresh tmpfs on each folder any user may write
-  (:func:`own_mounts`; ``_child._forked``, ``_child.make_mounts``);
+* ``namespaces`` (root on Linux, as in CI): a cold child starts under bubblewrap (:func:`bwrap_command`) in
+  new mount, network, PID, IPC, UTS and cgroup namespaces, with the mounts of :func:`mount_plan` (the host
+  read-only, a minimal ``/dev``, its own ``/proc``, instructor paths hidden, a fresh tmpfs on every folder
+  anyone may write), and drops to an unprivileged uid of its own before any student code. A warm template
+  runs under bubblewrap with the same mounts; a child forked from it makes its own namespaces, ``/proc`` and
+  fresh folders after the fork (:func:`own_mounts`, ``_child._forked``);
 * ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): bubblewrap's
   ``--unshare-all`` (a user namespace too) and the same mounts, but the child keeps the caller's uid
   (no warm template: its children would need uid maps written from outside);
@@ -24,12 +16,11 @@ Containment is detected at run time and recorded (:func:`containment`):
   in an empty scratch folder with a clean environment and resource limits; instructor files stay
   readable by the child.
 
-In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child:
-its cgroup's ``cpuacct.usage`` (v1) or ``cpu.stat`` (v2) where this process may make cgroups, as root
-or in a cgroup v2 subtree delegated to it, else psutil over its process tree),
-a wall-clock cap only for hangs, ``SIGKILL`` of the whole process group (and the whole PID namespace where
-there is one), ``RLIMIT_AS``/``RLIMIT_FSIZE``/``RLIMIT_NPROC``/``RLIMIT_CORE``, a memory cap in the cgroup
-(else a parent-side RSS watch), capped captured output, capped replies.
+In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child: its
+cgroup's where this process may make cgroups, else psutil's over its process tree), a wall-clock cap only
+for hangs, ``SIGKILL`` of the whole process group (and PID namespace), ``RLIMIT_AS``/``RLIMIT_FSIZE``/
+``RLIMIT_NPROC``/``RLIMIT_CORE``, a memory cap in the cgroup (else a parent-side RSS watch), capped captured
+output, capped replies.
 """
 
 from __future__ import annotations
@@ -37,8 +28,12 @@ from __future__ import annotations
 import atexit
 import functools
 import inspect
+import json
 import os
+import select
+import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -254,11 +249,6 @@ class Cgroup:
     def memory_capped(self) -> bool:
         return os.path.exists(f"{self.paths['unified']}/memory.max") if self.v2 else True
 
-    def join(self) -> None:
-        """Move the calling process into the cgroup (run in the forked child before ``exec``)."""
-        for path in self.paths.values():
-            _write(f"{path}/cgroup.procs", "0")
-
     def cpu_seconds(self) -> float:
         if self.v2:
             stat = dict(line.split() for line in _read_text(f"{self.paths['unified']}/cpu.stat").splitlines()
@@ -329,13 +319,8 @@ def _cgroup_probe() -> tuple[str, str]:
                 "RLIMIT_AS and the RSS watch only")
 
 
-def cgroup_lack() -> str:
-    """Why this process may make no cgroup for a child ("" where it may)."""
-    return _cgroup_probe()[0]
-
-
 def cgroups_available() -> bool:
-    return not cgroup_lack()
+    return not _cgroup_probe()[0]
 
 
 #: Containment modes, weakest first (see the module docstring). A *level* is a mode, with ``+cgroup``
@@ -475,45 +460,35 @@ def _probe(command: list[str]) -> str:
     return lines[-1][:300] if lines else f"exit status {result.returncode}"
 
 
-#: How a cold child and a warm template are contained where there are namespaces (every record's ``containment``
-#: says it): a warm child makes its own namespaces and fresh folders after the template's fork (``_child._forked``).
+#: How a cold child and a warm template are contained where there are namespaces (every record says it).
 BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only root, a minimal /dev, capabilities dropped)"
 
-#: Every namespace a cold child gets from bubblewrap (the warm template's children make their own, the same, with
-#: ``_child.CHILD_NAMESPACES``): mount, network (abstract unix sockets too), PID, IPC (System V shared memory,
-#: semaphores, message queues, POSIX message queues), UTS and cgroup; ``--unshare-all`` adds a user namespace.
-#: Run by root there is no user namespace: bubblewrap's would map the child to the host's uid 0 (without
-#: capabilities, but the owner of root's files, and free of RLIMIT_NPROC); instead the child keeps
-#: CAP_SETUID/CAP_SETGID only, to drop to its leased uid of the host's before any student code.
-#: ``template``: the warm template (root only), which never runs student code: no network, its own IPC and UTS
-#: namespaces, and CAP_SYS_ADMIN besides, with which each forked child makes its own namespaces and fresh
-#: folders, and CAP_KILL, without which a forked child's parent-death SIGKILL (sent as from its parent, root)
-#: never reaches the child once it dropped to its leased uid; no PID namespace (the grader kills each child's
-#: process group by its pid, which one would renumber) and no cgroup namespace (each child makes its own once it
-#: joined its cgroup).
+#: A cold child's namespaces (a warm child makes the same, ``_child.CHILD_NAMESPACES``): mount, network, PID, IPC,
+#: UTS, cgroup, so nothing one child leaves (System V IPC, message queues, abstract unix sockets) reaches the next
+#: and the host's cgroup paths stay unseen. ``root``: no user namespace (bubblewrap's would make the child the
+#: host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the capabilities only CAP_SETUID and
+#: CAP_SETGID, to drop to its leased uid. ``user``: ``--unshare-all`` adds one.
+#: ``template`` (root only; it never runs student code): CAP_SYS_ADMIN for its children's namespaces and fresh
+#: folders, CAP_KILL (else a child's parent-death SIGKILL, sent as from root, misses it once it dropped its uid),
+#: no PID namespace (the grader kills each child's process group by its host pid) and no cgroup namespace (each
+#: child makes its own once it joined its cgroup).
 BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                              "--as-pid-1", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
                     "user": ["--unshare-all", "--as-pid-1", "--cap-drop", "ALL"],
                     "template": ["--unshare-ipc", "--unshare-net", "--unshare-uts", "--cap-drop", "ALL",
                                  "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_KILL", "--cap-add", "CAP_SETUID",
                                  "--cap-add", "CAP_SETGID"]}
-#: The rest of every bubblewrap line (cold child and warm template): it dies with the grader, has no terminal,
-#: and sees the host's files read-only, a minimal ``/dev`` and its own ``/proc`` (a cold child is PID 1 of its
-#: PID namespace, as a warm child is of the one it makes).
+#: The rest of every bubblewrap line: it dies with the grader, has no terminal, and sees the host's files
+#: read-only, a minimal ``/dev`` and its own ``/proc``.
 BWRAP_BASE = ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-
-
-def _tmpfs_bytes(size: str) -> int:
-    """``"64m"`` (a :data:`FRESH_FOLDERS` size) in bytes."""
-    return int(size[:-1]) << {"k": 10, "m": 20}[size[-1]]
 
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], hide: list[str],
-               cover: list[list[str]] = ()) -> tuple[list[list], dict]:
+def mount_plan(*, fresh: list[list], keep: list[str], expose: list[list], hide: list[str],
+               cover: list[list] = ()) -> tuple[list[list], dict]:
     """``(the mounts of a child's mount namespace, in order; what they make)``: a fresh tmpfs of mode 1777 on
     each ``fresh`` folder (``[[path, size]]``: folders any user may write), an empty tmpfs of mode 0755 (root's:
     the child's uid writes nothing there) on each ``cover`` folder (same form: where others' files live), its
@@ -521,15 +496,14 @@ def mount_plan(*, fresh: list[list[str]], keep: list[str], expose: list[list], h
     child's uid cannot traverse), the ``keep`` paths bound back read-only (source: the host's view), ``hide``
     covered (a folder by an empty tmpfs, a file by ``/dev/null``). Operations: ``["tmpfs", path, bytes,
     mode]``, ``["mqueue", path]``, ``["dir", path]`` (mode 0755, for the child's uid to traverse), ``["bind",
-    path]``, ``["null", path]``. Bubblewrap makes them for a cold child and for the warm template
-    (:func:`bwrap_command`), and a warm child its :func:`own_mounts` again (``_child.make_mounts``); each makes
-    every one or the child does not start. What they make is reported as the child's ``active`` mounts."""
+    path]``, ``["null", path]``. Bubblewrap makes them (:func:`bwrap_command`), a warm child its
+    :func:`own_mounts` again; all or the child does not start. ``made`` is reported as the child's ``active``."""
     ops: list[list] = []
     made: dict = {"hidden": []}
     emptied = [*fresh, *cover]
     covered = [path for path, _ in emptied]
     for (path, size), mode in zip(emptied, [0o1777] * len(fresh) + [0o755] * len(cover)):
-        ops.append(["tmpfs", path, _tmpfs_bytes(size), mode])
+        ops.append(["tmpfs", path, size, mode])
         made["hidden"].append(path)
     if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
         ops.append(["mqueue", "/dev/mqueue"])
@@ -580,11 +554,11 @@ def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: 
     return args + ["--", *runner]
 
 
-def own_mounts(plan: list[list], fresh: list[list[str]]) -> list[list]:
-    """The part of ``plan`` that a warm child makes in its own mount namespace (``_child.make_mounts``), its
-    template's bubblewrap having made the whole plan once: a fresh tmpfs on each ``fresh`` folder (what one
-    child may write, the next must not see), whatever the plan puts inside one (a warm child is made only
-    where that is nothing), and the ``/dev/mqueue`` of the child's own IPC namespace."""
+def own_mounts(plan: list[list], fresh: list[list] | None = None) -> list[list]:
+    """The part of ``plan`` a warm child makes again in its own mount namespace (``_child.make_mounts``): the
+    tmpfs on each ``fresh`` folder (default :func:`fresh_folders`), whatever the plan puts inside one (a warm
+    child is made only where that is nothing), and its IPC namespace's ``/dev/mqueue``."""
+    fresh = fresh_folders() if fresh is None else fresh
     return [op for op in plan if op[0] == "mqueue" or any(_inside(op[1], folder) for folder, _ in fresh)]
 
 
@@ -598,11 +572,7 @@ def containment() -> Containment:
         raise GraderFault(f"the trusted grader needs psutil ({exc}); install the grader's packages: "
                           "pip install 'avgpool-course[grader]' (or make course, which installs the lock)") from None
     rss = True
-    bwrap = None
-    if sys.platform.startswith("linux"):
-        from shutil import which
-
-        bwrap = which("bwrap")
+    bwrap = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     lacks = []
     cgroup_why, cgroup_note = _cgroup_probe()
     if cgroup_note:
@@ -726,7 +696,7 @@ class Sandbox:
                                    if self.mode.namespaces else ([], None))
         # A warm child makes only fresh folders itself: a needed path inside one (a venv in /tmp) starts cold.
         self.warm = (limits.warm and warm_available(self.mode)
-                     and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(self.plan, fresh_folders())))
+                     and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(self.plan)))
         self.proc: "subprocess.Popen | ForkedChild | None" = None
         self.channel: Channel | None = None
         self.log = None
@@ -743,11 +713,6 @@ class Sandbox:
         self.cpu_budget = 0.0
 
     # -- lifetime ---------------------------------------------------------------------------------
-    def _command(self, fds: list[str], plan: list[list]) -> list[str]:
-        """The cold child's command line: under bubblewrap, which makes ``plan``, where it has namespaces."""
-        runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, *fds]
-        return bwrap_command(runner, root=not self.mode.user_namespace, plan=plan) if self.mode.namespaces else runner
-
     def start(self) -> list[CellOutcome]:
         """Start the child and run the cells; a cell that breaks a limit is reported, the rest still run
         only if the child survived (the caller restarts without that cell).
@@ -758,7 +723,6 @@ class Sandbox:
             outcomes = self._start_once()
             if self.student_ran or not any(o.fault for o in outcomes) or attempt == 2:
                 return outcomes
-            self.note = self.log_tail(300)
             self.kill()
             self.dead, self.fault = False, None
             time.sleep(0.2 * (attempt + 1))
@@ -767,51 +731,47 @@ class Sandbox:
     def _start_once(self) -> list[CellOutcome]:
         self.active = {}
         self.student_ran = False  # becomes True when the first non-set-up cell starts
-        parent_read, child_write = os.pipe()
-        child_read, parent_write = os.pipe()
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
         self.cpu_limit = None
-        cgroup = self.cgroup
+        # The child joins its cgroup by writing to these (a warm child's template sees the host read-only).
+        procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.paths.values()] \
+            if self.cgroup is not None else []
+        parent_read, child_write = os.pipe()
+        child_read, parent_write = os.pipe()
 
         def before_exec():  # killed when the grader dies: bwrap --die-with-parent then ends the namespace
             stopping.die_with_parent()
-            if cgroup is not None:
-                cgroup.join()
+            for fd in procs:
+                os.write(fd, b"0")
 
         if self.mode.namespaces:
             self.scratch, cwd = "/tmp/work", "/"
         else:
             self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
-        plan, mounted = self.plan, self.mounted
         try:
             if self.warm:
-                procs = ([os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in cgroup.paths.values()]
-                         if cgroup is not None else [])
-                try:
-                    self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
-                                           [child_read, child_write, self.log.fileno(), *procs],
-                                           plan if self.mode.namespaces else None, cwd)
-                finally:
-                    for fd in procs:
-                        os.close(fd)
+                self.proc = spawn_warm(self.block, self.imports, self.limits.start_seconds,
+                                       [child_read, child_write, self.log.fileno(), *procs],
+                                       self.plan if self.mode.namespaces else None)
             else:
+                runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, str(child_read), str(child_write)]
                 self.proc = subprocess.Popen(
-                    self._command([str(child_read), str(child_write)], plan),
+                    bwrap_command(runner, root=not self.mode.user_namespace, plan=self.plan)
+                    if self.mode.namespaces else runner,
                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
                     env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
                 )
         finally:
-            os.close(child_read)
-            os.close(child_write)
+            for fd in (child_read, child_write, *procs):
+                os.close(fd)
         _LIVE.add(self)
         self.channel = Channel(parent_read, parent_write, limit=self.limits.reply_bytes)
         os.set_blocking(parent_write, False)
         config = {
             "scratch": self.scratch,
             "namespaces": self.mode.namespaces,
-            "plan": own_mounts(plan, fresh_folders()) if self.warm else [],  # the rest are bubblewrap's
-            "mounted": mounted,
+            "mounted": self.mounted,
             "uid": self.uid if self.mode.drop_uid else None,
             "memory_bytes": self.limits.memory_bytes,
             "file_bytes": self.limits.file_bytes,
@@ -858,14 +818,11 @@ class Sandbox:
         except Fault as fault:
             if current is None and last is not None:
                 current = last  # between cells (a message out of turn, say): what the last cell started did it
+            error = {"type": type(fault).__name__, "builtin": "Exception", "message": fault.message}
             if current is not None and current < len(self.cells):
-                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False,
-                                                 {"type": type(fault).__name__, "builtin": "Exception",
-                                                  "message": fault.message}, fault=fault.kind))
+                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False, error, fault=fault.kind))
             elif not self.outcomes or self.outcomes[-1].fault is None:
-                self.outcomes.append(CellOutcome("<start>", False, {"type": type(fault).__name__,
-                                                                    "builtin": "Exception",
-                                                                    "message": fault.message}, fault=fault.kind))
+                self.outcomes.append(CellOutcome("<start>", False, error, fault=fault.kind))
         return self.outcomes
 
     def close(self) -> None:
@@ -880,14 +837,7 @@ class Sandbox:
         """SIGKILL the child's process group (and with it its PID namespace), then wait for it."""
         self.dead = True
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+            _end(self.proc)
         if self.uid is not None and self.mode.drop_uid:
             _sweep_uid(self.uid)
         if self.cgroup is not None:
@@ -904,8 +854,6 @@ class Sandbox:
             self.log.close()
             self.log = None
         if self.scratch and not self.mode.namespaces and os.path.isdir(self.scratch):
-            import shutil
-
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
         _LIVE.discard(self)
@@ -924,13 +872,8 @@ class Sandbox:
                 pass
         import psutil
 
-        try:
-            root = psutil.Process(self.proc.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return 0.0
         total = 0.0
-        for proc in procs:
+        for proc in self._tree():
             try:
                 times = proc.cpu_times()
             except psutil.Error:
@@ -938,16 +881,18 @@ class Sandbox:
             total += times.user + times.system + times.children_user + times.children_system
         return total
 
-    def log_tail(self, size: int = 2000) -> str:
-        if self.log is None:
-            return ""
+    def _tree(self) -> list:
+        """The child's processes as psutil sees them (none once it is gone)."""
+        import psutil
+
         try:
-            self.log.seek(0, os.SEEK_END)
-            end = self.log.tell()
-            self.log.seek(max(0, end - size))
-            return self.log.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+            root = psutil.Process(self.proc.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+
+    def log_tail(self, size: int = 2000) -> str:
+        return _tail(self.log, size)
 
     def budget(self, cpu_seconds: float) -> None:
         """From now on the child may use ``cpu_seconds`` more CPU seconds, then it is stopped."""
@@ -956,26 +901,20 @@ class Sandbox:
 
     # -- talking ----------------------------------------------------------------------------------
     def _watch(self) -> None:
-        """Called while waiting for the child: its CPU budget, then its memory."""
+        """Called while waiting for the child: its CPU budget, then (every quarter second) its memory."""
         if self.cpu_limit is not None and self.cpu_seconds() > self.cpu_limit:
             if self.cgroup is not None and self.cgroup.deep_in_memory():  # the time went into memory
                 raise MemoryFault(f"student code used more than the memory limit of "
                                   f"{self.limits.memory_bytes / 2**20:.0f} MiB and was stopped")
             raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped")
-        self._check_rss()
-
-    def _check_rss(self) -> None:
-        if not self.mode.rss_watch or self.proc is None:
-            return
         now = time.monotonic()
-        if now - self._last_rss_check < 0.25:
+        if not self.mode.rss_watch or self.proc is None or now - self._last_rss_check < 0.25:
             return
         self._last_rss_check = now
         import psutil
 
         try:
-            root = psutil.Process(self.proc.pid)
-            total = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+            total = sum(p.memory_info().rss for p in self._tree())
         except psutil.Error:
             return
         if total > self.limits.memory_bytes:
@@ -1013,10 +952,7 @@ class Sandbox:
     def _send(self, message: dict, blobs: list[bytes], deadline: float) -> None:
         if self.dead or self.channel is None:
             raise self.fault or CrashFault("the student's process is gone")
-        import select
-
-        data = _frame(message, blobs)
-        view = memoryview(data)
+        view = memoryview(_child.frame(message, blobs))
         fd = self.channel.write_fd
         while view:
             remaining = deadline - time.monotonic()
@@ -1097,9 +1033,6 @@ class Template:
     Start-up and imports are paid once per grading process and lesson instead of once per child."""
 
     def __init__(self, block: list[str], imports: list[str], start_seconds: float, plan: list[list] | None = None):
-        import json
-        import socket
-
         self.lock = threading.Lock()
         # Under bubblewrap (``plan``: the cold child's mounts) its home is its own fresh /tmp, else a folder of ours.
         self.home = "/tmp" if plan is not None else tempfile.mkdtemp(prefix="trusted-template-")
@@ -1122,31 +1055,21 @@ class Template:
         self.sock = ours
         self.sock.settimeout(start_seconds)
         try:
-            self.sock.send(json.dumps({"block": list(block), "imports": list(imports)}).encode())
+            self.sock.send(json.dumps({"block": list(block), "imports": list(imports),
+                                       "mounts": None if plan is None else own_mounts(plan)}).encode())
             ready = json.loads(self.sock.recv(1 << 16) or b"null")
         except (OSError, ValueError):
             ready = None
         if not isinstance(ready, dict):
             self.close()
-            raise GraderFault(f"the warm sandbox template did not start: {self.log_tail()}")
-        self.loaded = ready.get("ready", [])
+            raise GraderFault("the warm sandbox template did not start: "
+                              + (_tail(self.log, 600).strip() or "(no output)"))
         self.sock.settimeout(30)
-
-    def log_tail(self, size: int = 600) -> str:
-        try:
-            self.log.seek(0, os.SEEK_END)
-            self.log.seek(max(0, self.log.tell() - size))
-            return self.log.read().decode("utf-8", "replace").strip() or "(no output)"
-        except (OSError, ValueError):
-            return "(no output)"
 
     def alive(self) -> bool:
         return self.proc.poll() is None and self.sock is not None
 
     def _ask(self, request: dict, fds: list[int] = ()) -> dict:
-        import json
-        import socket
-
         with self.lock:
             if not self.alive():
                 raise OSError("the template has ended")
@@ -1156,11 +1079,11 @@ class Template:
             raise OSError("the template has ended")
         return json.loads(data)
 
-    def spawn(self, fds: list[int], namespaces: bool, cwd: str) -> ForkedChild:
+    def spawn(self, fds: list[int]) -> ForkedChild:
         """Fork a child that serves the sandbox protocol on ``fds`` = [read, write, log, the ``cgroup.procs``
         files of its cgroup opened for writing...]; it has joined that cgroup (through the descriptors: the
         template's host is read-only) and leads its own process group when this returns."""
-        reply = self._ask({"op": "fork", "namespaces": namespaces, "cwd": cwd}, fds)
+        reply = self._ask({"op": "fork"}, fds)
         if "pid" not in reply:
             raise GraderFault(f"the warm sandbox template could not fork a child: {reply.get('error')}")
         return ForkedChild(self, int(reply["pid"]))
@@ -1176,19 +1099,9 @@ class Template:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, AttributeError):
-            pass
-        if getattr(self, "proc", None) is not None:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+        _end(self.proc)
         self.log.close()
         if self.own_home:
-            import shutil
-
             shutil.rmtree(self.home, ignore_errors=True)
 
 
@@ -1198,14 +1111,12 @@ _TEMPLATES_LOCK = threading.Lock()
 MAX_TEMPLATES = 3
 
 
-def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int], plan: list[list] | None,
-               cwd: str) -> ForkedChild:
+def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int],
+               plan: list[list] | None) -> ForkedChild:
     """Fork a child from this process's template for ``(block, imports, plan)`` (``plan``: the mounts the
     template's bubblewrap makes, ``None`` without namespaces), starting (or restarting) the template when
     needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
-    import json
-
-    key = (os.getpid(), tuple(block), tuple(imports), None if plan is None else json.dumps(plan))
+    key = (os.getpid(), tuple(block), tuple(imports), json.dumps(plan))
     for attempt in range(2):
         with _TEMPLATES_LOCK:
             for other in [k for k in _TEMPLATES if k[0] != key[0]]:  # a forked copy of a grading process
@@ -1219,7 +1130,7 @@ def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: 
             while len(_TEMPLATES) > MAX_TEMPLATES:
                 _TEMPLATES.pop(next(iter(_TEMPLATES))).close()
         try:
-            return template.spawn(fds, plan is not None, cwd)
+            return template.spawn(fds)
         except (OSError, ValueError) as exc:  # the template died under us: start it once more
             template.close()
             _TEMPLATES.pop(key, None)
@@ -1252,8 +1163,7 @@ def reap_all() -> None:
     pid = os.getpid()
     boxes = list(_LIVE)
     groups = [box.proc.pid for box in boxes if box.proc is not None]
-    groups += [template.proc.pid for key, template in list(_TEMPLATES.items())
-               if key[0] == pid and getattr(template, "proc", None) is not None]
+    groups += [template.proc.pid for key, template in list(_TEMPLATES.items()) if key[0] == pid]
     for group in groups:
         try:
             os.killpg(group, signal.SIGKILL)
@@ -1272,12 +1182,26 @@ def reap_all() -> None:
 stopping.on_stop(reap_all)
 
 
-def _frame(message: dict, blobs: list[bytes]) -> bytes:
-    import json
+def _end(proc) -> None:
+    """SIGKILL the process group that ``proc`` leads (and with it its PID namespace), then wait for ``proc``."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
 
-    data = json.dumps(message, allow_nan=True, separators=(",", ":")).encode()
-    parts = [_child.FRAME.pack(len(data), len(blobs))] + [_child.BLOB.pack(len(b)) for b in blobs]
-    return b"".join(parts + [data, *blobs])
+
+def _tail(log, size: int) -> str:
+    """The last ``size`` bytes written to the file ``log`` ("" where there is none)."""
+    try:
+        log.seek(0, os.SEEK_END)
+        log.seek(max(0, log.tell() - size))
+        return log.read().decode("utf-8", "replace")
+    except (AttributeError, OSError, ValueError):
+        return ""
 
 
 def _text(captured: dict) -> str:
@@ -1342,18 +1266,17 @@ def hidden_paths(*roots: Path) -> list[str]:
     return found
 
 
-#: Folders the child gets empty and writable (fresh tmpfs of mode 1777, its own, gone with it): every folder anyone
-#: may write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run/lock`` = ``/var/lock``, the users' runtime folders under
-#: ``/run/user``). ``/dev/mqueue`` gets the child's own IPC namespace's mqueue file system. A warm child makes
-#: these itself (:func:`own_mounts`), so what one child writes there the next never sees.
-FRESH_FOLDERS = (("/tmp", "64m"), ("/var/tmp", "16m"), ("/dev/shm", "16m"), ("/run/lock", "1m"), ("/run/user", "1m"))
+#: Folders the child gets empty and writable (a fresh tmpfs of mode 1777, its own, gone with it; a warm child makes
+#: them again, :func:`own_mounts`): every folder anyone may write (``/run/lock`` is ``/var/lock``; ``/run/user``
+#: holds the users' runtime folders). Sizes in bytes.
+FRESH_FOLDERS = (("/tmp", 64 << 20), ("/var/tmp", 16 << 20), ("/dev/shm", 16 << 20), ("/run/lock", 1 << 20),
+                 ("/run/user", 1 << 20))
 #: Folders the child gets empty and read-only to its uid (tmpfs of mode 0755, root's), with only
 #: :func:`needed_paths` bound back inside them: where other checkouts, homes and instructors' files live.
-COVERED_FOLDERS = (("/work", "1m"), ("/home", "1m"), ("/root", "1m"), ("/srv", "1m"), ("/mnt", "1m"),
-                   ("/media", "1m"), ("/opt", "1m"))
+COVERED_FOLDERS = tuple((path, 1 << 20) for path in ("/work", "/home", "/root", "/srv", "/mnt", "/media", "/opt"))
 
 
-def fresh_folders(folders=FRESH_FOLDERS) -> list[list[str]]:
+def fresh_folders(folders=FRESH_FOLDERS) -> list[list]:
     """``folders`` (:data:`FRESH_FOLDERS`, or :data:`COVERED_FOLDERS`) that exist on this machine."""
     return [[path, size] for path, size in folders if os.path.isdir(path) and not os.path.islink(path)]
 
