@@ -29,8 +29,7 @@ LESSON = "lesson3_numpy"
 GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
           "backward_tests", "backward_errors", "backward_vectorized"}
 STRIDE_LINE = "sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size"
-FORWARD_PASSES = ("window_sum(maps[part], 1, kh, sh, ph, rows[:m], border_first=True)\n"
-                  "        window_sum(rows[:m], 2, kw, sw, pw, out[part], border_first=False)")
+FORWARD_PASSES = "window_sum(maps[part], 1, kh, sh, ph, rows[:m])\n        window_sum(rows[:m], 2, kw, sw, pw, out[part])"
 BACKWARD_PASSES = ("window_spread(share[:m], 2, kw, sw, pw, columns[:m])\n"
                    "        window_spread(columns[:m], 1, kh, sh, ph, grad_x[part])")
 FORWARD_RETURN = "return out.reshape(batch, channels, out_h, out_w)"
