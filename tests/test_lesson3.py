@@ -29,6 +29,9 @@ LESSON = "lesson3_numpy"
 GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
           "backward_tests", "backward_errors", "backward_vectorized"}
 STRIDE_LINE = "sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size"
+FORWARD_ROW_PASS = "window_sum(maps[part], 1, kh, sh, ph, rows[:m])"
+BACKWARD_ROW_PASS = "window_spread(columns[:m], 1, kh, sh, ph, grad_x[part])"
+FORWARD_RETURN = "return out.reshape(batch, channels, out_h, out_w)"
 
 
 def replaced(grade_id: str, old: str, new: str) -> str:
@@ -47,8 +50,7 @@ def forward_variants() -> dict[str, str]:
     return {
         "off-by-one window": replaced("avg_pool2d_numpy", "for t in range(k):", "for t in range(k - 1):"),
         "stride 0 taken as 1": replaced("avg_pool2d_numpy", STRIDE_LINE, "sh, sw = sh or 1, sw or 1"),
-        "padding ignored": replaced("avg_pool2d_numpy", "window_sum(x, 2, kh, sh, ph, out_h), 3, kw, sw, pw, out_w)",
-                                    "window_sum(x, 2, kh, sh, 0, out_h), 3, kw, sw, 0, out_w)"),
+        "padding ignored": replaced("avg_pool2d_numpy", FORWARD_ROW_PASS, FORWARD_ROW_PASS.replace(", ph, ", ", 0, ")),
         "count_include_pad inverted": replaced("avg_pool2d_numpy", "if count_include_pad:",
                                                "if not count_include_pad:"),
         # The lesson-2 loops pasted as the NumPy function (the given as_pair kept).
@@ -62,11 +64,11 @@ def forward_variants() -> dict[str, str]:
 def backward_variants() -> dict[str, str]:
     loops = solution_source(LESSON, "lesson2_loops")
     return {
-        "off-by-one window": replaced("avg_pool2d_numpy_backward", "for t in range((q + p) % s, k, s):",
-                                      "for t in range((q + p) % s, k - 1, s):"),
+        "off-by-one window": replaced("avg_pool2d_numpy_backward", "if t >= k or lo >= hi:",
+                                      "if t >= k - 1 or lo >= hi:"),
         "stride 0 taken as 1": replaced("avg_pool2d_numpy_backward", STRIDE_LINE, "sh, sw = sh or 1, sw or 1"),
-        "padding ignored": replaced("avg_pool2d_numpy_backward", "3, kw, sw, pw, width), 2, kh, sh, ph, height)",
-                                    "3, kw, sw, 0, width), 2, kh, sh, 0, height)"),
+        "padding ignored": replaced("avg_pool2d_numpy_backward", BACKWARD_ROW_PASS,
+                                    BACKWARD_ROW_PASS.replace(", ph, ", ", 0, ")),
         "count_include_pad inverted": replaced("avg_pool2d_numpy_backward", "if count_include_pad:",
                                                "if not count_include_pad:"),
         "loops over output pixels": loops.replace("def avg_pool2d_loops_backward(", "def avg_pool2d_numpy_backward("),
@@ -248,7 +250,7 @@ def test_notebook_committed_without_outputs():
 
 ONE_CELL_BUGS = {  # name: (replaced solution cells, the cells looked at, the one that must fail)
     # float32 in, float64 out: forward_tests' rule alone (forward_no_pad_count compares values only)
-    "forward_float64_result": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "out /= kh * kw", "out = out / np.float64(kh * kw)")},
+    "forward_float64_result": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", FORWARD_RETURN, FORWARD_RETURN + ".astype(np.float64)")},
                                {"forward_tests", "forward_no_pad_count", "forward_errors"}, {"forward_tests"}),
     # always kh·kw: count_include_pad=False's divisor is forward_no_pad_count's rule alone
     "forward_count_include_pad_ignored": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "if count_include_pad:", "if True:")},
