@@ -815,11 +815,9 @@ def template_main(sock_fd: int) -> None:
                     sock.close()
                     os.close(sync_r)
                     _forked(setup.get("mounts"), fds, sync_w)
-                except BaseException:
-                    import traceback
-
-                    traceback.print_exc()
-                    sys.stderr.flush()
+                except BaseException as exc:  # one line for the grader-error message: what failed, and why
+                    print(f"the forked child stopped before any student code: {type(exc).__name__}: {exc}",
+                          file=sys.stderr, flush=True)
                 finally:
                     os._exit(1)
             os.close(sync_w)

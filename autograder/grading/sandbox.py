@@ -942,6 +942,8 @@ class Sandbox:
             return CrashFault(f"the student's process crashed with signal {name}{detail}")
         if status is not None and status > 128 and status - 128 in signal.Signals._value2member_map_:
             return CrashFault(f"the student's process crashed with signal {signal.Signals(status - 128).name}{detail}")
+        if not self.student_ran:  # e.g. a warm child whose own mounts failed: the grader's, not the student's
+            return CrashFault(f"the grading process ended before any student code ran (exit status {status}){detail}")
         return CrashFault(f"the student's code ended its process (exit status {status}){detail}")
 
     def _fail(self, fault: Fault) -> Fault:
