@@ -182,7 +182,8 @@ print("removed", made is not None and not os.path.exists(made))
 
 def test_without_a_cgroup_the_cpu_seconds_count_orphans_and_children_never_waited_for(account):
     """The TA's level without a cgroup is user-namespace: CPU seconds are read with psutil over the child's
-    process tree, whose PID namespace's init (bubblewrap's) reaps every orphan into its own children times. A
+    process tree; the child is PID 1 of its namespace, so an orphan is reparented to it and stays in its tree
+    (a zombie keeps its times until reaped into the child's children times). A
     solution that burns CPU in an orphan (a double fork) and in a child it never waits for (a zombie while
     it lives) is charged for both: the same solution without those burns costs about 1.1 s less."""
     code = """

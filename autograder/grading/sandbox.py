@@ -580,7 +580,7 @@ def containment() -> Containment:
     if cgroup_why:
         lacks.append(("cgroup", cgroup_why))
         notes.append("no cgroup: CPU seconds read with psutil over the child's process tree (orphans counted only "
-                     "in a PID namespace, whose init reaps them), memory capped by RLIMIT_AS and the RSS watch only")
+                     "in a PID namespace, where they are reparented to the child), memory capped by RLIMIT_AS and the RSS watch only")
     cgroup = not cgroup_why
     root = os.geteuid() == 0
     failed = ("not Linux" if not sys.platform.startswith("linux")
