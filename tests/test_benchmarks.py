@@ -206,3 +206,27 @@ def test_each_row_runs_its_own_implementation():
             owner = "numpy" if "NumPy" in entry.impl else "function" if "Function" in entry.impl else None
             assert calls == ([owner + (" bwd" if direction == "backward" and owner == "numpy" else "")]
                              if owner else []), (direction, entry.impl, calls)
+
+
+def test_numpy_designs_agree_with_torch_and_a_wrong_one_is_refused(monkeypatch):
+    """``python -m benchmarks.numpy_designs``: every design is checked against ``F.avg_pool2d`` before it is
+    timed (a design that drops the row above each window is refused), and each row has its ratios."""
+    import numpy as np
+
+    from benchmarks import numpy_designs
+
+    rows = numpy_designs.measure((2, 4, 12, 12), rounds=1, min_time=0.0001, copy_mib=1)
+    names = [r["name"] for r in rows]
+    assert names[:3] == ["F.avg_pool2d channels-last (anchor)", "F.avg_pool2d NCHW", "lesson 3 reference"]
+    assert len(names) == 3 + 6 and len(set(names)) == len(names)
+    assert all(r["time_s"] > 0 and r["ratio_anchor"] > 0 and r["floor_multiple"] > 0 for r in rows)
+    assert next(r for r in rows if r["name"].startswith("F.avg_pool2d channels"))["ratio_anchor"] == 1.0
+
+    def no_row_above(maps, rows):
+        np.add(maps[:, 0::2], maps[:, 1::2], out=rows)
+
+    monkeypatch.setattr(numpy_designs, "_rows_pairs", no_row_above)
+    with pytest.raises(AssertionError, match="row pairs, 2-D column passes, 8 chunks disagrees"):
+        numpy_designs.measure((2, 4, 12, 12), rounds=1, min_time=0.0001, copy_mib=1)
+    with pytest.raises(ValueError, match="even H and W"):
+        numpy_designs.measure((2, 4, 11, 12), rounds=1, min_time=0.0001, copy_mib=1)

@@ -1,9 +1,10 @@
 """Nothing one child leaves is visible to the next (issue 28): for every channel the kernel or a shared
 folder offers (System V shared memory and message queues, POSIX message queues, a POSIX shared-memory
-file in ``/dev/shm``, files in ``/tmp``, ``/var/tmp`` and ``/run/lock``, an abstract unix socket), child A
-leaves something and stays alive while child B, graded after it (cold and warm), looks for it; nothing
-A left outlives A on the host. The same two snippets run as two plain processes on the host first,
-which shows each probe does see its channel where it is open."""
+file in ``/dev/shm``, files in ``/tmp``, ``/var/tmp`` and ``/run/lock``, an abstract unix socket, a key in
+the kernel's keyrings of the child's uid, which no namespace separates), child A leaves something and
+stays alive while child B, graded after it (cold and warm), looks for it; nothing A left outlives A on
+the host. The same two snippets run as two plain processes on the host first, which shows each probe
+does see its channel where it is open."""
 
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ NAME = "avgpool-left-" + TOKEN
 FILES = {folder: os.path.join(folder, NAME) for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")}
 MQ = ("/" + NAME).encode()
 ABSTRACT = "\0" + NAME
+libc.syscall.restype = ctypes.c_long
+# add_key, keyctl (x86_64 or aarch64); 0x40000000 + nr: the same call through the x32 ABI
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+RINGS = (-4, -5)  # KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING: the uid's, outliving its processes
 """
 
 #: Child A (or a plain host process): leave one thing in every channel, keep the socket listening.
@@ -64,6 +69,14 @@ listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(ABSTRACT)
 listener.listen(1)
 left["abstract_socket"] = True
+keys, errors = 0, set()
+for ring in RINGS:
+    for nr in (ADD_KEY, ADD_KEY | 0x40000000):
+        if libc.syscall(nr, b"user", NAME.encode(), b"answers", 7, ring) > 0:
+            keys += 1
+        else:
+            errors.add(os.strerror(ctypes.get_errno()))
+left["keyring"] = True if keys else "refused: " + ", ".join(sorted(errors))
 """
 
 #: Child B (or a second host process): what of A's does it see?
@@ -88,10 +101,28 @@ try:
 except OSError:
     seen["abstract_socket"] = False
 probe.close()
+seen["keyring"] = any(libc.syscall(KEYCTL, 10, ring, b"user", NAME.encode(), 0) > 0 for ring in RINGS)  # SEARCH
 """
 
 CHANNELS = ["sysv_shm", "sysv_msg", "sysv_sem", "posix_mq", "/tmp", "/var/tmp", "/run/lock", "/dev/shm",
-            "abstract_socket"]
+            "abstract_socket", "keyring"]
+KEYCTL = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+
+
+def keyctl(*args) -> int:
+    """The keyctl(2) system call, or -1."""
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc.syscall(KEYCTL, *args)
+
+
+def key_count(uid: int | None) -> int:
+    """How many keys the kernel holds for ``uid`` (``/proc/key-users``), 0 for None."""
+    with open("/proc/key-users") as handle:
+        counts = {int(line.split(":")[0]): int(line.split()[2].split("/")[0]) for line in handle}
+    return counts.get(uid, 0) if uid is not None else 0
 
 
 def host_state(token: str) -> dict:
@@ -120,6 +151,7 @@ def host_state(token: str) -> dict:
         "/tmp": os.path.exists(f"/tmp/{name}"), "/var/tmp": os.path.exists(f"/var/tmp/{name}"),
         "/run/lock": os.path.exists(f"/run/lock/{name}"), "/dev/shm": os.path.exists(f"/dev/shm/{name}"),
         "abstract_socket": f"@{name}" in sockets,
+        "keyring": any(keyctl(10, ring, b"user", name.encode(), 0) > 0 for ring in (-4, -5)),  # this uid's
     }
 
 
@@ -141,12 +173,18 @@ def host_cleanup(token: str) -> None:
     libc.mq_unlink(f"/{name}".encode())
     for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm"):
         Path(folder, name).unlink(missing_ok=True)
+    for ring in (-4, -5):
+        while (key := keyctl(10, ring, b"user", name.encode(), 0)) > 0:  # KEYCTL_SEARCH
+            keyctl(21, key)  # KEYCTL_INVALIDATE
+
+
+UID = sandbox_uid(905)
 
 
 def start(source: str, limits: Limits) -> Sandbox:
     box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import numpy as np"},
                    {"id": "answer", "kind": "solution", "source": source}],
-                  limits=limits, hide=hidden_paths(REPO), uid=sandbox_uid(905), imports=["numpy"])
+                  limits=limits, hide=hidden_paths(REPO), uid=UID, imports=["numpy"])
     box.start()
     assert all(o.ok for o in box.outcomes), box.outcomes
     return box
@@ -187,10 +225,14 @@ def test_nothing_one_child_leaves_reaches_the_next_or_outlives_it(limits):
     token = uuid.uuid4().hex
     before = host_state(token)
     assert not any(before.values()), before
+    keys = key_count(UID)  # the keys of the children's uid that earlier runs left (a kernel never frees them)
     first = start(f"TOKEN = {token!r}\n" + LEAVE, limits)
     try:
         left = fetch(first, "left")
-        assert all(v is True for v in left.values()), left  # A could leave every one (its own copies)
+        # A could leave every one (its own copies), but a key: the kernel's keyrings are the uid's, so the
+        # keyring calls are refused (a seccomp filter), through the x32 ABI too
+        assert left.pop("keyring") == "refused: Operation not permitted", left
+        assert all(v is True for v in left.values()), left
         assert first.active["warm"] is limits.warm
         during = host_state(token)  # A is alive and holds its socket: still nothing on the host
         second = start(f"TOKEN = {token!r}\n" + PROBE, limits)
@@ -205,6 +247,7 @@ def test_nothing_one_child_leaves_reaches_the_next_or_outlives_it(limits):
     assert seen == dict.fromkeys(CHANNELS, False), seen
     assert not any(during.values()), during
     assert not any(after.values()), after
+    assert key_count(UID) == keys
 
 
 def test_the_containment_names_every_namespace():
@@ -214,6 +257,10 @@ def test_the_containment_names_every_namespace():
     command = sandbox.bwrap_command(["true"], root=True, plan=[])
     assert {"--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-pid", "--die-with-parent"} <= set(command)
     assert "--unshare-all" in sandbox.bwrap_command(["true"], root=False, plan=[])
+    assert "keyring calls refused (seccomp)" in described  # the program: tested by the channel test above
+    assert sandbox.bwrap_command(["true"], root=True, plan=[], seccomp=9)[-4:] == ["--seccomp", "9", "--", "true"]
+    assert len(sandbox.keyring_filter("aarch64")) == len(sandbox.keyring_filter("x86_64")) == 10 * 8
+    assert sandbox.keyring_filter("riscv64") is None  # no program there (the containment notes it)
     assert _child.CHILD_NAMESPACES == (_child.CLONE_NEWNS | _child.CLONE_NEWPID | _child.CLONE_NEWNET
                                        | _child.CLONE_NEWIPC | _child.CLONE_NEWUTS | _child.CLONE_NEWCGROUP)
 

@@ -6,9 +6,10 @@ Containment is detected at run time and recorded (:func:`containment`); why each
 * ``namespaces`` (root on Linux, as in CI): a cold child starts under bubblewrap (:func:`bwrap_command`) in
   new mount, network, PID, IPC, UTS and cgroup namespaces, with the mounts of :func:`mount_plan` (the host
   read-only, a minimal ``/dev``, its own ``/proc``, instructor paths hidden, a fresh tmpfs on every folder
-  anyone may write), and drops to an unprivileged uid of its own before any student code. A warm template
-  runs under bubblewrap with the same mounts; a child forked from it makes its own namespaces, ``/proc`` and
-  fresh folders after the fork (:func:`own_mounts`, ``_child._forked``);
+  anyone may write), under a seccomp filter that refuses the kernel's keyrings (:func:`keyring_filter`), and
+  drops to an unprivileged uid of its own before any student code. A warm template runs under bubblewrap
+  with the same mounts and filter; a child forked from it makes its own namespaces, ``/proc`` and fresh
+  folders after the fork (:func:`own_mounts`, ``_child._forked``);
 * ``user-namespace`` (Linux, not root, where unprivileged user namespaces are allowed): bubblewrap's
   ``--unshare-all`` (a user namespace too) and the same mounts, but the child keeps the caller's uid
   (no warm template: its children would need uid maps written from outside);
@@ -26,6 +27,8 @@ output, capped replies.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import errno
 import functools
 import inspect
 import json
@@ -35,6 +38,7 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -392,7 +396,8 @@ class Containment:
         parts = [self.mode]
         if self.namespaces:
             parts.append("mount+net+pid+ipc+uts+cgroup namespaces, fresh tmpfs for every writable folder, "
-                         "instructor paths hidden")
+                         + ("keyring calls refused (seccomp), " if keyring_filter() else "")
+                         + "instructor paths hidden")
             if self.via:
                 parts.append(f"cold children and the templates of warm ones {self.via}")
         if self.drop_uid:
@@ -448,10 +453,10 @@ class GraderFault(Exception):
         self.message = message
 
 
-def _probe(command: list[str]) -> str:
-    """"" when ``command`` succeeds, else why not (its last line of error output)."""
+def _probe(command: list[str], fds: tuple[int, ...] = ()) -> str:
+    """"" when ``command`` succeeds (given the open files ``fds``), else why not (its last line of error output)."""
     try:
-        result = subprocess.run(command, capture_output=True, timeout=20)
+        result = subprocess.run(command, capture_output=True, timeout=20, pass_fds=fds)
     except (OSError, subprocess.SubprocessError) as exc:
         return str(exc)
     if result.returncode == 0:
@@ -545,13 +550,62 @@ _BWRAP_OPS = {"tmpfs": lambda path, size, mode: ["--perms", f"{mode:o}", "--size
               "bind": lambda path: ["--ro-bind", path, path], "null": lambda path: ["--ro-bind", "/dev/null", path]}
 
 
-def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: bool = False) -> list[str]:
+def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: bool = False,
+                  seccomp: int | None = None) -> list[str]:
     """The bubblewrap command line that runs ``runner`` in :data:`BWRAP_NAMESPACES` (a cold child, ``root`` or
-    not, or the warm ``template``), on :data:`BWRAP_BASE`, with the mounts of ``plan`` (:func:`mount_plan`)."""
+    not, or the warm ``template``), on :data:`BWRAP_BASE`, with the mounts of ``plan`` (:func:`mount_plan`) and
+    the seccomp program in open file ``seccomp`` (:func:`keyring_filter_file`)."""
     args = ["bwrap", *BWRAP_NAMESPACES["template" if template else "root" if root else "user"], *BWRAP_BASE]
     for kind, *rest in plan:
         args += _BWRAP_OPS[kind](*rest)
+    if seccomp is not None:
+        args += ["--seccomp", str(seccomp)]
     return args + ["--", *runner]
+
+
+#: ``(AUDIT_ARCH_*, the numbers of add_key, request_key and keyctl)`` by machine.
+_KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}
+
+
+def keyring_filter(machine: str | None = None) -> bytes | None:
+    """The seccomp program (classic BPF, ``struct sock_filter[]``) every child under bubblewrap runs under, None
+    where there is none (not Linux, another machine). No namespace separates the kernel's keyrings: a key a
+    child adds to its uid's keyring outlives it, and the next child of that uid reads it. So add_key,
+    request_key and keyctl fail with EPERM (as in Docker's default profile), any call through the x32 ABI too,
+    and a call of another architecture (i386's ``int 0x80``) kills the process. A warm template's children
+    inherit it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    arch, calls = _KEYRING_CALLS.get(machine or os.uname().machine, (None, ()))
+    if arch is None:
+        return None
+
+    def op(code: int, k: int, jump: int = 0) -> bytes:  # jump: instructions skipped when the test holds
+        return struct.pack("=HBBI", code, jump, 0, k)
+
+    load, equal, at_least, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    program = [op(load, 4), op(equal, arch, 1), op(ret, 0x80000000),  # seccomp_data.arch; else KILL_PROCESS
+               op(load, 0), op(at_least, 0x40000000, len(calls) + 1),  # seccomp_data.nr; x32: refused
+               *[op(equal, nr, len(calls) - i) for i, nr in enumerate(calls)],
+               op(ret, 0x7FFF0000), op(ret, 0x00050000 | errno.EPERM)]  # ALLOW; ERRNO(EPERM)
+    return b"".join(program)
+
+
+@contextlib.contextmanager
+def keyring_filter_file():
+    """An open file (its descriptor) holding :func:`keyring_filter`'s program for one bubblewrap ``--seccomp``
+    (which reads it to the end), or None where there is no program."""
+    program = keyring_filter()
+    if program is None:
+        yield None
+        return
+    fd = os.memfd_create("keyring-filter")
+    try:
+        os.write(fd, program)
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def own_mounts(plan: list[list], fresh: list[list] | None = None) -> list[list]:
@@ -586,7 +640,11 @@ def containment() -> Containment:
     failed = ("not Linux" if not sys.platform.startswith("linux")
               else "no bwrap command (install bubblewrap: Debian's bubblewrap package)")
     if bwrap:
-        failed = _probe(bwrap_command(["true"], root=root, plan=[]))
+        with keyring_filter_file() as fd:
+            fds = () if fd is None else (fd,)
+            failed = _probe(bwrap_command(["true"], root=root, plan=[], seccomp=fd), fds)
+        if keyring_filter() is None:
+            notes.append(f"the kernel's keyrings are not filtered (no seccomp program for {os.uname().machine})")
         if not failed and root:
             return Containment("namespaces", True, False, True, rss, tuple(notes), cgroup, tuple(lacks), BWRAP_VIA)
         if not failed:
@@ -756,12 +814,14 @@ class Sandbox:
                                        self.plan if self.mode.namespaces else None)
             else:
                 runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, str(child_read), str(child_write)]
-                self.proc = subprocess.Popen(
-                    bwrap_command(runner, root=not self.mode.user_namespace, plan=self.plan)
-                    if self.mode.namespaces else runner,
-                    stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(child_read, child_write),
-                    env=clean_env(), cwd=cwd, start_new_session=True, preexec_fn=before_exec,
-                )
+                with keyring_filter_file() as seccomp:
+                    self.proc = subprocess.Popen(
+                        bwrap_command(runner, root=not self.mode.user_namespace, plan=self.plan, seccomp=seccomp)
+                        if self.mode.namespaces else runner,
+                        stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=clean_env(), cwd=cwd,
+                        pass_fds=(child_read, child_write) + (() if seccomp is None else (seccomp,)),
+                        start_new_session=True, preexec_fn=before_exec,
+                    )
         finally:
             for fd in (child_read, child_write, *procs):
                 os.close(fd)
@@ -1045,11 +1105,14 @@ class Template:
                "MPLCONFIGDIR": os.path.join(self.home, ".matplotlib")}
         runner = [sys.executable, "-I", "-c", RUNNER_SOURCE, "--template", str(theirs.fileno())]
         try:
-            self.proc = subprocess.Popen(
-                bwrap_command(runner, root=True, plan=plan, template=True) if plan is not None else runner,
-                stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(theirs.fileno(),), env=env,
-                cwd="/" if plan is not None else self.home, start_new_session=True,
-                preexec_fn=stopping.die_with_parent)
+            with keyring_filter_file() as seccomp:  # inherited by every child it forks
+                self.proc = subprocess.Popen(
+                    bwrap_command(runner, root=True, plan=plan, template=True, seccomp=seccomp)
+                    if plan is not None else runner,
+                    stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
+                    pass_fds=(theirs.fileno(),) + (() if seccomp is None or plan is None else (seccomp,)),
+                    cwd="/" if plan is not None else self.home, start_new_session=True,
+                    preexec_fn=stopping.die_with_parent)
         except OSError as exc:
             raise GraderFault(f"the warm sandbox template would not start: {exc}") from None
         finally:
