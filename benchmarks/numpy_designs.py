@@ -1,14 +1,15 @@
 """NumPy designs for lesson 3's forward at kernel 3, stride 2, padding 1, timed side by side.
 
-``python -m benchmarks.numpy_designs`` (add ``--quick`` for a small shape) times, in interleaved rounds on one
-thread, lesson 3's reference, ``F.avg_pool2d`` on NCHW and on channels-last (the anchor), and other ways to
-write the same forward in NumPy: the row pairs (even rows + odd rows, then the odd row above) in chunks of
-maps, with the column passes on 2-D views or on 1-D stride-2 views of the flat row sums, and the three
-rows of every window summed by ``np.einsum`` over a window view. Each runs with the chunk count the
-lesson's loop rule allows (8) and with chunks small enough for a core's L2 cache (1 MiB of input each),
-which the loop rule does not allow. It prints each one's time, its ratio to the anchor and its multiple
-of the memory-bandwidth floor (the input read once and the output written once at ``np.copyto``'s speed):
-the figures behind lesson 3's goals at kernel <= 3 in ``make bench``'s table.
+``python -m benchmarks.numpy_designs`` (add ``--quick`` for a small shape) times, in interleaved rounds on
+one thread, lesson 3's reference (on NCHW memory and on the anchor's channels-last memory), ``F.avg_pool2d``
+on NCHW and on channels-last (the anchor), and other ways to write the same forward in NumPy on NCHW
+memory: the row pairs (even rows + odd rows, then the odd row above) in chunks of maps, with the column
+passes on 2-D views or on 1-D stride-2 views of the flat row sums, and the three rows of every window
+summed by ``np.einsum`` over a window view. Each runs with the chunk count the lesson's loop rule allows
+(8) and with chunks small enough for a core's L2 cache (1 MiB of input each), which the loop rule does
+not allow. It prints each one's time, its ratio to the anchor and its multiple of the memory-bandwidth
+floor (the input read once and the output written once at ``np.copyto``'s speed): the figures behind
+lesson 3's goals at kernel <= 3 in ``make bench``'s table.
 
 The designs here are for measuring only (kernel 3, stride 2, padding 1, even H and W); none is a lesson's.
 """
@@ -105,7 +106,9 @@ def measure(shape: tuple[int, int, int, int], rounds: int, min_time: float, copy
         "F.avg_pool2d NCHW": lambda: F.avg_pool2d(xt, 3, 2, 1)}
     lesson = solutions.load_stage("numpy")
     if lesson.available:
+        x_last = x_cl.numpy()  # the anchor's own memory: shape [B, C, H, W], NHWC strides
         functions["lesson 3 reference"] = lambda: lesson["avg_pool2d_numpy"](x, 3, 2, 1)
+        functions["lesson 3 reference, channels-last memory"] = lambda: lesson["avg_pool2d_numpy"](x_last, 3, 2, 1)
     else:
         print(f"lesson 3 reference: {lesson.status()}", file=sys.stderr)
     for name, forward in designs(x).items():

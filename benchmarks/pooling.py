@@ -85,6 +85,10 @@ class Row:
         return asdict(self)
 
 
+#: Lesson 3's functions given the anchor's channels-last memory.
+NUMPY_CL = "NumPy (lesson 3) channels-last"
+
+
 def nbytes(shape, itemsize: int = 4) -> int:
     return math.prod(shape) * itemsize
 
@@ -189,14 +193,17 @@ def pool_entries(case: Case, lessons: dict[str, Solutions], device: str, all_thr
     if cpu:
         xn, gn = x.numpy(), g.numpy()
         kw = dict(bytes_moved=fwd_bytes, outputs=outputs)
-        if numpy_lesson.available:
-            forward.append(checked("NumPy (lesson 3)", one, partial(numpy_lesson["avg_pool2d_numpy"], xn, k, s, p),
-                                   expected, **kw))
-            backward.append(checked("NumPy (lesson 3)", one, partial(numpy_lesson["avg_pool2d_numpy_backward"], gn,
-                                                                     xn.shape, k, s, p), expected_grad, **kw))
-        else:
-            forward.append(unavailable("NumPy (lesson 3)", one, numpy_lesson, **kw))
-            backward.append(unavailable("NumPy (lesson 3)", one, numpy_lesson, **kw))
+        # On NCHW memory (against F NCHW) and on the anchor's own channels-last memory (x_cl as NumPy sees it:
+        # shape [B, C, H, W], strides of [B, H, W, C]), so each comparison is on the same bytes.
+        for impl, xs_, gs_ in (("NumPy (lesson 3)", xn, gn), (NUMPY_CL, x_cl.numpy(), g_cl.numpy())):
+            if numpy_lesson.available:
+                forward.append(checked(impl, one, partial(numpy_lesson["avg_pool2d_numpy"], xs_, k, s, p),
+                                       expected, **kw))
+                backward.append(checked(impl, one, partial(numpy_lesson["avg_pool2d_numpy_backward"], gs_,
+                                                           xs_.shape, k, s, p), expected_grad, **kw))
+            else:
+                forward.append(unavailable(impl, one, numpy_lesson, **kw))
+                backward.append(unavailable(impl, one, numpy_lesson, **kw))
     if torch_lesson.available:
         student_pool = torch_lesson["avg_pool2d_torch"]
         forward.append(checked("Function (lesson 4)", one, partial(student_pool, x, k, s, p), expected,

@@ -6,6 +6,8 @@ import json
 import math
 from pathlib import Path
 
+from benchmarks.pooling import NUMPY_CL
+
 #: The goals of the benchmarks issue (CPU, one thread): (id, text, direction, implementation, metric, limit).
 GOAL_TEXT = {
     "loops_speedup": "loops -> NumPy speed-up per output element >= 300x",
@@ -13,6 +15,8 @@ GOAL_TEXT = {
     "function_vs_torch": "Function forward+backward <= 1.0x F.avg_pool2d NCHW (1 thread)",
     "numpy_floor": "NumPy forward <= {limit}x the bandwidth floor",
     "numpy_vs_channels_last": "NumPy forward <= {limit}x F.avg_pool2d channels-last (1 thread)",
+    "numpy_cl_floor": "NumPy forward on channels-last memory <= {limit}x the bandwidth floor",
+    "numpy_cl_vs_channels_last": "NumPy forward on channels-last memory <= {limit}x F.avg_pool2d on it (1 thread)",
 }
 
 #: The limits of the goals that hold at small kernels (k <= 3) only.
@@ -69,12 +73,14 @@ def goals(result: dict) -> list[dict]:
                 row["ratio"] if row else None, limit)
         row = find_row(rows, case, "forward+backward", "Function (lesson 4)")
         add(GOAL_TEXT["function_vs_torch"], case, "forward+backward", row["ratio"] if row else None, 1.0)
-        if k is not None and k <= 3:
-            row = find_row(rows, case, "forward", "NumPy (lesson 3)")
-            add(GOAL_TEXT["numpy_floor"].format(limit=f"{FLOOR_LIMIT:g}"), case, "forward",
-                row["floor_multiple"] if row else None, FLOOR_LIMIT)
-            add(GOAL_TEXT["numpy_vs_channels_last"].format(limit=f"{CHANNELS_LAST_LIMIT:g}"), case, "forward",
-                row.get("ratio_anchor") if row else None, CHANNELS_LAST_LIMIT)
+        if k is not None and k <= 3:  # lesson 3 on NCHW memory, and on the anchor's own channels-last memory
+            for impl, floor, anchor in (("NumPy (lesson 3)", "numpy_floor", "numpy_vs_channels_last"),
+                                        (NUMPY_CL, "numpy_cl_floor", "numpy_cl_vs_channels_last")):
+                row = find_row(rows, case, "forward", impl)
+                add(GOAL_TEXT[floor].format(limit=f"{FLOOR_LIMIT:g}"), case, "forward",
+                    row["floor_multiple"] if row else None, FLOOR_LIMIT)
+                add(GOAL_TEXT[anchor].format(limit=f"{CHANNELS_LAST_LIMIT:g}"), case, "forward",
+                    row.get("ratio_anchor") if row else None, CHANNELS_LAST_LIMIT)
     return out
 
 

@@ -19,6 +19,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import solutions
 from benchmarks import course_runs, report
+from benchmarks.pooling import NUMPY_CL
 
 REPO = Path(__file__).resolve().parent.parent
 TOP_KEYS = {"meta", "lessons", "bandwidth", "rows", "speedups", "notebooks", "grading", "goals"}
@@ -97,12 +98,15 @@ def test_cuda_path_skips_cleanly_without_cuda(tmp_path):
 # --- goals: both sides of each limit --------------------------------------------------------------------
 
 def fake_result(numpy_ratio: float, function_ratio: float, floor: float, speedup: float, kernel: int,
-                channels_last: float = 2.0) -> dict:
+                channels_last: float = 2.0, cl_floor: float = 4.0, cl_channels_last: float = 2.0) -> dict:
     case = f"[1,1,8,8] k{kernel} s1 p0"
     rows = []
     for direction in ("forward", "backward"):
         rows.append({"group": "pooling", "case": case, "direction": direction, "impl": "NumPy (lesson 3)",
                      "threads": 1, "ratio": numpy_ratio, "ratio_anchor": channels_last, "floor_multiple": floor,
+                     "kernel": kernel})
+        rows.append({"group": "pooling", "case": case, "direction": direction, "impl": NUMPY_CL, "threads": 1,
+                     "ratio": numpy_ratio / 2, "ratio_anchor": cl_channels_last, "floor_multiple": cl_floor,
                      "kernel": kernel})
     rows.append({"group": "pooling", "case": case, "direction": "forward+backward", "impl": "Function (lesson 4)",
                  "threads": 1, "ratio": function_ratio, "floor_multiple": None, "kernel": kernel})
@@ -110,12 +114,25 @@ def fake_result(numpy_ratio: float, function_ratio: float, floor: float, speedup
 
 
 def test_goals_met_and_missed():
-    met = report.goals(fake_result(0.9, 0.95, 4.9, 400.0, kernel=3, channels_last=2.4))
-    assert [g["status"] for g in met] == ["met"] * 7
-    missed = report.goals(fake_result(1.1, 1.05, 5.1, 250.0, kernel=3, channels_last=2.6))
-    assert [g["status"] for g in missed] == ["MISSED"] * 7
-    assert {g["goal"] for g in missed} >= {"NumPy forward <= 5x the bandwidth floor",
-                                           "NumPy forward <= 2.5x F.avg_pool2d channels-last (1 thread)"}
+    met = report.goals(fake_result(0.9, 0.95, 4.9, 400.0, kernel=3, channels_last=2.4, cl_floor=4.9,
+                                   cl_channels_last=2.4))
+    assert [g["status"] for g in met] == ["met"] * 9
+    missed = report.goals(fake_result(1.1, 1.05, 5.1, 250.0, kernel=3, channels_last=2.6, cl_floor=5.1,
+                                      cl_channels_last=2.6))
+    assert [g["status"] for g in missed] == ["MISSED"] * 9
+    assert {g["goal"] for g in missed} >= {
+        "NumPy forward <= 5x the bandwidth floor", "NumPy forward <= 2.5x F.avg_pool2d channels-last (1 thread)",
+        "NumPy forward on channels-last memory <= 5x the bandwidth floor",
+        "NumPy forward on channels-last memory <= 2.5x F.avg_pool2d on it (1 thread)"}
+    # each goal reads its own row: channels-last memory met, NCHW memory missed
+    mixed = report.goals(fake_result(0.9, 0.95, 5.1, 400.0, kernel=3, channels_last=2.6, cl_floor=4.9,
+                                     cl_channels_last=2.4))
+    assert {g["goal"]: g["status"] for g in mixed if "bandwidth" in g["goal"] or "F.avg_pool2d c" in g["goal"]
+            or "on it" in g["goal"]} == {
+        "NumPy forward <= 5x the bandwidth floor": "MISSED",
+        "NumPy forward <= 2.5x F.avg_pool2d channels-last (1 thread)": "MISSED",
+        "NumPy forward on channels-last memory <= 5x the bandwidth floor": "met",
+        "NumPy forward on channels-last memory <= 2.5x F.avg_pool2d on it (1 thread)": "met"}
     k7 = report.goals(fake_result(0.6, 0.9, 40.0, 400.0, kernel=7, channels_last=9.0))  # k=7: NumPy must reach 0.5x
     assert [(g["direction"], g["status"]) for g in k7 if g["goal"].startswith("NumPy")] == [
         ("forward", "MISSED"), ("backward", "MISSED")]
@@ -186,6 +203,7 @@ def test_each_row_runs_its_own_implementation():
     calls: list[str] = []
     lessons = recording_lessons(calls)
     expected = {("forward", "NumPy (lesson 3)"): "numpy", ("backward", "NumPy (lesson 3)"): "numpy bwd",
+                ("forward", NUMPY_CL): "numpy", ("backward", NUMPY_CL): "numpy bwd",
                 ("forward", "loops (lesson 2)"): "loops", ("backward", "loops (lesson 2)"): "loops bwd",
                 ("forward", "Function (lesson 4)"): "function", ("forward+backward", "Function (lesson 4)"): "function"}
     groups = pool_entries(Case((1, 2, 8, 8), 3, 2, 1), lessons, "cpu", 2, loop_shape=(1, 1, 6, 6))
@@ -198,6 +216,10 @@ def test_each_row_runs_its_own_implementation():
             want = expected.get((direction, entry.impl))
             assert calls == ([want] if want else []), (direction, entry.impl, calls)
             seen.add((direction, entry.impl))
+            if entry.impl.startswith("NumPy"):  # the NCHW row gets NCHW memory, the other the anchor's NHWC
+                array = entry.fn.args[0]
+                assert array.flags.c_contiguous is (entry.impl != NUMPY_CL), (direction, entry.impl, array.strides)
+                assert (array.strides[1] == array.itemsize) is (entry.impl == NUMPY_CL)
     assert set(expected) <= seen
     for direction, entries in gap_entries((2, 3, 5, 5), lessons, "cpu").items():
         for entry in entries:
@@ -217,8 +239,9 @@ def test_numpy_designs_agree_with_torch_and_a_wrong_one_is_refused(monkeypatch):
 
     rows = numpy_designs.measure((2, 4, 12, 12), rounds=1, min_time=0.0001, copy_mib=1)
     names = [r["name"] for r in rows]
-    assert names[:3] == ["F.avg_pool2d channels-last (anchor)", "F.avg_pool2d NCHW", "lesson 3 reference"]
-    assert len(names) == 3 + 6 and len(set(names)) == len(names)
+    assert names[:4] == ["F.avg_pool2d channels-last (anchor)", "F.avg_pool2d NCHW", "lesson 3 reference",
+                         "lesson 3 reference, channels-last memory"]
+    assert len(names) == 4 + 6 and len(set(names)) == len(names)
     assert all(r["time_s"] > 0 and r["ratio_anchor"] > 0 and r["floor_multiple"] > 0 for r in rows)
     assert next(r for r in rows if r["name"].startswith("F.avg_pool2d channels"))["ratio_anchor"] == 1.0
 

@@ -29,9 +29,9 @@ LESSON = "lesson3_numpy"
 GRADED = {"forward_tests", "forward_no_pad_count", "forward_errors", "forward_vectorized",
           "backward_tests", "backward_errors", "backward_vectorized"}
 STRIDE_LINE = "sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size"
-FORWARD_ROW_PASS = "window_sum(maps[part], 1, kh, sh, ph, rows[:m])"
-BACKWARD_ROW_PASS = "window_spread(columns[:m], 1, kh, sh, ph, grad_x[part])"
-FORWARD_RETURN = "return out.reshape(batch, channels, out_h, out_w)"
+FORWARD_ROW_PASS = "window_sum(x[part], 2, kh, sh, ph, rows[:m])"
+BACKWARD_ROW_PASS = "window_spread(columns[:m], 2, kh, sh, ph, grad_x[part])"
+FORWARD_RETURN = "return out\n"
 
 
 def replaced(grade_id: str, old: str, new: str) -> str:
@@ -250,7 +250,7 @@ def test_notebook_committed_without_outputs():
 
 ONE_CELL_BUGS = {  # name: (replaced solution cells, the cells looked at, the one that must fail)
     # float32 in, float64 out: forward_tests' rule alone (forward_no_pad_count compares values only)
-    "forward_float64_result": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", FORWARD_RETURN, FORWARD_RETURN + ".astype(np.float64)")},
+    "forward_float64_result": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", FORWARD_RETURN, "return out.astype(np.float64)\n")},
                                {"forward_tests", "forward_no_pad_count", "forward_errors"}, {"forward_tests"}),
     # always kh·kw: count_include_pad=False's divisor is forward_no_pad_count's rule alone
     "forward_count_include_pad_ignored": ({"avg_pool2d_numpy": replaced("avg_pool2d_numpy", "if count_include_pad:", "if True:")},
