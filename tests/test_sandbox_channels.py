@@ -291,3 +291,38 @@ def test_a_child_that_may_rename_its_machine_renames_only_its_own_uts_namespace(
         if after != host:
             socket.sethostname(host)
     assert name == ("avgpool-child" if limits.warm else host) and after == host
+
+
+@pytest.mark.parametrize("limits", [COLD, FAST], ids=["cold", "warm"])
+def test_a_child_reaches_no_unix_socket_the_host_listens_on_in_run(limits):
+    """A read-only bind still lets a process connect to a unix socket in it, and a network namespace does
+    not separate sockets that have a path: a daemon of the host listening in ``/run`` (journald, D-Bus, a
+    PostgreSQL gradebook's ``/run/postgresql``) would answer a child, and what the child left there could
+    outlive it. ``/run`` is covered (an empty tmpfs, fresh ``/run/lock`` and ``/run/user`` in it): the
+    child finds no socket there, while a plain process on the host connects (the probe works)."""
+    import socket
+
+    if os.geteuid() != 0:
+        pytest.skip("only root may listen in /run")
+    if limits.warm and not sandbox.warm_available(containment()):
+        pytest.skip(f"no warm children in {containment().mode} mode")
+    path = f"/run/avgpool-{uuid.uuid4().hex}.sock"
+    probe = (f"import socket\nprobe = socket.socket(socket.AF_UNIX)\ntry:\n    probe.connect({path!r})\n"
+             "    reached = True\nexcept OSError as exc:\n    reached = type(exc).__name__\nprobe.close()\n")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(path)
+        os.chmod(path, 0o777)  # anyone may connect: only the mounts stand between the child and it
+        listener.listen(4)
+        host = subprocess.run([sys.executable, "-I", "-c", probe + "print(reached)"], capture_output=True,
+                              text=True, timeout=60)
+        assert host.stdout.strip() == "True", host
+        box = start(probe, limits)
+        try:
+            reached = fetch(box, "reached")
+        finally:
+            box.close()
+    finally:
+        listener.close()
+        Path(path).unlink(missing_ok=True)
+    assert reached == "FileNotFoundError", reached

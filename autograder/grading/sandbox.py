@@ -507,8 +507,9 @@ def mount_plan(*, fresh: list[list], keep: list[str], expose: list[list], hide: 
     made: dict = {"hidden": []}
     emptied = [*fresh, *cover]
     covered = [path for path, _ in emptied]
-    for (path, size), mode in zip(emptied, [0o1777] * len(fresh) + [0o755] * len(cover)):
-        ops.append(["tmpfs", path, size, mode])
+    modes = {path: mode for (path, _), mode in zip(emptied, [0o1777] * len(fresh) + [0o755] * len(cover))}
+    for path, size in sorted(emptied, key=lambda folder: len(Path(folder[0]).parts)):  # /run before /run/lock
+        ops.append(["tmpfs", path, size, modes[path]])
         made["hidden"].append(path)
     if os.path.isdir("/dev/mqueue"):  # the POSIX message queues of this child's own IPC namespace
         ops.append(["mqueue", "/dev/mqueue"])
@@ -1337,8 +1338,11 @@ def hidden_paths(*roots: Path) -> list[str]:
 FRESH_FOLDERS = (("/tmp", 64 << 20), ("/var/tmp", 16 << 20), ("/dev/shm", 16 << 20), ("/run/lock", 1 << 20),
                  ("/run/user", 1 << 20))
 #: Folders the child gets empty and read-only to its uid (tmpfs of mode 0755, root's), with only
-#: :func:`needed_paths` bound back inside them: where other checkouts, homes and instructors' files live.
-COVERED_FOLDERS = tuple((path, 1 << 20) for path in ("/work", "/home", "/root", "/srv", "/mnt", "/media", "/opt"))
+#: :func:`needed_paths` bound back inside them: where other checkouts, homes and instructors' files live, and
+#: ``/run`` (``/var/run``), where the host's daemons listen on unix sockets, which a read-only bind does not
+#: close and a network namespace does not separate (journald, D-Bus, a PostgreSQL gradebook's server).
+COVERED_FOLDERS = tuple((path, 1 << 20) for path in ("/work", "/home", "/root", "/srv", "/mnt", "/media", "/opt",
+                                                      "/run"))
 
 
 def fresh_folders(folders=FRESH_FOLDERS) -> list[list]:
