@@ -196,6 +196,15 @@ def fetch(box: Sandbox, name: str):
     return _child.decode(reply["ok"], blobs, None)
 
 
+def child_value(source: str, limits: Limits, name: str):
+    """The value of ``name`` after ``source`` ran in a fresh child, which is closed before this returns."""
+    box = start(source, limits)
+    try:
+        return fetch(box, name)
+    finally:
+        box.close()
+
+
 def test_every_channel_is_open_between_two_plain_processes_on_the_host():
     """The probe sees each channel where nothing separates two processes (what a child had before)."""
     token = uuid.uuid4().hex
@@ -235,11 +244,7 @@ def test_nothing_one_child_leaves_reaches_the_next_or_outlives_it(limits):
         assert all(v is True for v in left.values()), left
         assert first.active["warm"] is limits.warm
         during = host_state(token)  # A is alive and holds its socket: still nothing on the host
-        second = start(f"TOKEN = {token!r}\n" + PROBE, limits)
-        try:
-            seen = fetch(second, "seen")
-        finally:
-            second.close()
+        seen = child_value(f"TOKEN = {token!r}\n" + PROBE, limits, "seen")
     finally:
         first.close()
         after = host_state(token)
@@ -317,11 +322,7 @@ def test_a_child_reaches_no_unix_socket_the_host_listens_on_in_run(limits):
         host = subprocess.run([sys.executable, "-I", "-c", probe + "print(reached)"], capture_output=True,
                               text=True, timeout=60)
         assert host.stdout.strip() == "True", host
-        box = start(probe, limits)
-        try:
-            reached = fetch(box, "reached")
-        finally:
-            box.close()
+        reached = child_value(probe, limits, "reached")
     finally:
         listener.close()
         Path(path).unlink(missing_ok=True)
