@@ -82,10 +82,12 @@ def design(rows_pass: Callable, columns_pass: Callable, chunks: int) -> Callable
 
 
 def designs(x: np.ndarray) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
-    """Every design, by name, with 8 chunks (the loop rule's) and with 1 MiB of input per chunk."""
-    l2 = max(8, x.nbytes // 2**20)
+    """Every design, by name, with 8 chunks (the loop rule's) and, where that is more, with 1 MiB of input per
+    chunk."""
+    l2 = x.nbytes // 2**20
+    counts = {8: "8 chunks", **({l2: f"{l2} chunks of at most 1 MiB"} if l2 > 8 else {})}
     found = {}
-    for chunks, label in ((8, "8 chunks"), (l2, f"{l2} chunks of at most 1 MiB")):
+    for chunks, label in counts.items():
         found[f"row pairs, 2-D column passes, {label}"] = design(_rows_pairs, _columns_2d, chunks)
         found[f"row pairs, flat column passes, {label}"] = design(_rows_pairs, _columns_flat, chunks)
         found[f"einsum rows, flat column passes, {label}"] = design(_rows_einsum, _columns_flat, chunks)
