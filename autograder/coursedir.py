@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -265,6 +266,28 @@ def open_gradebook(root: Path):
 
     put_bin_on_path()
     return Gradebook(db_url(root), course_id=course_id(root))
+
+
+def ensure_assignment(root: Path, lesson: str) -> None:
+    """Make sure the gradebook knows ``lesson`` (nbgrader needs its cells): ``nbgrader generate_assignment``, in
+    this process, into a scratch folder; ``release/`` is left alone."""
+    from nbgrader.api import MissingEntry
+
+    if gradebook_exists(root):
+        with open_gradebook(root) as gb:
+            try:
+                if gb.find_assignment(lesson).notebooks:
+                    return
+            except MissingEntry:
+                pass
+    config = course_config(root)
+    with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
+        config.CourseDirectory.release_directory = scratch
+        result = nbgrader_api(root, config,
+                              lambda api: api.generate_assignment(lesson, force=True, create=True))
+    if not result.get("success"):
+        raise CourseError(f"nbgrader could not add {lesson} to the gradebook:\n{result.get('log', '')[-2000:]}"
+                          f"\n{result.get('error', '')[-2000:]}")
 
 
 def put_bin_on_path() -> None:

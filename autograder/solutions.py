@@ -21,7 +21,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.release import leaks
+from autograder import lessontext
 from autograder.coursedir import REPO, CourseError, lessons, notebook
 
 #: The stages of the course that are timed and checked, and the names their lesson's solutions define.
@@ -68,8 +68,8 @@ def solution_cells(path: Path) -> dict[str, str]:
     """``{grade_id: source}`` of the solution cells of a source notebook (``source/<lesson>/x.ipynb``), in
     notebook order, without the delimiter lines its course's config sets (as a student would write them)."""
     nb = nbformat.read(path, as_version=4)
-    delims = leaks.delimiters(Path(path).resolve().parents[2])
-    return {cell.metadata["nbgrader"].get("grade_id", f"cell{i}"): leaks.strip_markers(cell.source, delims)
+    delims = lessontext.delimiters(Path(path).resolve().parents[2])
+    return {cell.metadata["nbgrader"].get("grade_id", f"cell{i}"): lessontext.strip_markers(cell.source, delims)
             for i, cell in enumerate(nb.cells) if _is_solution(cell)}
 
 

@@ -12,6 +12,7 @@ import nbformat
 import pytest
 
 from autograder import coursedir
+from autograder import lessontext
 from autograder.release import leaks, build as rel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,18 +105,18 @@ def test_the_leak_rules_read_the_delimiters_the_course_configures(tmp_path):
     with open(root / "nbgrader_config.py", "a") as config:
         config.write('\nc.ClearSolutions.begin_solution_delimeter = "START ANSWER"\n'
                      'c.ClearSolutions.end_solution_delimeter = "STOP ANSWER"\n')
-    assert leaks.delimiters(root)["SOLUTION"] == ("START ANSWER", "STOP ANSWER")
-    assert leaks.delimiters(root)["HIDDEN TESTS"] == leaks.nbgrader_defaults()["HIDDEN TESTS"]
+    assert lessontext.delimiters(root)["SOLUTION"] == ("START ANSWER", "STOP ANSWER")
+    assert lessontext.delimiters(root)["HIDDEN TESTS"] == lessontext.nbgrader_defaults()["HIDDEN TESTS"]
     secret = "    answer_nobody_may_see = 42  # from the solution"
     cell = nbformat.v4.new_code_cell(f"def f():\n    ### START ANSWER\n{secret}\n    ### STOP ANSWER\n")
     source, release = nbformat.v4.new_notebook(cells=[cell]), nbformat.v4.new_notebook(cells=[cell.copy()])
     release.cells[0].source = f"def f():\n{secret}\n"
-    renamed = leaks.delimiters(root)
+    renamed = lessontext.delimiters(root)
     assert any("secret line" in p for p in leaks.release_leaks(source, release, renamed))
     assert leaks.release_leaks(source, release) == [], "under nbgrader's defaults the line is not secret"
     release.cells[0].source = "### START ANSWER\n"
     assert any("START ANSWER" in p for p in leaks.release_leaks(source, release, renamed))
-    assert leaks.strip_markers(cell.source, renamed) == f"def f():\n{secret}"
+    assert lessontext.strip_markers(cell.source, renamed) == f"def f():\n{secret}"
     (tmp_path / "bundle").mkdir()
     (tmp_path / "bundle" / "notes.txt").write_text("a line with STOP ANSWER in it\n")
     assert any("STOP ANSWER" in p for p in leaks.scan(tmp_path / "bundle", root))

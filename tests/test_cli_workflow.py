@@ -17,7 +17,7 @@ import pytest
 
 from autograder import cli, coursedir
 from autograder.results import export
-from autograder.grading.records import load_records
+from autograder.records import load_records
 from workflow_fakes import LESSON, REPO, fake_grade, make_course
 
 COMMANDS = ("release", "collect", "grade", "feedback", "export", "report", "bundle", "sample-class", "course")

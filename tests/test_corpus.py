@@ -25,7 +25,7 @@ from autograder import coursedir
 from autograder.grading import Limits, containment, grade, load_lesson, load_records
 from autograder.grading.sandbox import Containment
 from autograder.grading.batch import compute
-from autograder.grading.records import STATUS_GRADER_ERROR, STATUSES
+from autograder.records import STATUS_GRADER_ERROR, STATUSES
 
 REPO = Path(__file__).resolve().parent.parent
 LIMITS = Limits(test_seconds=5, cell_seconds=5, start_seconds=90, memory_bytes=5 << 29, output_chars=20_000)

@@ -12,7 +12,7 @@ import pytest
 
 from autograder import collect, coursedir, sample_class
 from autograder.results import feedback
-from autograder.release import leaks
+from autograder import lessontext
 from autograder.results.feedback_steps import to_mathml
 from workflow_fakes import LESSON, fake_grade, make_course
 
@@ -36,21 +36,21 @@ def test_tex_that_cannot_be_read_stays_as_tex():
 
 @pytest.mark.parametrize("lesson", coursedir.lessons(coursedir.REPO))
 def test_a_message_quoting_a_hidden_line_is_redacted_and_visible_lines_are_kept(lesson):
-    hidden = leaks.hidden_test_lines(coursedir.REPO, lesson)
+    hidden = lessontext.hidden_test_lines(coursedir.REPO, lesson)
     assert hidden, f"{lesson} has hidden tests"
     release = coursedir.notebook(coursedir.REPO, "release", lesson)
     visible = sorted({line.strip() for cell in nbformat.read(release, as_version=4).cells
                       if cell.cell_type == "code" for line in cell.source.splitlines()
-                      if len(line.strip()) >= leaks.MIN_LENGTH} - hidden)
+                      if len(line.strip()) >= lessontext.MIN_LENGTH} - hidden)
     assert visible
     for line in sorted(hidden):
         message = f'Traceback:\n  File "<test>", line 4\n    {line}\nAssertionError: shape (2, 3) != (2, 2)'
-        redacted = leaks.redact(message, hidden)
+        redacted = lessontext.redact(message, hidden)
         assert line not in redacted, f"{lesson}: hidden line {line!r} reached the message"
         assert redacted.splitlines()[2] == "    [hidden test line]"
         assert redacted.splitlines()[-1] == "AssertionError: shape (2, 3) != (2, 2)", "the student's own message stays"
     for line in visible:
-        assert leaks.redact(f"    {line}", hidden) == f"    {line}", f"{lesson}: visible line {line!r} was redacted"
+        assert lessontext.redact(f"    {line}", hidden) == f"    {line}", f"{lesson}: visible line {line!r} was redacted"
 
 
 # --- the page ------------------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ def _answer_q2_wrongly(root, student) -> None:
     from types import SimpleNamespace
 
     from autograder.grading.nbgrader_plugin import TrustedExecute
-    from autograder.grading.records import load_record, save_record
+    from autograder.records import load_record, save_record
 
     record = load_record(root, LESSON, student)
     for test in record.tests:
@@ -99,7 +99,7 @@ def _answer_q2_wrongly(root, student) -> None:
     writer = TrustedExecute()
     writer.output_chars = 20000
     writer._write(nb, SimpleNamespace(tests=record.tests, cells=[], status="ok"),
-                  leaks.hidden_test_lines(root, LESSON))
+                  lessontext.hidden_test_lines(root, LESSON))
     nbformat.write(nb, str(autograded))
 
 
@@ -113,7 +113,7 @@ def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline_in_par
     assert {path: path.read_bytes() for path in parallel} == parallel, "one process writes the same bytes"
     with pytest.raises(coursedir.CourseError, match=r"jobs must be an int >= 1 .*got 0"):
         feedback.write_feedback(root, jobs=0)
-    hidden = leaks.hidden_test_lines(root, LESSON)
+    hidden = lessontext.hidden_test_lines(root, LESSON)
     assert hidden, "lesson 1 has hidden tests"
     wrong = next(m.student for m in manifest if m.variant.startswith(("wrong", "partial")))
     page = (root / "feedback" / wrong / LESSON / f"{LESSON}.html").read_text()
@@ -184,3 +184,20 @@ def test_parallel_runs_split_the_students_and_each_leaves_out_the_others():
     many = [f"student{i:05d}" for i in range(20000)]
     assert feedback._runs(many, many, 2) == [[]]
     assert feedback._runs(many, many[:2], 2) == [["--student=student00000"], ["--student=student00001"]]
+
+
+def test_feedback_reads_output_chars_as_the_graders_policy_does(tmp_path):
+    """Revealed expected values are cut where the grader cuts its outputs: ``autograder.outputs.output_chars``
+    (what ``feedback`` reads, issue 44) agrees with the grader's policy, set or not, and refuses what it refuses."""
+    from traitlets.config import Config
+
+    from autograder.grading.policy import load_policy
+    from autograder.outputs import output_chars
+
+    for config in (Config(), Config({"SandboxPolicy": {"output_chars": 123}})):
+        assert output_chars(config) == load_policy(tmp_path, config).limits().output_chars
+    for wrong in (0, -5):
+        with pytest.raises(ValueError, match="SandboxPolicy.output_chars must be positive"):
+            output_chars(Config({"SandboxPolicy": {"output_chars": wrong}}))
+        with pytest.raises(ValueError, match="SandboxPolicy.output_chars must be positive"):
+            load_policy(tmp_path, Config({"SandboxPolicy": {"output_chars": wrong}})).limits()

@@ -1,6 +1,8 @@
 """The README's table of where each concern lives matches the folders (issue 27 step 4): every path it
-names exists, and every module of ``autograder/`` is named in it."""
+names exists, and every module of ``autograder/`` is named in it. The floors (issue 44): the stages import the
+ground floor, never each other, and the ground floor imports no stage."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -53,3 +55,64 @@ def test_the_checks_see_a_wrong_path_and_a_module_left_out():
     assert "autograder/moved_away.py" in named_paths(rows) and not (REPO / "autograder/moved_away.py").exists()
     without = [row.replace(", `device_check.py`", "") for row in table()]
     assert unnamed_modules(named_paths(without)) == ["autograder/device_check.py"]
+
+
+#: The stage packages of ``autograder/`` (issue 44): each imports the ground floor (the modules directly in
+#: ``autograder/``) and ``course``, never another stage; the ground floor imports no stage. Only the commands
+#: (``cli.py``, ``__main__.py``) compose the stages.
+STAGES = ("release", "collect", "grading", "results")
+ROOF = ("autograder/cli.py", "autograder/__main__.py")
+
+
+def imported(path: str, text: str) -> list[tuple[int, str]]:
+    """``(line, dotted module or name)`` of every import in ``text`` (the module at ``path``, relative to the
+    repository), at any depth (a function's imports too), relative imports resolved."""
+    package = path.removesuffix(".py").split("/")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def floor_violations(path: str, text: str) -> list[str]:
+    """The imports of the module at ``path`` that break the floors: a stage's import of another stage, or
+    the ground floor's import of a stage."""
+    parts = path.split("/")
+    stage = parts[1] if len(parts) > 2 and parts[1] in STAGES else None
+    if path in ROOF:
+        return []
+    problems = []
+    for line, name in imported(path, text):
+        target = name.split(".")
+        if target[0] == "autograder" and len(target) > 1 and target[1] in STAGES and target[1] != stage:
+            where = f"the stage {stage}" if stage else "the ground floor"
+            problems.append(f"{path}:{line}: {where} imports {'.'.join(target[:3])}")
+    return problems
+
+
+def test_the_stages_import_only_the_ground_floor_and_the_ground_floor_no_stage():
+    problems = []
+    for module in sorted((REPO / "autograder").rglob("*.py")):
+        path = module.relative_to(REPO).as_posix()
+        problems += floor_violations(path, module.read_text())
+    assert not problems, "imports that run across or up the floors:\n" + "\n".join(problems)
+
+
+def test_the_floor_rule_sees_a_stage_importing_another_and_the_ground_floor_importing_a_stage():
+    honest = ("from autograder import coursedir\nfrom autograder.records import load_record\n"
+              "from autograder.grading.lesson import load_lesson\nimport course.checks\n")
+    assert floor_violations("autograder/grading/batch.py", honest) == []
+    assert floor_violations("autograder/cli.py", "from autograder.grading import grade\n") == []
+    across = "def place():\n    from autograder.grading.batch import ensure_assignment\n"
+    assert floor_violations("autograder/collect/place.py", across) == [
+        "autograder/collect/place.py:2: the stage collect imports autograder.grading.batch"]
+    relative = "from ..release import leaks\nfrom . import templates\n"
+    assert floor_violations("autograder/results/feedback.py", relative) == [
+        "autograder/results/feedback.py:1: the stage results imports autograder.release.leaks"]
+    assert floor_violations("autograder/records.py", "import autograder.grading.sandbox\n") == [
+        "autograder/records.py:1: the ground floor imports autograder.grading.sandbox"]

@@ -14,7 +14,7 @@ import pytest
 
 from autograder import collect, sample_class
 from autograder.results import export, report
-from autograder.grading.records import Record, load_records, record_dicts, save_record
+from autograder.records import Record, load_records, record_dicts, save_record
 from course.checks import check_avoids
 from workflow_fakes import LESSON, fake_grade, make_course
 

@@ -187,7 +187,7 @@ def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_rec
 
     from autograder.grading.intake import sanitized_notebook
     from autograder.grading.nbgrader_plugin import TrustedGraderError
-    from autograder.grading.records import load_record
+    from autograder.records import load_record
 
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     lesson = load_lesson("lesson1_by_hand", root)

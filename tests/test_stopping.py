@@ -25,6 +25,7 @@ import pytest
 from daemon import START_DAEMON
 from nbformat.v4 import new_code_cell, new_notebook
 
+from autograder import coursedir
 from autograder.grading import batch, containment, load_records, sandbox
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,7 +78,7 @@ def course(tmp_path_factory):
     for student, solution in SUBMISSIONS.items():
         (pristine / "submitted" / student / LESSON).mkdir(parents=True)
         nbformat.write(_notebook(solution), str(pristine / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
-    batch.ensure_assignment(pristine, LESSON)
+    coursedir.ensure_assignment(pristine, LESSON)
     uninterrupted = shutil.copytree(pristine, pristine.parent / "uninterrupted")
     try:  # this process's warm template stays for the rerun (closed at the end of this module)
         batch.grade(root=uninterrupted, jobs=1, progress=False, seed=SEED, check_reference=False, gradebook=False)
@@ -431,7 +432,7 @@ def test_a_worker_stopped_while_it_writes_a_record_leaves_no_temporary_file(tmp_
     import json
 
     from autograder import stopping
-    from autograder.grading import records
+    from autograder import records
 
     assert records._remove_unfinished in stopping._REAPERS
     monkeypatch.setattr(stopping, "_REAPERS", [records._remove_unfinished])  # not this process's sandboxes

@@ -503,7 +503,7 @@ def test_a_wrong_value_is_recorded_whole_and_written_into_the_graded_notebook_wi
     from types import SimpleNamespace
 
     from autograder.grading.intake import Intake
-    from autograder.grading.nbgrader_plugin import reveal_expected
+    from autograder.outputs import reveal_expected
     from autograder.grading.records import make_record
 
     solution = ("q4 = 'b'\nby_hand = [1.0, 2.5]\nclass WrongValue(AssertionError):\n    pass\n"
@@ -572,7 +572,7 @@ def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
                                " ON grade.cell_id = base_cell.id").fetchall())
     assert rows["worked_example_tests"] == 0
     assert sum(rows.values()) == lesson1.max_score - 2
-    from autograder.grading.records import load_record
+    from autograder.records import load_record
 
     assert load_record(tmp_path, LESSON1, "mallory").seed == 99, "the configured seed drew the hidden inputs"
     again = nbgrader(tmp_path, "autograde", LESSON1, "--force", "--TrustedExecute.seed=100")

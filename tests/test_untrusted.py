@@ -25,9 +25,11 @@ from autograder.grading import _child, batch, load_lesson, parse_submission, san
 from autograder.grading.intake import Intake, read_submission
 from autograder.grading.lesson import Cell, Lesson
 from autograder.grading.nbgrader_plugin import TrustedExecute
-from autograder.grading.records import STATUS_GRADER_ERROR, Record, load_record, make_record, save_record
+from autograder.grading.records import make_record
+from autograder.records import STATUS_GRADER_ERROR, Record, load_record, save_record
 from autograder.grading.sandbox import Limits, sandbox_uid
-from autograder.grading.untrusted import checked, clean_text, decoded
+from autograder.grading.untrusted import checked, decoded
+from autograder.safe_text import clean_text
 from autograder.grading.verdicts import TestResult as Result, Verdicts, run_tests
 from workflow_fakes import make_course
 

@@ -17,9 +17,9 @@ import nbformat
 from types import SimpleNamespace
 
 from autograder import coursedir, solutions
-from autograder.release import leaks
+from autograder import lessontext
 from autograder.grading.nbgrader_plugin import TrustedExecute
-from autograder.grading.records import Record, save_record
+from autograder.records import Record, save_record
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "lesson1_by_hand"
@@ -103,7 +103,7 @@ def fake_grade(lessons=None, students=None, jobs=1, root=REPO, progress=True, se
                 writer = TrustedExecute()
                 writer.output_chars = 20000
                 writer._write(nb, SimpleNamespace(tests=tests, cells=[], status=status),
-                              leaks.hidden_test_lines(root, lesson))
+                              lessontext.hidden_test_lines(root, lesson))
                 nbformat.write(nb, str(autograded))
             record = Record(student, lesson, status, sum(t["points"] for t in tests), sum(points.values()),
                             tests, reason, containment="none: the fake grader runs no code", content_key="fake",

@@ -228,7 +228,6 @@ def record_in_gradebook(root: Path, due: dict[str, dt.datetime] | None = None,
     from nbgrader.api import MissingEntry
 
     from autograder import coursedir
-    from autograder.grading.batch import ensure_assignment
 
     if report is None:
         log = Path(root) / "reports" / "collect.json"
@@ -253,4 +252,4 @@ def record_in_gradebook(root: Path, due: dict[str, dt.datetime] | None = None,
                 fields["lms_user_id"] = entry.lms_id
             gb.update_or_create_student(entry.student, **fields)
     for lesson in sorted({entry.lesson for entry in placed}):
-        ensure_assignment(root, lesson)
+        coursedir.ensure_assignment(root, lesson)

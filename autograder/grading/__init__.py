@@ -20,7 +20,7 @@ API::
 from autograder.grading.batch import GradingError, grade, grade_submission, submissions, write_gradebook
 from autograder.grading.intake import Intake, parse_submission, read_submission, sanitized_notebook
 from autograder.grading.lesson import Lesson, load_lesson
-from autograder.grading.records import STATUSES, Record, load_record, load_records
+from autograder.records import STATUSES, Record, load_record, load_records
 from autograder.grading.sandbox import Containment, Limits, containment
 from autograder.grading.verdicts import TestResult, Verdicts, run_tests
 

@@ -21,7 +21,6 @@ import multiprocessing
 import os
 import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -30,15 +29,15 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import intake as intake_mod
-from autograder.coursedir import CourseError, check_lessons
+from autograder.coursedir import CourseError, check_lessons, ensure_assignment
 from autograder import coursedir, stopping
 from autograder.grading.lesson import load_lesson
-from autograder.grading.records import (RECORDS, STATUS_GRADER_ERROR, Record, cache_key, cache_path, make_record,
-                                        read_json, run_finished, run_seed, save_record, write_json)
+from autograder.grading.records import cache_key, cache_path, make_record, run_finished, run_seed
 from autograder.grading.policy import load_policy
 from autograder.grading.sandbox import GraderFault, Limits, check_level, containment, level_meets, sandbox_uid
-from autograder.grading.untrusted import clean_text
 from autograder.grading.verdicts import Verdicts, TestResult, run_tests
+from autograder.records import RECORDS, STATUS_GRADER_ERROR, Record, read_json, save_record, write_json
+from autograder.safe_text import clean_text
 
 REPO = Path(__file__).resolve().parents[2]
 STAGING = "staging"
@@ -299,28 +298,6 @@ def _cluster_round(root, work, limits, use_cache, records, bar, address, seed) -
 
 # ---------------------------------------------------------------------------------------------------
 # Phase 2: nbgrader, one writer
-
-def ensure_assignment(root: Path, lesson: str) -> None:
-    """Make sure the gradebook knows ``lesson`` (nbgrader needs its cells): ``nbgrader generate_assignment``, in
-    this process, into a scratch folder; ``release/`` is left alone."""
-    from nbgrader.api import MissingEntry
-
-    if coursedir.gradebook_exists(root):
-        with coursedir.open_gradebook(root) as gb:
-            try:
-                if gb.find_assignment(lesson).notebooks:
-                    return
-            except MissingEntry:
-                pass
-    config = coursedir.course_config(root)
-    with tempfile.TemporaryDirectory(prefix="release-scratch-") as scratch:
-        config.CourseDirectory.release_directory = scratch
-        result = coursedir.nbgrader_api(root, config,
-                                        lambda api: api.generate_assignment(lesson, force=True, create=True))
-    if not result.get("success"):
-        raise GradingError(f"nbgrader could not add {lesson} to the gradebook:\n{result.get('log', '')[-2000:]}"
-                           f"\n{result.get('error', '')[-2000:]}")
-
 
 SUBMISSION_SECRET = "submission_secret.txt"
 

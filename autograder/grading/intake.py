@@ -2,7 +2,7 @@
 
 Nothing of a submission is trusted except the text of its solution cells, found by ``grade_id`` in the
 release's list of solution cells (first match wins; a missing one counts as empty), made safe to write
-(:func:`~autograder.grading.untrusted.clean_text`: no lone surrogate, no control character). Metadata, outputs,
+(:func:`~autograder.safe_text.clean_text`: no lone surrogate, no control character). Metadata, outputs,
 kernelspec, test cells and extra files are ignored. The notebook nbgrader then sees is the *sanitized*
 one: the release notebook with those sources swapped in, so malformed input never reaches nbgrader.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading.lesson import Lesson
-from autograder.grading.untrusted import clean_text
+from autograder.safe_text import clean_text
 
 MAX_NOTEBOOK_BYTES = 100 << 20
 MAX_CELL_CHARS = 1 << 20

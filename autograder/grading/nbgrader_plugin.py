@@ -4,7 +4,7 @@
 of running the notebook in a kernel shared with student code, it writes each test cell's trusted
 verdict into the cell's outputs (the test's printed text for a pass; an ``error`` output carrying only
 the failure message for a fail, never the hidden test's source, and without the expected value a
-``course.checks.WrongValue`` names: :func:`verdict_output`), so that nbgrader's own
+``course.checks.WrongValue`` names: :func:`autograder.outputs.verdict_output`), so that nbgrader's own
 ``SaveAutoGrades`` scores it. It takes the verdicts from the record phase 1 wrote for this submission
 (``records/<lesson>/<student>.json``) when that record is of the same code, and computes them itself
 otherwise (with the hidden inputs of ``c.TrustedExecute.seed``, which the batch sets to its run's seed,
@@ -12,8 +12,9 @@ or of a fresh seed per submission when unset), so a plain ``nbgrader autograde``
 output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``); a short
 answer the keyword rule could not settle is flagged "needs manual grade" (:class:`TrustedSaveAutoGrades`).
 
-:func:`reveal_expected` shows those expected values again from the record, when the instructor releases
-them (``autograder.results.feedback_steps.ExpectedAnswers``). :func:`configure` is what ``nbgrader_config.py`` calls.
+:func:`autograder.outputs.reveal_expected` shows those expected values again from the record, when the instructor
+releases them (``autograder.results.feedback_steps.ExpectedAnswers``). :func:`configure` is what ``nbgrader_config.py``
+calls.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
 from traitlets import Integer, Unicode
 
-from autograder.release import leaks
+from autograder.lessontext import hidden_test_lines
+from autograder.outputs import verdict_output
 from autograder.stopping import stoppable
 
 #: The key of ``resources["nbgrader"]`` under which :class:`TrustedExecute` lists the test cells whose
@@ -83,7 +85,8 @@ class TrustedExecute(NbGraderPreprocessor):
     def _preprocess(self, nb: NotebookNode, resources: dict):
         from autograder.grading.intake import Intake, notebook_sources
         from autograder.grading.lesson import load_lesson
-        from autograder.grading.records import STATUS_GRADER_ERROR, load_record, make_record, save_record
+        from autograder.grading.records import make_record
+        from autograder.records import STATUS_GRADER_ERROR, load_record, save_record
         from autograder.grading.policy import load_policy
         from autograder.grading.sandbox import GraderFault, containment, level_meets, sandbox_uid
         from autograder.grading.verdicts import run_tests
@@ -113,7 +116,7 @@ class TrustedExecute(NbGraderPreprocessor):
                 taken = Intake("no solution cells", "none of the lesson's solution cells is in this notebook", {})
                 record = make_record(student, lesson, taken, None, containment().describe())
             save_record(root, record)
-        self._write(nb, record, leaks.hidden_test_lines(root, lesson.name))
+        self._write(nb, record, hidden_test_lines(root, lesson.name))
         resources["nbgrader"][REVIEW] = [t["grade_id"] for t in record.tests if t.get("review") is not None]
         return nb, resources
 
@@ -150,48 +153,6 @@ class TrustedExecute(NbGraderPreprocessor):
                                                      traceback=[f"{name}: {value}"]))
 
 
-def verdict_output(verdict: dict, header: str, hidden: set[str], output_chars: int,
-                   reveal: bool = False) -> NotebookNode:
-    """The output a test cell shows for ``verdict`` (a record's test): its printed text for a pass, an
-    ``error`` carrying only the failure message for a fail, any quoted hidden-test line redacted, at most
-    ``output_chars``. A message that names an expected value is shown without it (its ``withheld`` form,
-    :class:`course.checks.WrongValue`) unless ``reveal``."""
-    if verdict["passed"]:
-        text = leaks.redact(verdict.get("output") or "passed\n", hidden)
-        return NotebookNode(output_type="stream", name="stdout", text=text[:output_chars])
-    shown = verdict.get("message") if reveal or not verdict.get("withheld") else verdict["withheld"]
-    message = leaks.redact(str(shown or "failed"), hidden)[:output_chars]
-    name, _, value = message.partition(": ")
-    if not (name.isidentifier() and value):
-        name, value = "AssertionError", message
-    if verdict.get("fault"):
-        name = {"timeout": "TimeoutError", "memory": "MemoryError"}.get(verdict["fault"], "StudentCrash")
-    elif verdict.get("review") is not None:
-        name = "NeedsReview"
-    elif name == "NeedsReview":  # a student's exception of that name: not the grader's mark
-        name = "StudentError"
-    return NotebookNode(output_type="error", ename=name, evalue=header + value, traceback=[f"{name}: {header}{value}"])
-
-
-def reveal_expected(nb: NotebookNode, record, hidden: set[str], output_chars: int) -> list[str]:
-    """Show in ``nb`` (a graded notebook of ``record``'s submission) the expected values its test cells'
-    messages withhold: each failed test cell whose output is its verdict's withheld message gets the full
-    one. A cell showing anything else (a notebook graded by another run) is left as it is. Returns the
-    grade_ids revealed."""
-    tests = {t["grade_id"]: t for t in record.tests}
-    header = "" if record.status == "ok" else f"[{record.status}] "
-    revealed = []
-    for cell in nb.cells:
-        verdict = tests.get(cell.metadata.get("nbgrader", {}).get("grade_id"))
-        if cell.cell_type != "code" or verdict is None or verdict["passed"] or not verdict.get("withheld"):
-            continue
-        withheld = verdict_output(verdict, header, hidden, output_chars)
-        if [(o.get("ename"), o.get("evalue")) for o in cell.get("outputs", [])] == [(withheld.ename, withheld.evalue)]:
-            cell.outputs = [verdict_output(verdict, header, hidden, output_chars, reveal=True)]
-            revealed.append(verdict["grade_id"])
-    return revealed
-
-
 class TrustedSaveAutoGrades(SaveAutoGrades):
     """nbgrader's ``SaveAutoGrades``, which also flags every test cell whose verdict is a short answer to
     read by hand (``course.checks.NeedsReview``, listed by :class:`TrustedExecute` in the resources) as
@@ -215,10 +176,10 @@ class RestoreReleasedCells(OverwriteCells):
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         """nbgrader's, on the notebook with every text made safe to write (a lone surrogate in a submitted
-        notebook, valid JSON, would stop nbgrader writing it: :func:`~autograder.grading.untrusted.clean_tree`)."""
+        notebook, valid JSON, would stop nbgrader writing it: :func:`~autograder.safe_text.clean_tree`)."""
         from nbformat import from_dict
 
-        from autograder.grading.untrusted import clean_tree
+        from autograder.safe_text import clean_tree
 
         return super().preprocess(from_dict(clean_tree(nb)), resources)
 

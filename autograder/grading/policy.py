@@ -17,6 +17,7 @@ from traitlets.config import Config, Configurable
 
 from autograder.coursedir import course_config
 from autograder.grading.sandbox import LEVELS, Limits, parse_level
+from autograder.outputs import OUTPUT_CHARS
 
 
 class SandboxPolicy(Configurable):
@@ -30,7 +31,7 @@ class SandboxPolicy(Configurable):
     memory_mb = Integer(4096, help="Memory of the child (address space and watched RSS), MiB").tag(config=True)
     file_mb = Integer(16, help="Largest file the child may write, MiB").tag(config=True)
     nproc = Integer(256, help="Processes and threads of the sandbox uid").tag(config=True)
-    output_chars = Integer(20_000, help="Stored stdout/stderr per cell, characters").tag(config=True)
+    output_chars = Integer(OUTPUT_CHARS, help="Stored stdout/stderr per cell, characters").tag(config=True)
     reply_mb = Integer(256, help="Largest reply the parent reads from the child, MiB").tag(config=True)
     warm = Bool(True, help="Fork each child from a warm template that imported the lesson's set-up modules "
                 "once (Linux; every limit and namespace is applied after the fork). False: a fresh interpreter "

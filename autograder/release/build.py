@@ -20,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import lessontext
 from autograder.release import leaks
 from autograder.coursedir import (REPO, CourseError, check_config, check_lessons, copy_course, course_config,
                                   nbgrader_api, notebook)
@@ -116,7 +117,8 @@ def build_key(lesson: str, root: Path = REPO) -> str:
 
     root = Path(root)
     here = Path(__file__).resolve().parent
-    files = [root / "nbgrader_config.py", here / "build.py", here / "stubs.py", here / "leaks.py"]
+    files = [root / "nbgrader_config.py", here / "build.py", here / "stubs.py", here / "leaks.py",
+             here.parent / "lessontext.py"]
     files += sorted(Path(course.__file__).resolve().parent.rglob("*.py"))
     for folder in ("source", "release"):
         files += sorted(p for p in (root / folder / lesson).rglob("*") if p.is_file()
@@ -164,7 +166,7 @@ def build_and_check(lesson: str, root: Path = REPO, force: bool = False) -> Less
     stub = validate(release_nb, invert=True)
     problems = [f"solution fails: {c}" for c in solution.failed_cells]
     problems += [f"stub passes: {c}" for c in stub.failed_cells]
-    problems += leaks.release_leaks(source_nb, release_nb, leaks.delimiters(root))
+    problems += leaks.release_leaks(source_nb, release_nb, lessontext.delimiters(root))
     if solution.passed and stub.passed and not problems:
         record_validated(lesson, root)
     return LessonSummary(lesson, sum(c["points"] for c in cells if c["test"]),

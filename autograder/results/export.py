@@ -89,7 +89,7 @@ def withhold_grader_errors(root: Path, grades: Grades) -> None:
     """Take out of ``grades`` every submission whose trusted-grader record says ``grader-error``: nbgrader
     writes a row (every cell 0, "needs manual grade") for a notebook it failed on, or keeps an earlier
     run's scores, and neither is the student's grade. ``grades.withheld`` keeps the reason."""
-    from autograder.grading.records import record_dicts
+    from autograder.records import record_dicts
 
     for record in record_dicts(root):
         key = (record["student"], record["lesson"])

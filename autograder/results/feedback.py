@@ -23,9 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder import coursedir
-from autograder.release import leaks
 from autograder.results import templates
-from autograder.grading.records import record_dicts
+from autograder.lessontext import hidden_test_lines
+from autograder.records import record_dicts
 
 #: ``<script>`` elements that load or configure MathJax (nbgrader's template links it from a CDN).
 MATHJAX = re.compile(r"<script[^>]*(?:src=\"https?://[^\"]*mathjax[^\"]*\"|type=\"text/x-mathjax-config\")[^>]*>"
@@ -101,7 +101,7 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
                                default=len(output) - 2000))
             raise coursedir.CourseError(f"nbgrader generate_feedback {lesson} failed:\n{output[start:start + 4000]}")
     for lesson in sorted({r["lesson"] for r in records}):
-        hidden = leaks.hidden_test_lines(root, lesson)
+        hidden = hidden_test_lines(root, lesson)
         for record in (r for r in records if r["lesson"] == lesson):
             path = root / "feedback" / record["student"] / lesson / f"{lesson}.html"
             if not path.is_file():

@@ -63,7 +63,7 @@ class MathToMathML(Preprocessor):
 class ExpectedAnswers(Preprocessor):
     """Expected values in failure messages: withheld (the default; the graded notebook holds the withheld
     form) or, with ``reveal``, shown from the record the trusted grader kept
-    (:func:`autograder.grading.nbgrader_plugin.reveal_expected`)."""
+    (:func:`autograder.outputs.reveal_expected`)."""
 
     enabled = Bool(True, help="on wherever it is listed (nbconvert's preprocessors are off by default)").tag(config=True)
     reveal = Bool(False, help="Show the expected values that failed checks name (knowledge-check keys, predictions, "
@@ -73,10 +73,9 @@ class ExpectedAnswers(Preprocessor):
     def preprocess(self, nb, resources):
         if not self.reveal:
             return nb, resources
-        from autograder.release import leaks
-        from autograder.grading.nbgrader_plugin import reveal_expected
-        from autograder.grading.policy import load_policy
-        from autograder.grading.records import load_record
+        from autograder.lessontext import hidden_test_lines
+        from autograder.outputs import output_chars, reveal_expected
+        from autograder.records import load_record
 
         root = Path(self.config.CourseDirectory.get("root") or ".")
         info = resources["nbgrader"]
@@ -85,6 +84,5 @@ class ExpectedAnswers(Preprocessor):
             self.log.warning("no record of %s / %s in %s: its expected answers stay withheld (grade it with "
                              "avgpool-course grade)", info["student"], info["assignment"], root / "records")
             return nb, resources
-        reveal_expected(nb, record, leaks.hidden_test_lines(root, info["assignment"]),
-                        load_policy(root, self.config).limits().output_chars)
+        reveal_expected(nb, record, hidden_test_lines(root, info["assignment"]), output_chars(self.config))
         return nb, resources

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from autograder import coursedir
 from autograder.results import export, templates
-from autograder.grading.records import record_dicts
+from autograder.records import record_dicts
 
 #: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``
 #: (a forbidden library, or code that hides what it calls) and ``StudentObject`` (a result that is not

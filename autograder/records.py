@@ -1,0 +1,140 @@
+"""Per-submission records, as JSON under ``records/`` (a generated folder): ``records/<lesson>/<student>.json`` is
+the record of the latest grading of that submission (written by ``grade``, read by ``feedback``, ``export`` and
+``report``). Every file is written atomically (temporary file, then ``os.replace``); what grading adds (the
+verdict cache, the run's seed, making a record from verdicts) is :mod:`autograder.grading.records`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from autograder import stopping
+from autograder.safe_text import clean_tree
+
+RECORDS = "records"
+STATUS_OK = "ok"
+STATUS_GRADER_ERROR = "grader-error"  # the grader failed, not the student: no score is written
+STATUSES = ("ok", "timeout", "memory", "crash", "invalid submission", "no solution cells", STATUS_GRADER_ERROR)
+
+
+@dataclass
+class Record:
+    """One submission's grading: a score, or an explicit status with a human-readable reason."""
+
+    student: str
+    lesson: str
+    status: str  # one of STATUSES
+    score: float
+    max_score: float
+    tests: list[dict]  # {grade_id, points, max_points, passed, message, seconds, fault, output, review, withheld}
+    reason: str
+    containment: str
+    content_key: str
+    cells: list[dict] = field(default_factory=list)  # solution-cell outcomes
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    seed: int | None = None  # the grading run's seed (hidden inputs); None when no test ran
+    level: str = ""  # the containment level of the grading (grading.sandbox.LEVELS; the machine's when no code ran)
+
+    def __post_init__(self):
+        """Every text that came from a submission or its child made safe to write (records, feedback, the
+        gradebook, a terminal): :func:`~autograder.safe_text.clean_tree`."""
+        self.tests, self.cells, self.notes = clean_tree(self.tests), clean_tree(self.cells), clean_tree(self.notes)
+        self.reason, self.containment = clean_tree(self.reason), clean_tree(self.containment)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Record":
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def per_test(self) -> dict[str, float]:
+        return {t["grade_id"]: t["points"] for t in self.tests}
+
+
+#: Temporary files this process is writing (a worker stopped by a signal exits without unwinding: its
+#: reaper removes them, see :mod:`autograder.stopping`).
+_WRITING: set[str] = set()
+
+
+def _remove_unfinished() -> None:
+    for temporary in list(_WRITING):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+stopping.on_stop(_remove_unfinished)
+
+
+def write_json(path: Path, data) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file next to it, then ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _WRITING.add(temporary)
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(data, out, indent=1, sort_keys=True)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    finally:
+        _WRITING.discard(temporary)
+
+
+def read_json(path: Path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def record_path(root: Path, lesson: str, student: str) -> Path:
+    return Path(root) / RECORDS / lesson / f"{student}.json"
+
+
+def load_record(root: Path, lesson: str, student: str) -> Record | None:
+    data = read_json(record_path(root, lesson, student))
+    if not isinstance(data, dict):
+        return None
+    try:
+        return Record.from_dict(data)
+    except TypeError:
+        return None
+
+
+def load_records(root: Path) -> list[Record]:
+    """Every record under ``root/records`` (the latest grading of each submission), sorted by lesson then
+    student; the verdict cache and the staging folder are not records."""
+    found = []
+    for path in sorted(Path(root, RECORDS).glob("*/*.json")):
+        if path.parent.name in ("cache", "staging"):
+            continue
+        data = read_json(path)
+        if isinstance(data, dict):
+            try:
+                found.append(Record.from_dict(data))
+            except TypeError:
+                continue
+    return sorted(found, key=lambda r: (r.lesson, r.student))
+
+
+def record_dicts(root: Path) -> list[dict]:
+    """:func:`load_records` as plain dicts (what the report and the feedback read)."""
+    return [record.as_dict() for record in load_records(root)]
+
+
+def save_record(root: Path, record: Record) -> None:
+    write_json(record_path(root, record.lesson, record.student), record.as_dict())
