@@ -16,7 +16,7 @@ from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Config, Configurable
 
 from autograder.coursedir import course_config
-from autograder.grading.sandbox import LEVELS, Limits, parse_level
+from autograder.grading.sandbox import LEVELS, PLATFORM, Limits, parse_level
 
 
 class SandboxPolicy(Configurable):
@@ -35,9 +35,12 @@ class SandboxPolicy(Configurable):
     warm = Bool(True, help="Fork each child from a warm template that imported the lesson's set-up modules "
                 "once (Linux; every limit and namespace is applied after the fork). False: a fresh interpreter "
                 "per child").tag(config=True)
-    require = Unicode("rlimits-only", help="The lowest containment level to grade at, weakest first: "
-                      f"{', '.join(LEVELS)}. Below it the grader refuses to grade (a grader error, no score) with "
-                      "one sentence saying what the machine lacks; every record states the level it had"
+    require = Unicode(PLATFORM, help=f"The lowest containment level to grade at: {PLATFORM!r} (the default: the "
+                      "strongest the platform offers, namespaces as root and user-namespace for anyone else, both "
+                      f"through bubblewrap) or one of, weakest first, {', '.join(LEVELS)}. Below it the grader "
+                      "refuses to grade (a grader error, no score) with one sentence saying what the machine lacks "
+                      "and what to install; a floor lowered on purpose below the platform's is printed in the "
+                      "summary, and every record and the report state the level each submission had"
                       ).tag(config=True)
 
     def limits(self) -> Limits:

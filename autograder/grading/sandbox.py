@@ -71,7 +71,9 @@ class Limits:
     output_chars: int = 20_000  #: stored stdout/stderr per cell
     reply_bytes: int = 256 << 20  #: largest reply the parent reads
     warm: bool = True  #: fork children from a warm template (Linux, namespaces or rlimits-only): not a limit
-    require: str = "rlimits-only"  #: the lowest containment level to grade at (one of LEVELS): not a limit
+    #: the lowest containment level to grade at (one of LEVELS, or PLATFORM: the strongest the platform
+    #: offers, :func:`platform_level`): not a limit
+    require: str = "platform"
 
     def as_dict(self) -> dict:
         """The limits a verdict depends on (``warm`` changes how fast a child starts, never a verdict;
@@ -336,12 +338,37 @@ LEVELS = tuple(mode + extra for mode in MODES for extra in ("", "+cgroup"))
 _NEEDS = {"user-namespace": ("namespaces",), "namespaces": ("namespaces", "uid")}
 
 
+#: The default floor: the strongest containment the platform offers (:func:`platform_level`).
+PLATFORM = "platform"
+
+#: What to install or set where the machine gives less than the floor (the refusal's second half).
+INSTALL_HINT = ("install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
+                "and grade on Linux (on macOS or Windows: on the course's JupyterHub, or a Linux machine or VM), "
+                "or lower the floor on purpose with c.SandboxPolicy.require = 'rlimits-only' in nbgrader_config.py")
+
+
+def platform_level() -> str:
+    """The strongest level a grader on Linux gets without extra set-up: ``namespaces`` as root (bubblewrap and
+    an unprivileged uid), ``user-namespace`` for anyone else (bubblewrap in a user namespace)."""
+    return "namespaces" if os.geteuid() == 0 else "user-namespace"
+
+
+def required_level(require: str) -> str:
+    """The level that ``require`` (a level, or :data:`PLATFORM`) asks for on this machine."""
+    return platform_level() if require == PLATFORM else require
+
+
+def lowered(require: str) -> bool:
+    """Whether ``require`` is a floor below the platform's (named on purpose by the instructor)."""
+    return not level_meets(required_level(require), platform_level())
+
+
 def parse_level(level: str, name: str = "SandboxPolicy.require") -> tuple[int, bool]:
-    """``(rank of the mode in MODES, cgroup)`` of a level such as ``"user-namespace+cgroup"``; a
-    ``ValueError`` naming ``name`` for anything else."""
-    mode, plus, extra = str(level).partition("+")
+    """``(rank of the mode in MODES, cgroup)`` of a level such as ``"user-namespace+cgroup"`` (or
+    :data:`PLATFORM`, the platform's level); a ``ValueError`` naming ``name`` for anything else."""
+    mode, plus, extra = str(required_level(level)).partition("+")
     if mode not in MODES or (plus and extra != "cgroup"):
-        raise ValueError(f"{name} must be one of {', '.join(LEVELS)}, got {level!r}")
+        raise ValueError(f"{name} must be {PLATFORM!r} or one of {', '.join(LEVELS)}, got {level!r}")
     return MODES.index(mode), bool(plus)
 
 
@@ -354,6 +381,17 @@ def level_meets(level: str, require: str) -> bool:
     except ValueError:
         return rank == 0 and not cgroup
     return have >= rank and (has_cgroup or not cgroup)
+
+
+def floor_banner(level: str, require: str) -> str:
+    """One line for every output of a run graded at ``level`` below the platform's own, which only a floor
+    lowered on purpose (``require``) allows; "" otherwise."""
+    if level_meets(level, platform_level()):
+        return ""
+    return (f"WARNING: graded at {level} containment, below this platform's {platform_level()}, because "
+            f"c.SandboxPolicy.require = {required_level(require)!r} lowers the floor: student code was not contained "
+            "as the trusted grader requires by default (other submissions' temporary files and the instructor's "
+            "files may have been readable)")
 
 
 @dataclass(frozen=True)
@@ -389,8 +427,11 @@ class Containment:
         names = {"namespaces": "mount, network, PID, IPC and UTS namespaces",
                  "uid": "an unprivileged uid for the child", "cgroup": "a cgroup of the child's own"}
         missing = [f"{names[k]} ({why[k]})" for k in needed if k in why] or ["(not recorded what)"]
-        return (f"this machine gives the trusted grader {self.level} containment, below the {require} that "
-                f"c.SandboxPolicy.require asks for: it lacks {' and '.join(missing)}")
+        asked = (f"the {require} that c.SandboxPolicy.require asks for" if require != PLATFORM else
+                 f"the {required_level(require)} it requires by default on this platform")
+        hint = f"; {INSTALL_HINT}" if "namespaces" in needed and "namespaces" in why else ""
+        return (f"this machine gives the trusted grader {self.level} containment, below {asked}: it lacks "
+                f"{' and '.join(missing)}{hint}")
 
     def describe(self) -> str:
         parts = [self.mode]
@@ -639,7 +680,7 @@ def containment() -> Containment:
     cgroup = not cgroup_why
     root = os.geteuid() == 0
     failed = ("not Linux" if not sys.platform.startswith("linux")
-              else "no bwrap command (install bubblewrap: Debian's bubblewrap package)")
+              else "no bwrap command on PATH")
     if bwrap:
         with keyring_filter_file() as fd:
             fds = () if fd is None else (fd,)
