@@ -367,7 +367,7 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
     assert "--unshare-pid" not in template and "CAP_SYS_ADMIN" in template and "CAP_SYS_ADMIN" not in \
         sandbox.bwrap_command(["python"], root=True, plan=[])
     assert template[template.index("--ro-bind"):template.index("--ro-bind") + 3] == ["--ro-bind", "/", "/"]
-    if not (containment().namespaces and sandbox.warm_available(containment())):
+    if not (containment().namespaces and sandbox.warm_here()):
         return
     cells = [{"id": "a", "kind": "solution", "source": "x = 1"}]
     assert Sandbox(cells, limits=FAST).warm
@@ -379,7 +379,7 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
 def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, monkeypatch):
     """A fresh folder that the forked child cannot mount (a path its template does not have) stops the child
     before any student code, as a failing bubblewrap mount stops a cold one: the grader's fault, never a score."""
-    if not (containment().namespaces and sandbox.warm_available(containment())):
+    if not (containment().namespaces and sandbox.warm_here()):
         pytest.skip("a warm child makes mounts of its own only where there are namespaces")
     real, absent = sandbox.own_mounts, str(tmp_path / "absent")  # under /tmp: the template's /tmp is its own
     monkeypatch.setattr(sandbox, "own_mounts", lambda plan, fresh=None: [*real(plan, fresh),

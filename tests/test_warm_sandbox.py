@@ -23,8 +23,10 @@ from autograder.grading.verdicts import run_tests
 REPO = Path(__file__).resolve().parent.parent
 FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 COLD = Limits(**{**FAST.as_dict(), "warm": False})
-warm_only = pytest.mark.skipif(not sandbox.warm_available(containment()),
-                               reason=f"no warm children in {containment().mode} mode on {sys.platform}")
+#: Skipped where the grader itself chooses cold children (its own condition: ``sandbox.warm_here``): no
+#: warm template in this containment mode, or a checkout or venv under a fresh folder such as ``/tmp``.
+warm_only = pytest.mark.skipif(not sandbox.warm_here(), reason=f"the grader forks no warm children here "
+                               f"({containment().mode} mode on {sys.platform}, venv {sys.prefix})")
 
 #: What a student cell can find out about its own process (plain data).
 FACTS = r"""
@@ -198,14 +200,14 @@ DAEMON_CELL = "import os, time\n" + START_DAEMON + "time.sleep(300)\n"
 
 
 @pytest.mark.skipif(not containment().namespaces, reason="a daemon leaves the grader's reach without a PID namespace")
-def test_a_grading_process_that_dies_takes_its_template_and_children_with_it():
+@pytest.mark.parametrize("warm", [False, pytest.param(True, marks=warm_only)], ids=["cold", "warm"])
+def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(warm):
     """SIGKILL of the grading process (no handler runs): its warm template, the child (whose uid drop
     clears the parent-death signal set before it: it arms it again; a cold child's parent, ``unshare``,
     is tied to the grader the same way) and a daemon the student's code started all end, and no process
     of the sandbox uid is left."""
     import psutil
 
-    warm = sandbox.warm_available(containment())  # the child this machine grades with
     code = ("import os, sys, threading, time\nfrom autograder.grading.sandbox import Sandbox, Limits, sandbox_uid\n"
             f"box = Sandbox([{{'id': 'a', 'kind': 'solution', 'source': {DAEMON_CELL!r}}}], "
             f"limits=Limits(cell_seconds=300, warm={warm}), imports=['json'], uid=sandbox_uid(905))\n"

@@ -790,13 +790,8 @@ class Sandbox:
         self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
         self.imports = list(imports)  # what a warm template imports first (Lesson.preload_modules)
         self.mode = containment()
-        self.plan, self.mounted = (mount_plan(fresh=fresh_folders(), cover=fresh_folders(COVERED_FOLDERS),
-                                              keep=needed_paths(), hide=self.hide + package_paths(self.block),
-                                              expose=exposed_paths() if self.mode.drop_uid else [])
-                                   if self.mode.namespaces else ([], None))
-        # A warm child makes only fresh folders itself: a needed path inside one (a venv in /tmp) starts cold.
-        self.warm = (limits.warm and warm_available(self.mode)
-                     and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(self.plan)))
+        self.plan, self.mounted = child_plan(self.mode, self.hide + package_paths(self.block))
+        self.warm = limits.warm and forks_warm(self.mode, self.plan)
         self.proc: "subprocess.Popen | ForkedChild | None" = None
         self.channel: Channel | None = None
         self.log = None
@@ -1109,6 +1104,26 @@ def warm_available(mode: Containment) -> bool:
     """Warm children on Linux in ``namespaces`` and ``rlimits-only`` mode (a user namespace would have to
     be entered after the fork with its uid maps written from outside: those children stay cold)."""
     return sys.platform.startswith("linux") and mode.mode in ("namespaces", "rlimits-only")
+
+
+def child_plan(mode: Containment, hide: list[str] = ()) -> tuple[list[list], dict | None]:
+    """``(the mounts, what they hide)`` of a child in ``mode`` that must not see ``hide`` (none without namespaces)."""
+    if not mode.namespaces:
+        return [], None
+    return mount_plan(fresh=fresh_folders(), cover=fresh_folders(COVERED_FOLDERS), keep=needed_paths(),
+                      hide=list(hide), expose=exposed_paths() if mode.drop_uid else [])
+
+
+def forks_warm(mode: Containment, plan: list[list]) -> bool:
+    """Whether a child of ``plan`` is forked from a warm template: a warm child makes only fresh folders
+    itself, so a needed path inside one (a checkout or venv under ``/tmp``) starts cold."""
+    return warm_available(mode) and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(plan))
+
+
+def warm_here() -> bool:
+    """Whether this machine and checkout grade with warm children (what tests of warm children skip by)."""
+    mode = containment()
+    return forks_warm(mode, child_plan(mode)[0])
 
 
 class ForkedChild:
