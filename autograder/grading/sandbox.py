@@ -513,13 +513,17 @@ BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only roo
 #: UTS, cgroup, so nothing one child leaves (System V IPC, message queues, abstract unix sockets) reaches the next
 #: and the host's cgroup paths stay unseen. ``root``: no user namespace (bubblewrap's would make the child the
 #: host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the capabilities only CAP_SETUID and
-#: CAP_SETGID, to drop to its leased uid. ``user``: ``--unshare-all`` adds one.
+#: CAP_SETGID, to drop to its leased uid; bubblewrap's own init is the namespace's PID 1 (no ``--as-pid-1``): it
+#: keeps uid 0, so the parent-death SIGKILL that outer bubblewrap (uid 0 without CAP_KILL) sends when the grader
+#: dies reaches it, and its end ends every process in the namespace, whereas the child, once it dropped its
+#: uid, would miss that signal and outlive the grader. ``user``: ``--unshare-all`` adds one, and the child,
+#: which keeps the caller's uid, is PID 1 itself (``--as-pid-1``).
 #: ``template`` (root only; it never runs student code): CAP_SYS_ADMIN for its children's namespaces and fresh
 #: folders, CAP_KILL (else a child's parent-death SIGKILL, sent as from root, misses it once it dropped its uid),
 #: no PID namespace (the grader kills each child's process group by its host pid) and no cgroup namespace (each
 #: child makes its own once it joined its cgroup).
 BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                             "--as-pid-1", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
+                             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
                     "user": ["--unshare-all", "--as-pid-1", "--cap-drop", "ALL"],
                     "template": ["--unshare-ipc", "--unshare-net", "--unshare-uts", "--cap-drop", "ALL",
                                  "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_KILL", "--cap-add", "CAP_SETUID",
