@@ -29,7 +29,8 @@ class SandboxPolicy(Configurable):
                           "before any student code runs").tag(config=True)
     memory_mb = Integer(4096, help="Memory of the child (address space and watched RSS), MiB").tag(config=True)
     file_mb = Integer(16, help="Largest file the child may write, MiB").tag(config=True)
-    nproc = Integer(256, help="Processes and threads of the sandbox uid").tag(config=True)
+    nproc = Integer(64, help="Processes and threads of the child (RLIMIT_NPROC of its uid, and its cgroup's pids.max "
+                    "where there is one); every lesson's reference solution needs at most 3").tag(config=True)
     output_chars = Integer(20_000, help="Stored stdout/stderr per cell, characters").tag(config=True)
     reply_mb = Integer(256, help="Largest reply the parent reads from the child, MiB").tag(config=True)
     warm = Bool(True, help="Fork each child from a warm template that imported the lesson's set-up modules "

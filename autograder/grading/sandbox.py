@@ -67,7 +67,7 @@ class Limits:
     start_seconds: float = 120.0  #: wall clock: interpreter start and the lesson's set-up imports
     memory_bytes: int = 4 << 30  #: address space of the child (RLIMIT_AS) and its RSS (watched)
     file_bytes: int = 16 << 20  #: largest file the child may write (RLIMIT_FSIZE)
-    nproc: int = 256  #: processes and threads of the sandbox uid (RLIMIT_NPROC)
+    nproc: int = 64  #: processes and threads of the sandbox uid (RLIMIT_NPROC; a cgroup's pids.max): honest work needs <= 3
     output_chars: int = 20_000  #: stored stdout/stderr per cell
     reply_bytes: int = 256 << 20  #: largest reply the parent reads
     warm: bool = True  #: fork children from a warm template (Linux, namespaces or rlimits-only): not a limit
@@ -155,6 +155,13 @@ def _write(path: str, text: str) -> None:
         handle.write(text)
 
 
+#: A child's CPU in its cgroup: a quota of ``CHILD_CPUS`` CPUs per ``CPU_PERIOD_US`` (however many processes it
+#: starts), at half the weight of a grading process (v1 ``cpu.shares``: 1024 per process of the grader; v2
+#: ``cpu.weight``: 100), so a child that starts hundreds of busy processes neither starves its neighbours nor the
+#: grader that enforces its budget. Where no cgroup can be made, the child runs at nice 19 (``_child``).
+CPU_PERIOD_US, CHILD_CPUS, CHILD_SHARES, CHILD_WEIGHT = 100_000, 1.0, 512, 50
+
+
 class Cgroup:
     """A cgroup for one child: the kernel counts the CPU time of every task that ever ran in it, exited
     and auto-reaped ones included, and caps its memory (the out-of-memory killer acts inside it only).
@@ -166,6 +173,9 @@ class Cgroup:
 
     _serial = 0
     _swept = 0  # the process that removed the stale cgroups next to its own
+    #: Extra v1 hierarchies a child joins where this process may write them: ``cpu`` for its CPU quota and
+    #: weight, ``pids`` for its task limit (a co-mounted ``cpu,cpuacct`` is one folder).
+    EXTRA_V1 = ("cpu", "pids")
 
     def __init__(self, paths: dict[str, str]):
         self.paths = paths
@@ -215,21 +225,21 @@ class Cgroup:
         if not use_v1 and not (os.access(v2, os.W_OK | os.X_OK) and os.access(f"{v2}/cgroup.procs", os.W_OK)):
             raise OSError(f"this user (uid {os.geteuid()}) may not write its cgroup {v2} (no cgroup v2 subtree "
                           "delegated to it)")
-        parents = [v1["cpuacct"], v1["memory"]] if use_v1 else [v2]
+        controllers = ["cpuacct", "memory"] + [c for c in cls.EXTRA_V1 if c in v1 and os.access(v1[c], os.W_OK | os.X_OK)]
+        parents = list(dict.fromkeys(v1[c] for c in controllers)) if use_v1 else [v2]
         if cls._swept != os.getpid():
             cls._swept = os.getpid()
             cls._remove_stale(parents)
-        made = cls({"cpuacct": f"{v1['cpuacct']}/{name}", "memory": f"{v1['memory']}/{name}"} if use_v1
-                   else {"unified": f"{v2}/{name}"})
+        made = cls({c: f"{v1[c]}/{name}" for c in controllers} if use_v1 else {"unified": f"{v2}/{name}"})
         try:
-            if not use_v1:  # the memory and pids controllers for the children, where the parent may give them
-                wanted = set(_read_text(f"{v2}/cgroup.controllers").split()) & {"memory", "pids"}
+            if not use_v1:  # the memory, pids and cpu controllers for the children, where the parent may give them
+                wanted = set(_read_text(f"{v2}/cgroup.controllers").split()) & {"memory", "pids", "cpu"}
                 for controller in wanted - set(_read_text(f"{v2}/cgroup.subtree_control").split()):
                     try:
                         _write(f"{v2}/cgroup.subtree_control", f"+{controller}")
                     except OSError:  # EBUSY: processes in a non-root parent; RLIMIT_AS and the RSS watch remain
                         pass
-            for path in made.paths.values():
+            for path in made.folders():
                 os.mkdir(path)
             made.limit(memory_bytes, nproc)
         except OSError as exc:
@@ -237,20 +247,43 @@ class Cgroup:
             raise OSError(f"{exc.filename or 'a cgroup'}: {exc.strerror}" if exc.strerror else str(exc)) from None
         return made
 
+    def folders(self) -> list[str]:
+        """Each folder of this cgroup once (co-mounted v1 controllers share one)."""
+        return list(dict.fromkeys(self.paths.values()))
+
+    def _set(self, file: str, value) -> bool:
+        """Write ``value`` to ``file`` in the folder that has it; False where none has (no such controller)."""
+        for folder in self.folders():
+            if os.path.exists(f"{folder}/{file}"):
+                _write(f"{folder}/{file}", str(value))
+                return True
+        return False
+
     def limit(self, memory_bytes: int, nproc: int | None) -> None:
-        """Cap memory (no escape into swap) and, on v2, the number of tasks, where the controllers allow."""
+        """Cap memory (no escape into swap), the number of tasks, and the CPU: at most :data:`CHILD_CPUS` CPUs
+        at a low weight (the grader's own processes, and so its budget checks, come first), where the
+        controllers allow."""
         if self.v2:
-            path = self.paths["unified"]
-            for file, value in (("memory.max", memory_bytes), ("memory.swap.max", 0), ("pids.max", nproc)):
-                if value is not None and os.path.exists(f"{path}/{file}"):
-                    _write(f"{path}/{file}", str(int(value)))
-            return
-        _write(f"{self.paths['memory']}/memory.limit_in_bytes", str(int(memory_bytes)))
-        if os.path.exists(f"{self.paths['memory']}/memory.memsw.limit_in_bytes"):
+            self._set("memory.max", int(memory_bytes))
+            self._set("memory.swap.max", 0)
+            self._set("cpu.max", f"{int(CHILD_CPUS * CPU_PERIOD_US)} {CPU_PERIOD_US}")
+            self._set("cpu.weight", CHILD_WEIGHT)
+        else:
+            self._set("memory.limit_in_bytes", int(memory_bytes))
             try:
-                _write(f"{self.paths['memory']}/memory.memsw.limit_in_bytes", str(int(memory_bytes)))
+                self._set("memory.memsw.limit_in_bytes", int(memory_bytes))
             except OSError:
                 pass
+            self._set("cpu.cfs_period_us", CPU_PERIOD_US)
+            self._set("cpu.cfs_quota_us", int(CHILD_CPUS * CPU_PERIOD_US))
+            self._set("cpu.shares", CHILD_SHARES)
+        if nproc is not None:
+            self._set("pids.max", int(nproc))
+
+    def cpu_capped(self) -> bool:
+        """Whether this cgroup caps its CPU (a quota and a weight)."""
+        return any(os.path.exists(f"{folder}/{file}") for folder in self.folders()
+                   for file in ("cpu.max", "cpu.cfs_quota_us"))
 
     def memory_capped(self) -> bool:
         return os.path.exists(f"{self.paths['unified']}/memory.max") if self.v2 else True
@@ -288,7 +321,7 @@ class Cgroup:
             return False
 
     def remove(self) -> None:
-        for path in self.paths.values():
+        for path in self.folders():
             if os.path.exists(f"{path}/cgroup.kill"):  # v2: every task in it, at once
                 try:
                     _write(f"{path}/cgroup.kill", "1")
@@ -311,18 +344,23 @@ class Cgroup:
 
 
 @functools.lru_cache(maxsize=None)
-def _cgroup_probe() -> tuple[str, str]:
-    """``(why this process may make no cgroup for a child, or "", a note on the one it may make)``: a probe
-    is made and removed."""
+def _cgroup_probe() -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``(why this process may make no cgroup for a child, or "", ((controller, what its lack means), ...))``:
+    a probe is made and removed."""
     try:
         probe = Cgroup.make(1 << 30)
     except OSError as exc:
-        return str(exc), ""
+        return str(exc), ()
+    memory, cpu = probe.memory_capped(), probe.cpu_capped()
     probe.remove()
-    if probe.memory_capped():
-        return "", ""
-    return "", ("cgroup v2 without the memory controller for the grader's cgroup: memory is capped by "
-                "RLIMIT_AS and the RSS watch only")
+    notes = []
+    if not memory:
+        notes.append(("memory controller", "cgroup v2 without the memory controller for the grader's cgroup: memory "
+                      "is capped by RLIMIT_AS and the RSS watch only"))
+    if not cpu:
+        notes.append(("cpu controller", "no cpu controller for the grader's cgroups: a child's share of the CPU is "
+                      "not capped (it runs at nice 19)"))
+    return "", tuple(notes)
 
 
 def cgroups_available() -> bool:
@@ -445,7 +483,8 @@ class Containment:
             parts.append("unprivileged uid")
         parts.append("rlimits AS/FSIZE/NPROC/CORE")
         if self.cgroup:
-            parts.append("cgroup: CPU seconds" + ("" if "memory controller" in dict(self.lacks) else " and memory cap"))
+            parts.append("cgroup: CPU seconds" + ("" if "memory controller" in dict(self.lacks) else ", memory cap")
+                         + ("" if "cpu controller" in dict(self.lacks) else f", CPU quota of {CHILD_CPUS:g} CPU at a low weight"))
         if self.rss_watch:
             parts.append("RSS watch")
         parts.append("SIGKILL of the process group on deadline")
@@ -674,9 +713,8 @@ def containment() -> Containment:
     rss = True
     bwrap = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     lacks = []
-    cgroup_why, cgroup_note = _cgroup_probe()
-    if cgroup_note:
-        lacks.append(("memory controller", cgroup_note))
+    cgroup_why, cgroup_notes = _cgroup_probe()
+    lacks.extend(cgroup_notes)
     if cgroup_why:
         lacks.append(("cgroup", cgroup_why))
         notes.append("no cgroup: CPU seconds read with psutil over the child's process tree (orphans counted only "
@@ -834,7 +872,7 @@ class Sandbox:
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
         self.cpu_limit = None
         # The child joins its cgroup by writing to these (a warm child's template sees the host read-only).
-        procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.paths.values()] \
+        procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.folders()] \
             if self.cgroup is not None else []
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
@@ -887,6 +925,7 @@ class Sandbox:
         deadline = time.monotonic() + self.limits.start_seconds
         self.outcomes = []
         current = last = None  # the cell running now, the last cell that started
+        cell_started = time.monotonic()
         try:
             self._send(config, [], deadline)
             hello, _ = self._recv(deadline, ("hello",))
@@ -899,6 +938,7 @@ class Sandbox:
                 op = message["op"]
                 if op == "cell_start":
                     current = last = message["index"]
+                    cell_started = time.monotonic()
                     self.student_ran = True
                     deadline = time.monotonic() + hang_seconds(self.limits.cell_seconds)
                     self.budget(self.limits.cell_seconds)
@@ -920,8 +960,9 @@ class Sandbox:
             if current is None and last is not None:
                 current = last  # between cells (a message out of turn, say): what the last cell started did it
             error = {"type": type(fault).__name__, "builtin": "Exception", "message": fault.message}
-            if current is not None and current < len(self.cells):
-                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False, error, fault=fault.kind))
+            if current is not None and current < len(self.cells):  # seconds: wall clock until it was stopped
+                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False, error, fault=fault.kind,
+                                                 seconds=time.monotonic() - cell_started))
             elif not self.outcomes or self.outcomes[-1].fault is None:
                 self.outcomes.append(CellOutcome("<start>", False, error, fault=fault.kind))
         return self.outcomes
@@ -1011,6 +1052,9 @@ class Sandbox:
         now = time.monotonic()
         if not self.mode.rss_watch or self.proc is None or now - self._last_rss_check < 0.25:
             return
+        if self.cgroup is not None and self.cgroup.memory_capped():
+            return  # the cgroup caps the memory, counting pages that forked processes share once (RSS counts
+            # them in every process: a child of 60 forks would read as 60 interpreters)
         self._last_rss_check = now
         import psutil
 
