@@ -67,11 +67,11 @@ def unpacked(tmp_path_factory):
 
 def test_bundle_holds_what_students_need(unpacked):
     names = {p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*") if p.is_file()}
-    assert {f"release/{LESSON}/{LESSON}.ipynb", "course/__init__.py", "course/checks.py", "requirements.lock",
+    assert {f"release/{LESSON}/{LESSON}.ipynb", "course/__init__.py", "course/checks/__init__.py", "requirements.lock",
             "environment.yml", "pyproject.toml", "README.md", "Makefile"} <= names
     assert not any(n.startswith(("source/", "autograder/")) or "__pycache__" in n for n in names)
     project = (unpacked / "pyproject.toml").read_text()
-    assert 'packages = ["course"]' in project and "autograder" not in project
+    assert 'include = ["course*"]' in project and "autograder" not in project
     assert "lab:" in (unpacked / "Makefile").read_text() and "make lab" in (unpacked / "README.md").read_text()
     dry = subprocess.run(["make", "--no-print-directory", "-n", "lab"], cwd=unpacked, capture_output=True, text=True, timeout=30)
     assert dry.returncode == 0 and "jupyter lab " in dry.stdout and dry.stdout.rstrip().endswith("release/"), dry.stderr

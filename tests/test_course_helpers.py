@@ -768,3 +768,27 @@ def test_check_real_divisor_judges_the_divisor_only():
     reference = lambda x, k, stride, padding, count_include_pad: avg_pool2d_reference(  # noqa: E731
         x, k, stride, padding, count_include_pad)
     assert verdict(reference, _pool_with()[1]) == [True, True]
+
+
+def test_course_checks_is_one_facade_over_its_modules(monkeypatch):
+    """Issue 44: ``course.checks`` re-exports every public name of its modules (the same objects), and the
+    grader's state set through it (``course.checks.run_seed``, as tests and the grader spell it) is the one
+    that :mod:`course.checks.hooks` owns and the checks read; undone, it is gone again."""
+    import importlib
+    import pkgutil
+
+    import course.checks
+    from course.checks import hooks
+
+    for info in pkgutil.walk_packages(course.checks.__path__, "course.checks."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if not name.startswith("_") and getattr(value, "__module__", None) == info.name:
+                assert getattr(course.checks, name, None) is value, f"course.checks.{name} ({info.name})"
+    in_notebook = course.checks.random_input((3,), seed=2)
+    monkeypatch.setattr(course.checks, "run_seed", 7)
+    assert hooks.run_seed == 7 and course.checks.run_seed == 7
+    assert not np.array_equal(course.checks.random_input((3,), seed=2), in_notebook), "the checks read hooks"
+    monkeypatch.undo()
+    assert hooks.run_seed is None and course.checks.run_seed is None
+    assert np.array_equal(course.checks.random_input((3,), seed=2), in_notebook)

@@ -33,7 +33,7 @@ from tests.nbtools import REPO
 SECONDS_PER_RUN = 20
 #: The source rules a graded cell states first (``check_avoids``: no library shortcut; the loop rules): each
 #: reads only the source of what it is given, changes nothing and returns None, so all it does to a run is
-#: to raise or not. On a course object each costs a second or more (``course/checks.py`` is large).
+#: to raise or not. On a course object each costs a second or more (``course/checks/`` is large).
 SOURCE_RULES = ("check_avoids", "check_output_loops", "check_kernel_loops")
 #: Built-ins through which a statement can read a name it does not spell out.
 BY_NAME = ("globals", "locals", "vars", "eval", "exec")
@@ -42,9 +42,9 @@ RULE_CPU_SECONDS = 0.1
 
 
 def course_objects() -> dict[str, object]:
-    """Every function and class that ``course``'s modules define, by ``module.name``."""
+    """Every function and class that ``course``'s modules (those of its packages too) define, by ``module.name``."""
     found = {}
-    for info in pkgutil.iter_modules(course.__path__, "course."):
+    for info in pkgutil.walk_packages(course.__path__, "course."):
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ == info.name:

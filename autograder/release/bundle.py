@@ -110,8 +110,8 @@ def student_pyproject(root: Path) -> str:
             f'requires-python = "{project.get("requires-python", ">=3.11")}"\n'
             "# The lessons' pins of the course's pyproject.toml; requirements.lock pins everything underneath.\n"
             f"dependencies = [\n{deps}]\n\n"
-            "[tool.setuptools]\n"
-            'packages = ["course"]\n')
+            "[tool.setuptools.packages.find]\n"
+            'include = ["course*"]\n')
 
 
 class BundleError(coursedir.CourseError):

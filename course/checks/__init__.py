@@ -1,0 +1,90 @@
+"""The checks that graded test cells call: one test, two places.
+
+In a student's notebook these helpers run on the student's own objects and fail with a message that
+teaches. In the trusted grader (``autograder.grading``) the *same* test-cell code runs again in a clean
+parent process where every name that the student's solution cells defined is a stand-in
+(:class:`StudentCall`-like proxy): calling it runs the student's code in a sandboxed child process and
+hands back plain data only (arrays, tensors rebuilt from arrays, numbers, strings, tuples, or the
+student's exception as the matching built-in type). The comparison itself then runs in the parent,
+which never ran student code.
+
+The rules for writing a graded test cell, so that both places work:
+
+* get the student's results only by calling student names (functions, classes, ``Cls.apply``) or by
+  reading student variables; pass them inputs made in the test cell (seeded);
+* judge with the ``check_*`` helpers below (plain ``assert`` is fine too, with a message that names no
+  expected answer: the graded feedback shows it as it is);
+* a helper that must run *next to* the student's code (because it calls ``.backward()`` on a tensor,
+  say) is marked :func:`runs_with_student_code`; the grader ships the whole call to the child;
+* end the cell with a statement (``print(...)``), never a bare expression.
+
+The helpers live by job: :mod:`course.checks.values` (value checks, random inputs),
+:mod:`course.checks.answers` (short answers), :mod:`course.checks.analysis` (the source analysis: the
+resolver, the loop reader, the allow-lists) and :mod:`course.checks.hooks` (the state the grader sets while
+it grades). This package re-exports the names notebooks and tests import (``from course.checks import
+check_array``); the grader's state (``router``, ``run_seed``, ``graded_so_far``) is owned by
+:mod:`course.checks.hooks`, and reading or setting it here (``course.checks.run_seed = 11``) reads or sets
+it there.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+from course.checks import hooks
+from course.checks.analysis.avoids import check_avoids, dynamic_code, unlisted_uses, unreadable_uses
+from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DATA_BUILTINS,
+                                          DYNAMIC_CALLS, INSTEAD, INTERNAL_MODULES, KNOWN_DECORATORS,
+                                          LOOKUP_KEYWORDS, LOOKUP_NAMES, NAME_LOOKUPS, SYS_INTERNALS,
+                                          TENSOR_ARITHMETIC, UNKNOWN, UNREADABLE_PATHS)
+from course.checks.analysis.loops import (CONSUMERS, GEOMETRY, GEOMETRY_BOUND, LOOP_INSTEAD, LOOP_LIMIT, NPY_MAXDIMS,
+                                          PER_ELEMENT_CALLS, SHAPE_ARGUMENTS, _LoopNests, check_kernel_loops,
+                                          check_output_loops, long_output_case)
+from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
+from course.checks.analysis.text import source_of
+from course.checks.answers import (ALTERNATIVE, NEGATION, NeedsReview, check_answered, check_short_answer,
+                                   normalised_answer)
+from course.checks.hooks import MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, passed, runs_with_student_code
+from course.checks.values import (CATCH_ALL_NAMES, INPUT_KINDS, STUDENT_ERRORS, WrongValue, check_array, check_form,
+                                  check_raises, check_real_divisor, check_real_divisor_backward, check_same_outcome,
+                                  check_value, input_generator, random_geometry, random_input)
+
+
+__all__ = [
+    "check_array",
+    "check_form",
+    "check_real_divisor",
+    "check_real_divisor_backward",
+    "check_value",
+    "check_raises",
+    "check_same_outcome",
+    "STUDENT_ERRORS",
+    "check_answered",
+    "check_short_answer",
+    "normalised_answer",
+    "NeedsReview",
+    "WrongValue",
+    "NEGATION",
+    "check_avoids",
+    "runs_with_student_code",
+    "random_input",
+    "source_of",
+]
+
+
+def _hook(name: str) -> property:
+    """``course.checks.<name>``: reads and sets ``course.checks.hooks.<name>``, the one place the checks read."""
+    return property(lambda module: getattr(hooks, name), lambda module, value: setattr(hooks, name, value),
+                    doc=f"course.checks.hooks.{name}")
+
+
+class _Checks(types.ModuleType):
+    """``course.checks``, whose grader's state (set by ``run_tests`` and by tests) is :mod:`course.checks.hooks`'."""
+
+    router = _hook("router")
+    run_seed = _hook("run_seed")
+    graded_so_far = _hook("graded_so_far")
+
+
+sys.modules[__name__].__class__ = _Checks

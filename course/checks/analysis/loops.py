@@ -1,0 +1,608 @@
+"""How a function loops (one reader of loops, :class:`_LoopNests`): lesson 3 loops only over the kernel's
+offsets (:func:`check_kernel_loops`, its hidden input :func:`long_output_case`), lesson 2 over the outputs
+(:func:`check_output_loops`)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+from typing import Any, Iterable
+
+from course.checks.analysis.resolver import _Resolver, _Scope
+from course.checks.analysis.text import _parse, source_of
+from course.checks.values import random_geometry
+
+
+# --- how a function loops: lesson 3 loops only over the kernel's offsets, lesson 2 over the outputs ---------
+#: The contract's arguments that fix the windows (not the data): a loop may turn as often as they say.
+GEOMETRY = ("kernel_size", "stride", "padding", "count_include_pad")
+#: Every entry of the geometry is read as at most GEOMETRY_BOUND (the largest kernel, stride or padding that a
+#: graded test passes), and a loop nest may turn at most LOOP_LIMIT times there (a loop over a 5×5 kernel's
+#: offsets, or over stride phases and taps, turns 25 to 50 times). Every bound the rule accepts only grows
+#: with the geometry, so no accepted loop turns more than LOOP_LIMIT times in any graded call, and a hidden
+#: case whose outputs are longer than that on both axes leaves a loop over output positions no way through.
+GEOMETRY_BOUND, LOOP_LIMIT = 5, 64
+NPY_MAXDIMS = 64  # the most entries ``x.shape`` can have
+#: The contract's arguments that are shapes: a loop over one turns once per dimension the tests pass (4 at most).
+SHAPE_ARGUMENTS = {"input_shape": 4}
+#: Library calls that run Python once per element, position or item: a loop that the source does not show.
+PER_ELEMENT_CALLS = {"vectorize", "frompyfunc", "apply_along_axis", "apply_over_axes", "map", "filter", "reduce",
+                     "starmap", "nditer", "ndindex", "ndenumerate"}
+#: Built-ins that iterate over their first argument.
+CONSUMERS = {"sum", "list", "tuple", "set", "frozenset", "dict", "sorted", "min", "max", "any", "all", "enumerate",
+             "zip", "reversed", "iter", "next", "fromiter"}
+LOOP_INSTEAD = ("loop only over the kernel's offsets, e.g. `for di in range(kh)` with `kh, kw = as_pair(kernel_size)` "
+                "(or a fixed tuple such as the two axes), and cover the outputs, channels and images with slices")
+_APPENDS = {"append": 1, "insert": 1, "add": 1, "appendleft": 1, "extend": None, "update": None, "extendleft": None}
+
+
+class _LoopNests:
+    """How often each loop of a function turns, read from its source (with the helpers it calls by name):
+    a loop's length is *bounded* when it follows from the geometry arguments (``kernel_size``, ``stride``,
+    ``padding``, each entry read as :data:`GEOMETRY_BOUND`) and constants, else it grows with the data.
+    ``problems``: one sentence per loop that is not bounded, per nest that turns more than
+    :data:`LOOP_LIMIT` times, and per construct whose number of turns cannot be read (``while``, recursion,
+    a function passed as a value, ``np.vectorize``...). ``data_depth``: the most loops that grow with the
+    data around a value the function writes (``out[...] = ...``, ``+=`` into an item, a comprehension's item)."""
+
+    def __init__(self, tree: ast.Module, resolver: _Resolver, entry: str, given: Iterable[str] = ()):
+        self.r, self.problems, self.data_depth = resolver, [], 0
+        # A helper the grader runs as the course's own (``given-at-grading``: output_size) is not walked, if the
+        # code binds its name only by that one def.
+        self.given = {n for n in given if [b[0] for b in self.r.module.bindings.get(n, [])] == ["def"]}
+        # Not walked either: a helper run as the course's own, and a def that nothing can run (a later
+        # definition replaces it, and its name is read nowhere else).
+        loaded = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        replaced = {id(d) for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            b[3] > d.lineno for b in self.r.module.bindings.get(d.name, []))}
+        skipped = [d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+            d.name in self.given or id(d) in replaced and not any(
+                n.id == d.name and not (d.lineno <= n.lineno <= d.end_lineno) for n in loaded))]
+        inside_given = {id(n) for d in skipped for n in ast.walk(d)}
+        self.parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+        self.defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.reached: set[int] = set()
+        self.finished: dict[int, dict] = {}  # def -> the most it appended in one call, the lists it grew unboundedly
+        self.stack: list[int] = []
+        self.visits = 0
+        self.augmented, self.grown, self.not_lists = set(), set(), set()  # (scope, name) of ``n += ...``; of lists that grow
+        for node in ast.walk(tree):
+            target = node.target if isinstance(node, ast.AugAssign) else node.func.value if isinstance(node, ast.Call) \
+                and isinstance(node.func, ast.Attribute) and node.func.attr in _APPENDS else None
+            if isinstance(target, ast.Name) and self._local(target, self.r.scope_of.get(id(target), self.r.module)):
+                where = self.r.lookup(target.id, self.r.scope_of.get(id(target), self.r.module))
+                (self.augmented if isinstance(node, ast.AugAssign) else self.grown).add((id(where), target.id))
+                if isinstance(node, ast.AugAssign) and not self._list_growth(node):
+                    self.not_lists.add((id(where), target.id))  # out += tap: never read as a list
+        self.grown |= self.augmented
+        self.escapes = self._escaping_names(tree)
+        found = self._callable(ast.Name(entry, ast.Load()), self.r.module)
+        if not found or not isinstance(found[-1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            found = defs[:1] if not self.r.lookup(entry, self.r.module) else []
+        if not found:
+            self.problems.append(f"`{entry}` is not a `def` the rule can read: write it as `def {entry}(...)`")
+            return
+        entry_def = found[-1]
+        params = {name: GEOMETRY_BOUND if name in GEOMETRY else None for name in self._params(entry_def)}
+        lengths = {name: SHAPE_ARGUMENTS.get(name) for name in self._params(entry_def)}
+        inner = id(self._inner(entry_def))
+        self._invoke(entry_def, {inner: params, ("len", inner): lengths}, 1, 0)
+        for node in self.defs:
+            if id(node) not in self.reached and id(node) not in inside_given and any(
+                    isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Call)) for n in ast.walk(node)):
+                self._problem(node, f"`{node.name}` has a loop or a call (it may call itself), but the rule cannot see "
+                              f"how often it runs (call it by name from {entry}, not through an object, an operator or "
+                              f"a value)")
+
+    # --- reading the code -----------------------------------------------------------------------------
+    def _problem(self, node: ast.AST, text: str) -> None:
+        sentence = f"line {getattr(node, 'lineno', '?')}: {text}"
+        if sentence not in self.problems:
+            self.problems.append(sentence)
+
+    def _inner(self, function: ast.AST) -> _Scope:
+        body = function.body if isinstance(function.body, list) else [function.body]
+        return self.r.scope_of.get(id(body[0]), self.r.module)
+
+    @staticmethod
+    def _params(function: ast.AST) -> list[str]:
+        a = function.args
+        return [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p is not None]
+
+    def _callable(self, callee: ast.AST, scope: _Scope, seen: frozenset = frozenset()) -> list[ast.AST] | None:
+        """The code's own ``def``s (or named lambdas) that calling ``callee`` may run; None when it is not one."""
+        if not isinstance(callee, ast.Name):
+            return None
+        where = self.r.lookup(callee.id, self.r.scope_of.get(id(callee), scope))
+        if where is None or (id(where), callee.id) in seen:
+            return None
+        found = []
+        for kind, detail, value_scope, _ in where.bindings.get(callee.id, []):
+            if kind == "def":
+                found.append(detail)
+            elif kind == "assign" and isinstance(detail, ast.Lambda):
+                found.append(detail)
+            elif kind == "assign" and isinstance(detail, ast.Name):
+                more = self._callable(detail, value_scope, seen | {(id(where), callee.id)})
+                if more is None:
+                    return None
+                found += more
+            else:
+                return None
+        return found or None
+
+    def _call_context(self, function: ast.AST, call: ast.Call, ctx: dict, scope: _Scope) -> dict:
+        """``ctx`` plus the bound of each parameter of ``function`` at this call."""
+        a = function.args
+        positional = a.posonlyargs + a.args
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        starred = any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords)
+        given = {} if starred else {p.arg: x for p, x in zip(positional, call.args)}
+        given.update({k.arg: k.value for k in call.keywords if k.arg is not None and not starred})
+        params, lengths = {}, {}
+        for name in self._params(function):
+            if name in given:
+                params[name] = self.value(given[name], ctx, scope)
+                lengths[name] = self.length(given[name], ctx, scope)
+            elif name in defaults and not starred:
+                params[name] = self.value(defaults[name], ctx, self.r.scope_of.get(id(defaults[name]), scope))
+            else:
+                params[name] = None
+        inner = id(self._inner(function))
+        return {**ctx, inner: params, ("len", inner): lengths}
+
+    def value(self, node: ast.AST, ctx: dict, scope: _Scope | None = None, seen: frozenset = frozenset(),
+              growing: bool = False) -> int | None:
+        """An upper bound of ``|v|`` for every int ``v`` in the value of ``node``, or None (it may grow with the data).
+        A name read again while its own bindings are read (``sh = sh or kh``) adds nothing where the value is only
+        chosen from its parts, and is unbounded where it grows (``n = n + 1``, ``growing``)."""
+        scope = self.r.scope_of.get(id(node), scope) or self.r.module
+        if isinstance(node, ast.Constant):
+            return abs(int(node.value)) if isinstance(node.value, (bool, int)) else None
+        if isinstance(node, ast.Name):
+            where = self.r.lookup(node.id, scope)
+            if where is None:
+                constant = self.r.namespace.get(node.id)
+                return abs(int(constant)) if type(constant) in (bool, int) else None
+            key = (id(where), node.id)
+            if key in self.grown or (key in seen and growing):  # (a list that grows may hold anything)
+                return None
+            if key in seen:
+                return 0
+            bounds = []
+            for kind, detail, value_scope, _ in where.bindings[node.id]:
+                if kind == "param" or (kind in ("assign", "untraced") and value_scope is not where
+                                       and where.kind == "function" and node.id in ctx.get(id(where), {})):
+                    bounds.append(ctx.get(id(where), {}).get(node.id))  # an argument: its bound at this call
+                elif kind == "assign" and detail is not None and not isinstance(detail, ast.Lambda):
+                    bounds.append(self.value(detail, ctx, value_scope, seen | {key}, growing))
+                elif kind == "for":
+                    bounds.append(self.items(detail, ctx, value_scope, seen | {key}, growing))
+                else:
+                    bounds.append(None)
+            return None if None in bounds else max(bounds, default=0)
+        if isinstance(node, ast.UnaryOp):
+            return 1 if isinstance(node.op, ast.Not) else self.value(node.operand, ctx, scope, seen, growing)
+        if isinstance(node, ast.BinOp):
+            grows = growing or not isinstance(node.op, (ast.Mod, ast.FloorDiv, ast.Div, ast.RShift, ast.BitAnd))
+            a, b = self.value(node.left, ctx, scope, seen, grows), self.value(node.right, ctx, scope, seen, grows)
+            if isinstance(node.op, ast.Mod):
+                return b
+            if a is None or b is None:
+                return None
+            cap = 10 ** 9
+            return min(cap, {ast.Add: lambda: a + b, ast.Sub: lambda: a + b, ast.Mult: lambda: a * b,
+                             ast.FloorDiv: lambda: a, ast.Div: lambda: a, ast.RShift: lambda: a,
+                             ast.BitAnd: lambda: min(a, b), ast.BitOr: lambda: 2 * max(a, b),
+                             ast.BitXor: lambda: 2 * max(a, b), ast.Pow: lambda: a ** min(b, 64) if a > 1 else 1,
+                             ast.LShift: lambda: a << min(b, 64)}.get(type(node.op), lambda: cap)())
+        if isinstance(node, ast.Compare):
+            return 1
+        if isinstance(node, (ast.BoolOp, ast.IfExp, ast.Tuple, ast.List)):
+            parts = node.values if isinstance(node, ast.BoolOp) else (node.body, node.orelse) \
+                if isinstance(node, ast.IfExp) else node.elts
+            bounds = [self.value(p, ctx, scope, seen, growing) for p in parts]
+            return None if None in bounds else max(bounds, default=0)
+        if isinstance(node, ast.Subscript):
+            return self.value(node.value, ctx, scope, seen, growing)
+        if isinstance(node, ast.NamedExpr):
+            return self.value(node.value, ctx, scope, seen, growing)
+        if isinstance(node, ast.Call):
+            name = self._builtin(node.func, scope)
+            if (name in ("min", "max") and len(node.args) == 1) or (
+                    name in ("tuple", "list", "sorted", "reversed", "set", "frozenset") and len(node.args) == 1):
+                return self.items(node.args[0], ctx, scope, seen, growing)  # (an item of, or the items of, it)
+            bounds = [self.value(x, ctx, scope, seen, growing or name not in ("min", "max", "abs", "int", "round"))
+                      for x in node.args]
+            if name == "min":
+                known = [b for b in bounds if b is not None]
+                return min(known) if known else None
+            if name == "max":
+                return None if None in bounds else max(bounds, default=0)
+            if name in ("abs", "int", "round") and node.args:
+                return bounds[0]
+            if name == "len" and node.args:
+                return self.length(node.args[0], ctx, scope, seen)
+            functions = self._callable(node.func, scope)
+            if functions and all(id(f) not in self.stack for f in functions):
+                returned = []
+                for function in functions:
+                    inner = self._call_context(function, node, ctx, scope)
+                    returned += [self.value(r.value, inner, None, seen, True) if r.value is not None else 0
+                                 for r in self._returns(function)]
+                return None if None in returned else max(returned, default=0)
+        return None
+
+    def items(self, node: ast.AST, ctx: dict, scope: _Scope | None = None, seen: frozenset = frozenset(),
+              growing: bool = False) -> int | None:
+        """A bound of the ints an iteration over ``node`` hands out (the loop target's values)."""
+        scope = self.r.scope_of.get(id(node), scope) or self.r.module
+        if isinstance(node, ast.Call):
+            name = self._builtin(node.func, scope)
+            if name == "range":
+                bounds = [self.value(x, ctx, scope, seen, growing) for x in node.args[:2]]
+                return None if None in bounds or not bounds else max(bounds)
+            if name in ("zip", "reversed", "sorted", "list", "tuple", "iter", "set", "frozenset"):
+                bounds = [self.items(x, ctx, scope, seen, growing) for x in node.args]
+                return None if None in bounds else max(bounds, default=0)
+            if name == "enumerate" and node.args:
+                bounds = [self.length(node.args[0], ctx, scope, seen), self.items(node.args[0], ctx, scope, seen, growing)]
+                return None if None in bounds else max(bounds)
+            return self.value(node, ctx, scope, seen, growing)  # a helper's result: the ints in it
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return self.value(node, ctx, scope, seen, growing) if not any(isinstance(e, ast.Starred) for e in node.elts) \
+                else None
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return self.value(node.elt, ctx, scope, seen, growing)
+        return self.value(node, ctx, scope, seen, growing) if isinstance(node, ast.Name) else None
+
+    def length(self, node: ast.AST, ctx: dict, scope: _Scope | None = None, seen: frozenset = frozenset(),
+               frame: dict | None = None) -> int | None:
+        """A bound of how many items an iteration over ``node`` hands out, or None (it may grow with the data)."""
+        scope = self.r.scope_of.get(id(node), scope) or self.r.module
+        if isinstance(node, ast.Call):
+            name = self._builtin(node.func, scope)
+            arguments = [x for x in node.args if not isinstance(x, ast.Starred)]
+            if len(arguments) < len(node.args) or any(k.arg is None for k in node.keywords):
+                return None
+            if name == "range":
+                if len(arguments) == 1:
+                    return self.value(arguments[0], ctx, scope, seen)
+                bounds = [self.value(x, ctx, scope, seen) for x in arguments[:2]]
+                return None if None in bounds or not bounds else sum(bounds)
+            if name in ("enumerate", "reversed", "sorted", "list", "tuple", "iter", "set", "frozenset") and arguments:
+                return self.length(arguments[0], ctx, scope, seen, frame)
+            if name == "zip":
+                known = [n for n in (self.length(x, ctx, scope, seen, frame) for x in arguments) if n is not None]
+                return min(known) if known else None
+            paths = self.r.carried(node.func, scope).paths if not self._callable(node.func, scope) else frozenset()
+            if paths and all(p == "itertools.product" for p in paths):
+                sizes = [self.length(x, ctx, scope, seen, frame) for x in arguments]
+                repeat = next((self.value(k.value, ctx, scope, seen) for k in node.keywords if k.arg == "repeat"), 1)
+                return None if None in sizes or repeat is None else math.prod(sizes) ** repeat
+            functions = self._callable(node.func, scope)
+            if functions and all(id(f) not in self.stack for f in functions):
+                sizes = []
+                for function in functions:
+                    inner = self._call_context(function, node, ctx, scope)
+                    done = self.finished.get(id(function))  # a list it built and returns: as long as it grew
+                    done = dict(done, iterated=False, measured=False) if done else None
+                    sizes += [self.length(r.value, inner, None, seen, done) if r.value is not None else None
+                              for r in self._returns(function)]
+                return None if None in sizes or not sizes else max(sizes)
+            return None
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return len(node.elts) if not any(isinstance(e, ast.Starred) for e in node.elts) else None
+        if isinstance(node, (ast.IfExp, ast.BoolOp)):  # one of its parts
+            sizes = [self.length(part, ctx, scope, seen, frame)
+                     for part in ((node.body, node.orelse) if isinstance(node, ast.IfExp) else node.values)]
+            return None if None in sizes else max(sizes)
+        if isinstance(node, ast.Dict):
+            return len(node.keys)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            sizes = [self.length(g.iter, ctx, None, seen, frame) for g in node.generators]
+            return None if None in sizes else math.prod(sizes)
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "strides"):
+            return NPY_MAXDIMS
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            return self.length(node.value, ctx, scope, seen, frame)
+        if isinstance(node, ast.Name):
+            where = self.r.lookup(node.id, scope)
+            key = (id(where), node.id)
+            own = frame is not None and where is frame["scope"] and key not in frame["unbounded"] \
+                and key not in self.escapes
+            if where is None or key in seen or key in self.not_lists or (key in self.grown | self.escapes and not own):
+                return None
+            argument = node.id in ctx.get(id(where), {})
+            sizes = [ctx.get(("len", id(where)), {}).get(node.id) if kind == "param" or (
+                         argument and kind in ("assign", "untraced") and value_scope is not where)
+                     else self.length(detail, ctx, value_scope, seen | {key}) if kind == "assign" and detail is not None
+                     else None for kind, detail, value_scope, _ in where.bindings[node.id]]
+            if None in sizes:
+                return None
+            if own:  # a list of this function's own: it grows by what this call appended so far
+                frame["measured"] = True
+                return max(sizes) + frame["appended"]
+            return max(sizes)
+        return None
+
+    def _escaping_names(self, tree: ast.AST) -> set:
+        """(scope, name) of the code's own values that leave its sight, so that a list may grow where the rule
+        does not count it: passed to a call other than NumPy's or a built-in that only reads (``list.append(L,
+        v)``), put in a container or an attribute, its ``.append`` taken as a value."""
+        reading = {"len", "sum", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "min", "max", "any",
+                   "all", "iter", "set", "frozenset", "print", "isinstance", "bool", "repr", "str"}
+        found = set()
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            scope = self.r.scope_of.get(id(node), self.r.module)
+            if not self._local(node, scope):
+                continue
+            parent = self.parents.get(id(node))
+            grand = self.parents.get(id(parent))
+            if isinstance(parent, ast.Call) and node is not parent.func:
+                callee = self._builtin(parent.func, scope)
+                paths = self.r.carried(parent.func, scope).paths
+                escapes = callee not in reading and not (paths and all(p.split(".")[0] == "numpy" for p in paths))
+            elif isinstance(parent, ast.Attribute):
+                escapes = parent.attr in _APPENDS and not (isinstance(grand, ast.Call) and grand.func is parent)
+            else:
+                escapes = isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred, ast.keyword)) or (
+                    isinstance(parent, ast.Assign) and not all(isinstance(t, ast.Name) for t in parent.targets))
+            if escapes:
+                found.add((id(self.r.lookup(node.id, scope)), node.id))
+        return found
+
+    def _local(self, node: ast.AST, scope: _Scope) -> bool:
+        """Is ``node`` a name the code binds itself to a value (a list of its own, say), not an import?"""
+        if not isinstance(node, ast.Name):
+            return False
+        where = self.r.lookup(node.id, self.r.scope_of.get(id(node), scope))
+        return where is not None and all(b[0] not in ("import", "def", "class") for b in where.bindings[node.id])
+
+    def _builtin(self, callee: ast.AST, scope: _Scope) -> str | None:
+        """``callee``'s name when it is Python's built-in of that name (not rebound by the code or the set-up)."""
+        if isinstance(callee, ast.Name) and self.r.lookup(callee.id, scope) is None and callee.id not in self.r.namespace:
+            return callee.id
+        return None
+
+    def _returns(self, function: ast.AST) -> list:
+        if isinstance(function, ast.Lambda):
+            return [ast.Return(function.body)]
+        return [n for n in self._own_nodes(function.body) if isinstance(n, ast.Return)]
+
+    @staticmethod
+    def _own_nodes(body: list):
+        """Every node of ``body`` outside the functions and classes it defines."""
+        stack = list(reversed(body))
+        while stack:
+            node = stack.pop()
+            yield node
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    # --- walking the code, with how often each part runs -----------------------------------------------
+    def _invoke(self, function: ast.AST, ctx: dict, turns: int, data: int) -> int:
+        """Walk one call of ``function``; the items it (and what it called) appended to lists."""
+        self.reached.add(id(function))
+        self.stack.append(id(function))
+        frame = {"appended": 0, "iterated": False, "measured": False, "turns": turns, "unbounded": set(), "scope": self._inner(function)}
+        body = function.body if isinstance(function.body, list) else [function.body]
+        for statement in body:
+            self._walk(statement, ctx, turns, data, frame)
+        self.stack.pop()
+        done = self.finished.setdefault(id(function), {"appended": 0, "unbounded": set(), "scope": frame["scope"]})
+        done["appended"] = max(done["appended"], frame["appended"])
+        done["unbounded"] |= frame["unbounded"]
+        return frame["appended"]
+
+    def _loop(self, node: ast.AST, size: int | None, turns: int, data: int, text: str) -> tuple[int, int]:
+        """The turns and data depth inside a loop of ``size`` turns, entered ``turns`` times."""
+        if size is None:
+            self._problem(node, f"`{text}` turns as often as the data is long (the rule cannot trace its length "
+                          f"to kernel_size, stride or padding)")
+            return turns, data + 1
+        if turns * size > LOOP_LIMIT:
+            self._problem(node, f"`{text}` and the loops around it turn up to {turns * size} times for a "
+                          f"{GEOMETRY_BOUND}×{GEOMETRY_BOUND} kernel, more than the {LOOP_LIMIT} a loop over the "
+                          f"kernel's offsets needs")
+        return turns * max(size, 1), data
+
+    def _walk(self, node: ast.AST, ctx: dict, turns: int, data: int, frame: dict) -> None:
+        self.visits += 1
+        if self.visits > 200_000:
+            self._problem(node, "the code calls its helpers too often for the rule to follow")
+            return
+        scope = self.r.scope_of.get(id(node), self.r.module)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):  # the body runs when called;
+            arguments = node.args  # defaults and decorators run here
+            for part in node.decorator_list if not isinstance(node, ast.Lambda) else []:
+                self._walk(part, ctx, turns, data, frame)
+            for part in arguments.defaults + [d for d in arguments.kw_defaults if d is not None]:
+                self._walk(part, ctx, turns, data, frame)
+            if not isinstance(node, ast.Lambda):
+                return
+        if isinstance(node, ast.ClassDef):  # a class body runs here, its methods when called
+            for part in node.decorator_list + node.bases + [k.value for k in node.keywords] + node.body:
+                self._walk(part, ctx, turns, data, frame)
+            return
+        if isinstance(node, ast.Lambda):
+            parent = self.parents.get(id(node))
+            if not (isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)) and \
+                    any(isinstance(n, (ast.comprehension, ast.Call)) for n in ast.walk(node.body)):
+                self._problem(node, "a lambda that loops or calls is passed as a value, so the rule cannot count "
+                              "how often it runs")
+            return
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            self._walk(node.iter, ctx, turns, data, frame)
+            size = self._measured(node.iter, ctx, scope, frame)
+            inner_turns, inner_data = self._loop(node, size, turns, data, f"for {ast.unparse(node.target)} in "
+                                                 f"{ast.unparse(node.iter)}")
+            for statement in node.body:
+                self._walk(statement, ctx, inner_turns, inner_data, frame)
+            for statement in node.orelse:
+                self._walk(statement, ctx, turns, data, frame)
+            return
+        if isinstance(node, ast.While):
+            self._problem(node, f"`while {ast.unparse(node.test)}` turns a number of times that the source does not "
+                          f"say")
+            for child in [node.test] + node.body + node.orelse:
+                self._walk(child, ctx, turns, data + 1, frame)
+            return
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            parent = self.parents.get(id(node))
+            unpacked = (isinstance(node, ast.GeneratorExp) and len(node.generators) == 1 and not node.generators[0].ifs
+                        and isinstance(parent, ast.Assign) and len(parent.targets) == 1
+                        and isinstance(parent.targets[0], ast.Tuple)
+                        and not any(isinstance(e, ast.Starred) for e in parent.targets[0].elts))
+            inner_turns, inner_data = turns, data
+            for generator in node.generators:
+                self._walk(generator.iter, ctx, inner_turns, inner_data, frame)
+                size = len(parent.targets[0].elts) + 1 if unpacked else \
+                    self._measured(generator.iter, ctx, self.r.scope_of.get(id(generator.iter), scope), frame)
+                inner_turns, inner_data = self._loop(generator.iter, size, inner_turns, inner_data,
+                                                     f"for {ast.unparse(generator.target)} in "
+                                                     f"{ast.unparse(generator.iter)}")
+                for condition in generator.ifs:
+                    self._walk(condition, ctx, inner_turns, inner_data, frame)
+            self.data_depth = max(self.data_depth, inner_data)
+            for part in ([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]):
+                self._walk(part, ctx, inner_turns, inner_data, frame)
+            return
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Subscript) for t in targets):
+                self.data_depth = max(self.data_depth, data)
+            if isinstance(node, ast.AugAssign) and self._list_growth(node):
+                size = self.length(node.value, ctx, scope, frame=frame) if isinstance(node.op, ast.Add) else None
+                self._grows(node, node.target, size, turns, frame)
+                frame["measured"] = False
+        if isinstance(node, ast.Call):
+            self._call(node, ctx, turns, data, frame, scope)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and self._callable(node, scope):
+            self._problem(node, f"`{node.id}` is passed as a value, so the rule cannot count how often it runs: "
+                          f"call your helpers by name")
+        for child in ast.iter_child_nodes(node):
+            self._walk(child, ctx, turns, data, frame)
+
+    @staticmethod
+    def _list_growth(node: ast.AugAssign) -> bool:
+        """``taps += [t]``, ``taps += full[2:]``: a list that grows (``out += tap`` adds arrays, and the rule
+        does not read ``out`` as a list at all)."""
+        return isinstance(node.target, ast.Name) and isinstance(node.op, (ast.Add, ast.Mult)) and isinstance(
+            node.value, (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)) or (
+            isinstance(node.value, ast.Subscript) and isinstance(node.value.slice, ast.Slice))
+
+    def _measured(self, node: ast.AST, ctx: dict, scope: _Scope, frame: dict) -> int | None:
+        """The length of what a loop iterates; a loop over a list of the function's own freezes its lists."""
+        frame["measured"] = False
+        size = self.length(node, ctx, scope, frame=frame)
+        frame["iterated"] = frame["iterated"] or frame["measured"]
+        return size
+
+    def _grows(self, node: ast.AST, receiver: ast.AST, size: int | None, turns: int, frame: dict) -> None:
+        """A list ``receiver`` grows by ``size`` items each time ``node`` runs (``turns`` times in all)."""
+        if frame["iterated"]:
+            self._problem(node, "a list grows after a loop over a list: build every list first, then loop")
+        if size is None and isinstance(receiver, ast.Name):
+            scope = self.r.scope_of.get(id(receiver), self.r.module)
+            frame["unbounded"].add((id(self.r.lookup(receiver.id, scope)), receiver.id))
+        elif size is not None:
+            frame["appended"] += size * (turns // max(frame["turns"], 1))
+
+    def _call(self, node: ast.Call, ctx: dict, turns: int, data: int, frame: dict, scope: _Scope) -> None:
+        callee = node.func
+        paths = self.r.carried(callee, scope).paths if not isinstance(callee, ast.Name) or \
+            self.r.lookup(callee.id, scope) is None else frozenset()
+        last = {p.split(".")[-1] for p in paths} | ({callee.id} if self._builtin(callee, scope) else set())
+        per_element = last & PER_ELEMENT_CALLS
+        if per_element:
+            self._problem(node, f"`{ast.unparse(callee)}` runs Python once per item, a loop the rule cannot "
+                          f"count")
+        name = self._builtin(callee, scope)
+        if name in CONSUMERS and node.args and not (name in ("min", "max") and len(node.args) > 1) and \
+                not isinstance(node.args[0], (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            size = self._measured(node.args[0], ctx, scope, frame)
+            if size is None:
+                self._loop(node, None, turns, data, f"{name}({ast.unparse(node.args[0])})")
+        if isinstance(callee, ast.Attribute) and callee.attr in _APPENDS and self._local(callee.value, scope):
+            size = _APPENDS[callee.attr]
+            if size is None:
+                size = self.length(node.args[0], ctx, scope) if node.args else None
+            self._grows(node, callee.value, size, turns, frame)
+        functions = self._callable(callee, scope)
+        if isinstance(callee, ast.Name) and callee.id in self.given and self.r.lookup(callee.id, scope) is self.r.module:
+            functions = [None]  # the course's own at grading: not walked
+        if functions == [None]:
+            pass
+        elif not functions and isinstance(callee, ast.Name) and self.r.lookup(callee.id, scope) is not None and \
+                self.r.carried(callee, scope).holds and not self.r.carried(callee, scope).paths:
+            self._problem(node, f"`{callee.id}(...)` calls a value the rule cannot trace to one of your defs, so it "
+                          f"cannot count how often that runs: call your helpers by their own name")
+        elif functions:
+            for function in functions:
+                if id(function) in self.stack:
+                    self._problem(node, f"`{ast.unparse(callee)}` calls itself (recursion), so the rule cannot count "
+                                  f"how often it runs")
+                    continue
+                appended = self._invoke(function, self._call_context(function, node, ctx, scope), turns, data)
+                if appended and frame["iterated"]:
+                    self._problem(node, "a list grows after a loop over a list: build every list first, then loop")
+                frame["appended"] += appended
+        else:
+            self._walk(callee, ctx, turns, data, frame)
+        for argument in node.args + [k.value for k in node.keywords]:
+            self._walk(argument, ctx, turns, data, frame)
+
+
+def long_output_case(seed: int) -> tuple[tuple[int, int, int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """``(shape [1, 2, H, W], kernel_size, stride, padding)`` whose outputs are longer than :data:`LOOP_LIMIT`
+    on both axes (71 or more), its kernel (2 or 3 per axis), stride (1 or 2) and padding drawn from
+    :func:`input_generator` ``(seed)``, so per grading run: a loop that :func:`check_kernel_loops` accepts
+    cannot walk these outputs, and no one geometry can be special-cased."""
+    kernel, stride, padding = random_geometry(seed)
+    size = tuple((LOOP_LIMIT + 6) * s + k for k, s in zip(kernel, stride))
+    return (1, 2) + size, kernel, stride, padding
+
+
+def _loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNests:
+    """:class:`_LoopNests` of ``function``'s source (with its helpers), read as :func:`check_avoids` reads it."""
+    try:
+        tree = _parse(source_of(function))
+    except (OSError, TypeError, SyntaxError) as exc:
+        raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
+    namespace = getattr(function, "__trusted_globals__", None)
+    own_module = None
+    if namespace is None:
+        own_module = getattr(function, "__module__", None)
+        namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
+    return _LoopNests(tree, _Resolver(tree, namespace, own_module), name, given)
+
+
+def check_kernel_loops(function: Any, name: str, given: Iterable[str] = ("output_size",)) -> None:
+    """Assert that every Python loop of ``function`` (``for``, ``while``, comprehensions, recursion, and the
+    loops of the helpers it calls) turns only as often as the kernel says: a ``range`` bounded by
+    ``kernel_size``, ``stride`` or ``padding``, or a fixed tuple, never the outputs, channels or images.
+    What the rule cannot bound fails (see :class:`_LoopNests`), with what to write instead."""
+    problems = _loop_nests(function, name, given).problems
+    if problems:
+        raise AssertionError(f"{name} (or a helper it calls) loops in Python over what is not the kernel's offsets: "
+                             f"{'; '.join(problems[:3])}. Instead, {LOOP_INSTEAD}")
+
+
+def check_output_loops(function: Any, name: str, given: Iterable[str] = ("output_size",)) -> None:
+    """Assert that ``function`` (with the helpers it calls) computes its result inside Python loops over the
+    data: at least two nested loops whose length grows with the input (output rows and columns, in any
+    order, or batch and channel too) around a value it writes (``out[b, c, i, j] = ...``, ``+=`` into an
+    item, a comprehension's item). Whole-array code (``sliding_window_view``, shifted slices) fails."""
+    depth = _loop_nests(function, name, given).data_depth
+    if depth < 2:
+        raise AssertionError(f"{name} must compute each output in explicit Python loops (this lesson's exercise), "
+                             f"but the rule finds {depth} loop(s) over the data around what it writes: loop over "
+                             f"the output rows and columns, e.g. `for i in range(out_h):` and `for j in range(out_w):`"
+                             f", and write each output (`out[b, c, i, j] = ...` or `+=` into grad_x)")

@@ -1,0 +1,705 @@
+"""The resolver: every name a function reads, per scope by Python's rules, resolved to a dotted path
+(:class:`_Resolver`), and the two rules read straight from it (:func:`forbidden_uses`, :func:`untraced_uses`)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import fnmatch
+import functools
+import inspect
+import sys
+from typing import Any, Iterable
+
+from course.checks.analysis.lists import (_BUILTIN_NAMES, ALLOWED_DUNDERS, DATA_BUILTINS, INSTEAD, KNOWN_DECORATORS,
+                                          NAME_LOOKUPS, UNKNOWN)
+from course.checks.analysis.text import _is_constant
+
+
+def _origin_of(value: Any, own_module: str | None) -> str | None:
+    """Where an object of a namespace comes from, as a dotted path (``torch.nn.functional.avg_pool2d``),
+    or ``None`` for the code's own objects and plain constants (their source is read anyway)."""
+    if _is_constant(value):
+        return None
+    value = getattr(value, "func", value) if isinstance(value, functools.partial) else value
+    if inspect.ismodule(value):
+        return value.__name__
+    module = getattr(value, "__module__", None) if (callable(value) or inspect.isclass(value)) else None
+    if not isinstance(module, str):
+        kind = type(value)
+        module, name = kind.__module__, kind.__qualname__
+    else:
+        name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "")
+    if module == own_module:
+        return None
+    return f"{module}.{name}" if name else module
+
+
+def _chain(node: ast.AST) -> tuple[ast.Name | None, list[str]]:
+    """``a.b.c`` (or ``getattr(a.b, "c")``) -> (the Name ``a``, ["b", "c"]); for ``f(x).b`` the base is not
+    a name (None)."""
+    attributes = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            attributes.insert(0, node.attr)
+            node = node.value
+        elif _literal_getattr(node):
+            attributes.insert(0, node.args[1].value)
+            node = node.args[0]
+        else:
+            break
+    return (node if isinstance(node, ast.Name) else None), attributes
+
+
+def _literal_getattr(node: ast.AST) -> bool:
+    """``getattr(obj, "name")`` (or ``hasattr``), which reads an attribute as ``obj.name`` does."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+
+
+def _is_constant_expr(node: ast.AST) -> bool:
+    """A literal (``None``, ``2``, ``(1, 1)``, ``1 << 19``, ``-1``): a default value that is plain data."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_is_constant_expr(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return _is_constant_expr(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _is_constant_expr(node.left) and _is_constant_expr(node.right)
+    return False
+
+
+_MISSING = object()
+
+
+def _may_call(value: Any) -> bool:
+    """Might ``value`` be called to reach other code (a function, class, module; or unknown), or hand out
+    such a thing: a library's dict, list, tuple or set that holds one (PyTorch's tables of layer classes)?"""
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        items = list(value.keys()) + list(value.values()) if isinstance(value, dict) else list(value)
+        return any(callable(v) or inspect.ismodule(v) for v in items[:10_000])
+    return value is _MISSING or callable(value) or inspect.ismodule(value)
+
+
+def _library_object(path: str) -> Any:
+    """The object at dotted ``path`` in a module already imported (``torch.float64``), read without
+    running code (``inspect.getattr_static``), or ``_MISSING``."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        found = sys.modules.get(".".join(parts[:cut]))
+        if found is not None:
+            break
+    else:
+        return _MISSING
+    for part in parts[cut:]:
+        try:
+            found = inspect.getattr_static(found, part)
+        except AttributeError:
+            return _MISSING
+    return found
+
+
+#: The expressions whose value is made of, or chosen from, these parts (what the resolver follows).
+_VALUE_PARTS = {ast.Tuple: lambda node: node.elts, ast.List: lambda node: node.elts, ast.Set: lambda node: node.elts,
+                ast.Dict: lambda node: node.values, ast.BoolOp: lambda node: node.values,
+                ast.IfExp: lambda node: (node.body, node.orelse), ast.Starred: lambda node: (node.value,),
+                ast.NamedExpr: lambda node: (node.value,)}
+
+
+class _Scope:
+    """One scope of the checked code (module, function or lambda, class body, comprehension)."""
+
+    def __init__(self, kind: str, parent: "_Scope | None", depth: int = 0):
+        self.kind, self.parent, self.depth = kind, parent, depth
+        self.bindings: dict[str, list[tuple]] = {}   # name -> [(kind, detail, scope the detail is read in, line)]
+        self.declared_global: set[str] = set()
+        self.declared_nonlocal: set[str] = set()
+
+    def bind(self, name: str, kind: str, detail: Any, scope: "_Scope", line: int) -> None:
+        self.bindings.setdefault(name, []).append((kind, detail, scope, line))
+
+    def function_scope(self) -> "_Scope":
+        """Where a walrus binds: the nearest scope that is not a comprehension."""
+        scope = self
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+class _Carried:
+    """What a value may carry: why it cannot be traced (or None), whether it may be a function, class or
+    module (``holds``), and the dotted paths it may be (an alias of ``torch.nn.functional``)."""
+
+    __slots__ = ("taint", "holds", "paths")
+
+    def __init__(self, taint: str | None = None, holds: bool = False, paths: frozenset = frozenset()):
+        self.taint, self.holds, self.paths = taint, holds, paths
+
+    def __or__(self, other: "_Carried") -> "_Carried":
+        return _Carried(self.taint or other.taint, self.holds or other.holds, self.paths | other.paths)
+
+    def key(self):
+        return (self.taint, self.holds, self.paths)
+
+
+class _Resolver:
+    """Resolves every name the code reads, per scope, by Python's rules (function locals and arguments,
+    comprehensions, class bodies, ``global``/``nonlocal``, walrus), to the code's own ``def``/``class``,
+    an import, the set-up's ``namespace``, a built-in, or a local whose bindings it understands; and lists
+    the calls it cannot trace (see :func:`untraced_uses`)."""
+
+    def __init__(self, tree: ast.AST, namespace: dict | None, own_module: str | None):
+        self.namespace = namespace or {}
+        self.own_module = own_module
+        self.scope_of: dict[int, _Scope] = {}
+        self.problems: list[str] = []
+        self.imports: list[tuple[str, list[str]]] = []
+        self.pattern_attributes: list[str] = []
+        self.stored_attributes: dict[str, list[tuple[ast.AST, _Scope, int]]] = {}
+        self.item_stores: list[tuple[ast.Name, ast.AST, _Scope]] = []
+        self.decorated: list[tuple[ast.AST, ast.AST, _Scope]] = []
+        self._reading: set[str] = set()  # attributes whose stored values are being read (self.a = self.a)
+        self.module = _Scope("module", None)
+        self.scopes = [self.module]
+        self._visit_body(getattr(tree, "body", [tree]), self.module)
+        self._move_declared()
+        for base, value, where in self.item_stores:  # fns[0] = F.relu: fns now holds a function
+            owner = self.lookup(base.id, self.scope_of.get(id(base), where))
+            if owner is not None:
+                owner.bindings[base.id].append(("item", value, where, base.lineno))
+        self.state: dict[tuple[int, str], _Carried] = {}
+        self._settle()
+
+    # --- building the scopes ------------------------------------------------------------------------
+    def _new(self, kind: str, parent: _Scope) -> _Scope:
+        scope = _Scope(kind, parent, parent.depth + 1)
+        self.scopes.append(scope)
+        return scope
+
+    def _visit_body(self, body: list, scope: _Scope) -> None:
+        for statement in body:
+            self._visit(statement, scope)
+
+    def _bind_target(self, target: ast.AST, kind: str, detail: Any, scope: _Scope, value_scope: _Scope) -> None:
+        """Bind every name of an assignment target (tuples unpacked: each name may be any part of it)."""
+        if isinstance(target, ast.Name):
+            scope.bind(target.id, kind, detail, value_scope, target.lineno)
+            self.scope_of[id(target)] = scope
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element, kind, detail, scope, value_scope)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, kind, detail, scope, value_scope)
+        elif isinstance(target, ast.Attribute):
+            self.stored_attributes.setdefault(target.attr, []).append((detail if kind == "assign" else None,
+                                                                      value_scope, target.lineno))
+            self._visit(target.value, scope)
+        elif isinstance(target, ast.Subscript):
+            base, _ = _chain(target.value)
+            if base is not None and kind == "assign":
+                self.item_stores.append((base, detail, value_scope))
+            self._visit(target.value, scope)
+            self._visit(target.slice, scope)
+        else:
+            self._visit(target, scope)
+
+    def _visit_arguments(self, args: ast.arguments, outer: _Scope, inner: _Scope) -> None:
+        positional = args.posonlyargs + args.args
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        pairs += [(a, None) for a in (args.vararg, args.kwarg) if a is not None]
+        for arg, default in pairs:
+            if default is None or _is_constant_expr(default):
+                inner.bind(arg.arg, "param", None, outer, arg.lineno)
+            elif _chain(default)[0] is not None:  # an alias: x=torch.float64 is torch.float64 unless given
+                inner.bind(arg.arg, "assign", default, outer, arg.lineno)
+            else:
+                inner.bind(arg.arg, "untraced", "a default argument value that is not a constant", outer, arg.lineno)
+            if default is not None:
+                self._visit(default, outer)
+            if arg.annotation is not None:
+                self._visit(arg.annotation, outer)
+
+    def _declarations(self, body: list, scope: _Scope) -> None:
+        stack = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Global):
+                scope.declared_global.update(node.names)
+            elif isinstance(node, ast.Nonlocal):
+                scope.declared_nonlocal.update(node.names)
+            elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(node))
+
+    def _visit(self, node: ast.AST, scope: _Scope) -> None:
+        self.scope_of[id(node)] = scope
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                self._visit(decorator, scope)
+                self.decorated.append((decorator, node, scope))
+            if node.returns is not None:
+                self._visit(node.returns, scope)
+            inner = self._new("function", scope)
+            self._visit_arguments(node.args, scope, inner)
+            scope.bind(node.name, "def", node, scope, node.lineno)
+            self._declarations(node.body, inner)
+            self._visit_body(node.body, inner)
+        elif isinstance(node, ast.Lambda):
+            inner = self._new("function", scope)
+            self._visit_arguments(node.args, scope, inner)
+            self._visit(node.body, inner)
+        elif isinstance(node, ast.ClassDef):
+            for part in node.decorator_list:
+                self._visit(part, scope)
+                self.decorated.append((part, node, scope))
+            for part in node.bases + [k.value for k in node.keywords]:
+                self._visit(part, scope)
+            scope.bind(node.name, "class", node, scope, node.lineno)
+            inner = self._new("class", scope)
+            self._visit_body(node.body, inner)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = self._new("comprehension", scope)
+            for index, generator in enumerate(node.generators):
+                where = scope if index == 0 else inner
+                self._visit(generator.iter, where)
+                self._bind_target(generator.target, "for", generator.iter, inner, where)
+                for condition in generator.ifs:
+                    self._visit(condition, inner)
+            for part in ([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]):
+                self._visit(part, inner)
+        elif isinstance(node, ast.Assign):
+            self._visit(node.value, scope)
+            for target in node.targets:
+                self._bind_target(target, "assign", node.value, scope, scope)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            if node.value is not None:
+                self._visit(node.value, scope)
+                self._bind_target(node.target, "assign", node.value, scope, scope)
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                self._visit(ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target), scope)
+            if isinstance(node, ast.AnnAssign):
+                self._visit(node.annotation, scope)
+        elif isinstance(node, ast.NamedExpr):
+            self._visit(node.value, scope)
+            self._bind_target(node.target, "assign", node.value, scope.function_scope(), scope)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._visit(node.iter, scope)
+            self._bind_target(node.target, "for", node.iter, scope, scope)
+            self._visit_body(node.body + node.orelse, scope)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                self._visit(item.context_expr, scope)
+                if item.optional_vars is not None:
+                    self._bind_target(item.optional_vars, "assign", item.context_expr, scope, scope)
+            self._visit_body(node.body, scope)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                first = alias.name.split(".")[0]
+                path = alias.name if alias.asname else first
+                scope.bind(alias.asname or first, "import", path, scope, node.lineno)
+                self.imports.append((f"import {alias.name}", alias.name.split(".")))
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if module:
+                self.imports.append((f"import {module}", module.split(".")))
+            for alias in node.names:
+                if alias.name == "*":
+                    self.problems.append(f"`from {module} import *` binds names the grader cannot see: import the "
+                                         f"names you use (from {module} import a, b)")
+                    continue
+                path = f"{module}.{alias.name}".lstrip(".")
+                scope.bind(alias.asname or alias.name, "import", path, scope, node.lineno)
+                self.imports.append((f"import {path}", path.split(".")))
+        elif isinstance(node, ast.ExceptHandler):
+            if node.type is not None:
+                self._visit(node.type, scope)
+            if node.name:
+                scope.bind(node.name, "untraced", "an `except ... as` target", scope, node.lineno)
+            self._visit_body(node.body, scope)
+        elif isinstance(node, ast.Match):
+            self._visit(node.subject, scope)
+            for case in node.cases:
+                self._visit_pattern(case.pattern, node.subject, scope)
+                if case.guard is not None:
+                    self._visit(case.guard, scope)
+                self._visit_body(case.body, scope)
+        else:
+            for child in ast.iter_child_nodes(node):
+                self._visit(child, scope)
+
+    def _visit_pattern(self, pattern: ast.AST, subject: ast.AST, scope: _Scope) -> None:
+        for node in ast.walk(pattern):
+            name = getattr(node, "name", None) if isinstance(node, (ast.MatchAs, ast.MatchStar)) else \
+                getattr(node, "rest", None) if isinstance(node, ast.MatchMapping) else None
+            if name:  # a part of the subject: data when the subject is
+                scope.bind(name, "match", subject, scope, node.lineno)
+            if isinstance(node, ast.MatchClass):
+                self.pattern_attributes += node.kwd_attrs
+                self._visit(node.cls, scope)
+            elif isinstance(node, ast.MatchValue):
+                self._visit(node.value, scope)
+            elif isinstance(node, ast.MatchMapping):
+                for key in node.keys:
+                    self._visit(key, scope)
+
+    def _move_declared(self) -> None:
+        """Bindings under ``global``/``nonlocal`` belong to the scope the declaration names."""
+        for scope in sorted(self.scopes, key=lambda s: -s.depth):
+            for name in list(scope.bindings):
+                if name in scope.declared_global:
+                    self.module.bindings.setdefault(name, []).extend(scope.bindings.pop(name))
+                elif name in scope.declared_nonlocal:
+                    target = self._enclosing(scope, name)
+                    if target is not None:
+                        target.bindings.setdefault(name, []).extend(scope.bindings.pop(name))
+
+    def _enclosing(self, scope: _Scope, name: str) -> _Scope | None:
+        outer = scope.parent
+        while outer is not None and outer.kind != "module":
+            if outer.kind != "class" and (name in outer.bindings or name in outer.declared_nonlocal):
+                return outer
+            outer = outer.parent
+        return None
+
+    # --- resolving ----------------------------------------------------------------------------------
+    def lookup(self, name: str, scope: _Scope) -> _Scope | None:
+        """The scope whose bindings ``name`` reads in ``scope`` (``None``: the set-up or the built-ins)."""
+        if scope.kind != "module":
+            if name in scope.declared_global:
+                return self.module if name in self.module.bindings else None
+            if name in scope.declared_nonlocal:
+                return self._enclosing(scope, name)
+            if name in scope.bindings:
+                return scope
+        outer = scope.parent
+        while outer is not None:
+            if outer.kind == "module":
+                break
+            if outer.kind != "class" and name in outer.bindings and name not in outer.declared_global:
+                return outer
+            outer = outer.parent
+        return self.module if name in self.module.bindings else None
+
+    def own(self, name: str, scope: _Scope) -> bool:
+        """Is ``name`` (read in ``scope``) only ever the code's own ``def`` or ``class``?"""
+        where = self.lookup(name, scope)
+        return where is not None and all(b[0] in ("def", "class") for b in where.bindings[name])
+
+    def _outside(self, name: str) -> _Carried | None:
+        """What a name that the code does not bind is: the set-up's, a built-in, or ``None`` (unknown)."""
+        if name in self.namespace:
+            value = self.namespace[name]
+            path = _origin_of(value, self.own_module)
+            if path is None:
+                callable_ = callable(value) and not _is_constant(value)
+                return _Carried(None if not callable_ else
+                                f"a name of the notebook whose source the check cannot read", callable_)
+            return _Carried(None, _may_call(value), frozenset([path]))
+        if name in _BUILTIN_NAMES:
+            return _Carried(None, True, frozenset([name]))
+        return None
+
+    def name(self, name: str, scope: _Scope) -> _Carried:
+        """What reading ``name`` in ``scope`` may give."""
+        where = self.lookup(name, scope)
+        if where is None:
+            found = self._outside(name)
+            return found if found is not None else _Carried(UNKNOWN, True, frozenset([name]))
+        carried = self.state.get((id(where), name), _Carried())
+        if where is self.module and name in self.namespace:
+            carried = carried | (self._outside(name) or _Carried())
+        return carried
+
+    def carried(self, node: ast.AST, scope: _Scope | None = None) -> _Carried:
+        """What the value of expression ``node`` may carry from the names it reads."""
+        scope = self.scope_of.get(id(node), scope) or self.module
+        if isinstance(node, ast.Name):
+            return self.name(node.id, scope)
+        if isinstance(node, ast.Attribute) or _literal_getattr(node):
+            base = node.value if isinstance(node, ast.Attribute) else node.args[0]
+            attribute = node.attr if isinstance(node, ast.Attribute) else node.args[1].value
+            inner = self.carried(base, scope)
+            if isinstance(base, ast.Name) and self.own(base.id, scope):
+                return _Carried(None, True)
+            paths = frozenset(f"{p}.{attribute}" for p in inner.paths if p.count(".") < 16)  # m = m.nn: finite
+            holds = inner.holds and (not paths or any(_may_call(_library_object(p)) for p in paths))
+            found = _Carried(inner.taint, holds, paths)
+            if not inner.paths and attribute in self.stored_attributes and attribute not in self._reading:
+                self._reading.add(attribute)  # self.fns = [torch.relu]: self.fns holds functions
+                for value, where, _ in self.stored_attributes[attribute]:
+                    stored = self.carried(value, where) if value is not None else _Carried(
+                        "a value the grader cannot trace", True)
+                    found = found | _Carried(stored.taint, stored.holds)
+                self._reading.discard(attribute)
+            if not isinstance(node, ast.Attribute) and len(node.args) > 2:  # getattr(x, "a", default)
+                found = found | self.carried(node.args[2], scope)
+            return found
+        if isinstance(node, ast.Subscript):
+            inner = self.carried(node.value, scope)
+            return _Carried(inner.taint, inner.holds)
+        if isinstance(node, ast.Call):
+            callee = node.func
+            if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id in DATA_BUILTINS \
+                    and callee.id not in self.namespace:
+                return _Carried()
+            arguments = [self.carried(a, scope) for a in node.args] + \
+                [self.carried(k.value, scope) for k in node.keywords]
+            found = _Carried()
+            for argument in arguments:
+                found = found | _Carried(argument.taint)  # own code may hand an argument back
+            if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id in _BUILTIN_NAMES:
+                for argument in arguments:  # next, list, sorted, min, zip, type...: their arguments' items
+                    found = found | _Carried(argument.taint, argument.holds)
+            return found
+        if isinstance(node, ast.Lambda):
+            return _Carried(None, True)
+        parts = _VALUE_PARTS.get(type(node))
+        if parts is not None:  # a value made of (or chosen from) its parts carries what any part carries
+            found = _Carried()
+            for part in parts(node):
+                found = found | self.carried(part, scope)
+            return found
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return self.carried(node.elt)
+        if isinstance(node, ast.DictComp):
+            return self.carried(node.value)
+        return _Carried()
+
+    def _binding(self, binding: tuple) -> _Carried:
+        kind, detail, where, _ = binding
+        if kind in ("def", "class"):
+            return _Carried(None, True)
+        if kind == "import":
+            return _Carried(None, True, frozenset([detail]))
+        if kind == "untraced":
+            return _Carried(detail, True)
+        if kind == "assign":
+            return self.carried(detail, where) if detail is not None else _Carried()
+        if kind == "item":
+            found = self.carried(detail, where)
+            return _Carried(found.taint, found.holds)
+        if kind in ("for", "match"):
+            found = self.carried(detail, where)
+            if found.taint or found.holds:
+                return _Carried(found.taint or ("a loop or comprehension target over a container of functions, "
+                                "classes or modules" if kind == "for" else "a `match` capture from a function, "
+                                "class or module"), True)
+        return _Carried()  # an argument: the caller's data
+
+    def _settle(self) -> None:
+        """Every local's :class:`_Carried`, to a fixed point (bindings read other locals; what a local
+        carries only grows, so it ends)."""
+        for _ in range(1000):
+            changed = False
+            for scope in self.scopes:
+                for name, bindings in scope.bindings.items():
+                    found = _Carried()
+                    for binding in bindings:
+                        found = found | self._binding(binding)
+                    key = (id(scope), name)
+                    if key not in self.state or self.state[key].key() != found.key():
+                        self.state[key], changed = found, True
+            if not changed:
+                return
+        self.problems.append("the code binds its names in too long a chain to be resolved: " + INSTEAD)
+
+    # --- what the code uses, and what it calls that cannot be traced ---------------------------------
+    def uses(self, tree: ast.AST) -> list[tuple[str, list[str]]]:
+        """``(as written, dotted path)`` per use: ``F.conv2d`` is ``torch.nn.functional.conv2d``; the code's
+        own ``def``/``class`` names are not uses; attributes of a local that holds data (``x.reshape``)
+        are uses by name, except attributes the code sets itself (``self.kernel_size``)."""
+        return [(written, path) for written, path, _ in self.kinded_uses(tree)]
+
+    def kinded_uses(self, tree: ast.AST) -> list[tuple[str, list[str], str]]:
+        """:meth:`uses` with the kind of each: ``"import"`` (the module an import statement names),
+        ``"library"`` (a dotted path from an import, the set-up or the built-ins), ``"data"`` (attribute names of a value that holds data, ``x.reshape``) or
+        ``"holding"`` (attribute names of a value that may be a function, class or module the resolver
+        cannot name, ``next(iter([F])).conv2d``: the code's own attribute names do not excuse these)."""
+        found = [(w, p, "import") for w, p in self.imports] + \
+            [(f"case ...({a}=...)", [a], "holding") for a in self.pattern_attributes]
+        consumed: set[int] = set()
+        for node in ast.walk(tree):
+            if id(node) in consumed:
+                continue
+            if isinstance(node, ast.Attribute) or _literal_getattr(node):
+                inner = node
+                while isinstance(inner, ast.Attribute) or _literal_getattr(inner):
+                    if not isinstance(inner, ast.Attribute):
+                        consumed.add(id(inner.func))
+                    inner = inner.value if isinstance(inner, ast.Attribute) else inner.args[0]
+                    if isinstance(inner, (ast.Attribute, ast.Name)) or _literal_getattr(inner):
+                        consumed.add(id(inner))
+                base, attributes = _chain(node)
+                written = ast.unparse(node)
+                if base is None:
+                    holds = self.carried(inner).holds
+                    found.append(("." + ".".join(attributes), attributes, "holding" if holds else "data"))
+                    continue
+                found += self._resolved(base, attributes, written)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found += self._resolved(node, [], node.id)
+        return [use for use in found if use[1]]
+
+    def _resolved(self, base: ast.Name, attributes: list[str], written: str) -> list[tuple[str, list[str], str]]:
+        scope = self.scope_of.get(id(base), self.module)
+        if self.own(base.id, scope):
+            return []
+        carried = self.name(base.id, scope)
+        if not carried.paths:  # a local holding data: its attributes, but not those the code sets itself
+            if carried.holds:  # ...unless it may hold a function, class or module (m = next(iter([F])))
+                return [(written, attributes, "holding")]
+            return [(written, [a for a in attributes if a not in self.stored_attributes], "data")]
+        uses = []
+        for path in sorted(carried.paths):
+            resolved = ".".join([path] + attributes)
+            uses.append((written if resolved == written else f"{written} ({resolved})", resolved.split("."),
+                         "library"))
+        return uses
+
+    def untraced(self, tree: ast.AST) -> list[str]:
+        """One sentence per call (or use) whose target the resolver cannot trace, saying what to write."""
+        problems = list(self.problems)
+        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for decorator, node, scope in self.decorated:
+            problems += self._decorator(decorator, node, scope)
+        for written, path in self.uses(tree):
+            if ".".join(path) in NAME_LOOKUPS:
+                problems.append(f"`{written}` hands out library functions by name, as a computed `getattr` does: "
+                                f"{INSTEAD}")
+        for node in ast.walk(tree):
+            scope = self.scope_of.get(id(node), self.module)
+            line = getattr(node, "lineno", "?")
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                carried = self.name(node.id, scope)
+                if node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
+                    problems.append(f"`{node.id}` (line {line}) is the interpreter's machinery: {INSTEAD}")
+                elif carried.taint == UNKNOWN:
+                    problems.append(f"`{node.id}` (line {line}) is {UNKNOWN}: define it, or import it by name")
+                parent = parents.get(id(node))
+                if node.id in ("getattr", "hasattr") and self.lookup(node.id, scope) is None and not (
+                        isinstance(parent, ast.Call) and parent.func is node):
+                    problems.append(f"`{node.id}` (line {line}) is passed around as a value: read attributes as "
+                                    "x.name")
+            elif isinstance(node, ast.Call):
+                problems += self._call(node, scope)
+            elif isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
+                carried = self.carried(node.value, scope)
+                if carried.taint and carried.taint != UNKNOWN:
+                    problems.append(f"`{ast.unparse(node)}` (line {line}) hands on a value bound by {carried.taint}:"
+                                    f" {INSTEAD}")
+        return list(dict.fromkeys(problems))
+
+    def _decorator(self, decorator: ast.AST, node: ast.AST, scope: _Scope) -> list[str]:
+        expression = decorator.func if isinstance(decorator, ast.Call) else decorator
+        base, attributes = _chain(expression)
+        if base is not None:
+            if self.own(base.id, scope) and attributes and attributes[-1] in ("setter", "getter", "deleter"):
+                return []
+            paths = {".".join([p] + attributes) for p in self.name(base.id, scope).paths}
+            if paths and paths <= KNOWN_DECORATORS:
+                return []
+        return [f"the decorator `@{ast.unparse(decorator)}` on `{node.name}` (line {node.lineno}) can replace "
+                f"`{node.name}` with anything, so what it calls cannot be checked: remove it (understood: "
+                "@staticmethod, @classmethod, @property, @once_differentiable, @torch.no_grad())"]
+
+    def _plain(self, node: ast.AST) -> bool:
+        """Is ``node`` a value the resolver can name: a name, an attribute path, a lambda, a constant, or
+        made of those (a tuple, ``a or b``, ``a if c else b``)? A call's result or an item is not."""
+        if isinstance(node, (ast.Name, ast.Lambda, ast.Constant)) or _chain(node)[0] is not None:
+            return True
+        parts = _VALUE_PARTS.get(type(node))
+        return parts is not None and all(self._plain(part) for part in parts(node))
+
+    def _computed(self, name: str, scope: _Scope) -> int | None:
+        """The line where local ``name`` (read in ``scope``) is bound to a value computed at run time (the
+        result of a call, an item of a container), or ``None``: calling such a local calls what no reader
+        of the source can name (``Lin = np.load(pickled)``, ``Lin = string.Formatter().get_field(...)[0]``)."""
+        where = self.lookup(name, scope)
+        for kind, detail, _, line in (where.bindings.get(name, []) if where is not None else []):
+            if kind == "assign" and detail is not None and not self._plain(detail):
+                return line
+        return None
+
+    def _stored(self, attribute: str) -> tuple[int, str] | None:
+        """Where the code sets ``.attribute`` to a function, class or module, or to what it cannot trace."""
+        for value, where, line in self.stored_attributes.get(attribute, []):
+            if value is None:
+                return line, "a value the grader cannot trace"
+            base, _ = _chain(value)
+            if isinstance(value, ast.Lambda) or (base is not None and self.own(base.id, where)):
+                continue  # one's own function or method
+            carried = self.carried(value, where)
+            if carried.taint or carried.holds:
+                return line, "a function, class or module"
+        return None
+
+    def _call(self, node: ast.Call, scope: _Scope) -> list[str]:
+        callee, line = node.func, node.lineno
+        written = ast.unparse(callee)
+        problems = []
+        base, attributes = _chain(callee) if isinstance(callee, ast.Attribute) else (None, [])
+        if isinstance(callee, ast.Name) or base is not None:
+            name = callee if isinstance(callee, ast.Name) else base
+            checked = attributes
+            if not self.own(name.id, scope):
+                carried = self.name(name.id, scope)
+                if carried.taint and carried.taint != UNKNOWN:
+                    what = f"`{name.id}`" if name is callee else f"an attribute of `{name.id}`, which is"
+                    problems.append(f"`{written}(...)` (line {line}) calls {what} bound by {carried.taint}: "
+                                    f"{INSTEAD} instead of through `{written}`")
+                elif name is callee and self._computed(name.id, scope) is not None:
+                    problems.append(f"`{written}(...)` (line {line}) calls `{name.id}`, a value computed at run time "
+                                    f"(line {self._computed(name.id, scope)}) that no reader of the source can name: "
+                                    f"{INSTEAD} instead of through `{written}`")
+        elif isinstance(callee, ast.Attribute):
+            checked = [callee.attr]
+        elif isinstance(callee, ast.Subscript):
+            problems.append(f"`{written}(...)` (line {line}) calls an item of a container: {INSTEAD}")
+            checked = []
+        elif isinstance(callee, (ast.Call, ast.Lambda)):
+            checked = []
+        else:
+            problems.append(f"`{written}(...)` (line {line}) calls the value of an expression: {INSTEAD}")
+            checked = []
+        for attribute in checked:
+            stored = self._stored(attribute)
+            if stored is not None and not (base is not None and self.own(base.id, scope)):
+                problems.append(f"`{written}(...)` (line {line}) calls `.{attribute}`, an attribute your code sets "
+                                f"to {stored[1]} (line {stored[0]}): {INSTEAD} instead of through `{written}`")
+        if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id not in self.namespace \
+                and (callee.id in DATA_BUILTINS or isinstance(getattr(builtins, callee.id, None), type) and
+                     issubclass(getattr(builtins, callee.id), BaseException)):
+            return problems  # a number, a string or an exception of its arguments: nothing is called
+        for argument in list(node.args) + [k.value for k in node.keywords]:
+            carried = self.carried(argument, scope)
+            if carried.taint and carried.taint != UNKNOWN:
+                problems.append(f"`{ast.unparse(argument)}` (line {line}) is passed to `{written}`, but it is bound "
+                                f"by {carried.taint}: {INSTEAD}")
+        return problems
+
+
+def forbidden_uses(tree: ast.AST, forbidden: Iterable[str], namespace: dict | None = None,
+                   own_module: str | None = None, resolver: _Resolver | None = None) -> list[str]:
+    """The uses of ``tree`` (see :meth:`_Resolver.uses`) whose resolved path has a part that ``forbidden``
+    lists: an entry is a name (``torch``, ``avg_pool2d``), or a case-insensitive pattern with ``*``
+    (``"*pool*"`` covers ``lp_pool2d``, ``avg_pool3d``, ``AdaptiveAvgPool2d``, ``torch.nn.modules.pooling``).
+    What the code defines itself (its helper ``pool_rows``, its class ``AvgPool2dFunction``,
+    ``self.pool_size``, a constant ``POOL_NDIM = 4``) is never a use: its source is part of ``tree``."""
+    entries = list(forbidden)
+
+    def matches(part: str) -> bool:
+        return any(fnmatch.fnmatchcase(part.lower(), e.lower()) if "*" in e else part == e for e in entries)
+
+    resolver = resolver or _Resolver(tree, namespace, own_module)
+    found = [written for written, path in resolver.uses(tree) if any(matches(p) for p in path)]
+    return sorted(set(found))
+
+
+def untraced_uses(tree: ast.AST, namespace: dict | None = None, own_module: str | None = None,
+                  resolver: _Resolver | None = None) -> list[str]:
+    """What ``tree`` calls through a name the resolver cannot trace (a default argument value, a loop
+    over functions, a ``match`` capture, an ``except`` target, an unknown decorator, a star-import, an
+    attribute set to a function, an item of a container, a name defined nowhere): one sentence each,
+    saying what to write instead. Empty when every call is traced (the rule fails closed)."""
+    return (resolver or _Resolver(tree, namespace, own_module)).untraced(tree)
