@@ -62,11 +62,14 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # c.SandboxPolicy.start_seconds = 120.0   # set-up before any student code runs
 # c.SandboxPolicy.memory_mb = 4096
 # c.SandboxPolicy.file_mb = 16
-# c.SandboxPolicy.nproc = 256
+# c.SandboxPolicy.nproc = 64          # processes and threads: every lesson's reference needs at most 3
 # c.SandboxPolicy.output_chars = 20000
 # c.SandboxPolicy.reply_mb = 256
-# c.SandboxPolicy.require = "rlimits-only"  # the lowest containment to grade at: rlimits-only, user-namespace,
-#                                          # namespaces, each optionally +cgroup (e.g. "namespaces+cgroup")
+# c.SandboxPolicy.require = "platform"  # the lowest containment to grade at: "platform" (the strongest the
+#                                     # platform offers: namespaces as root, user-namespace otherwise, both
+#                                     # through bubblewrap), or rlimits-only, user-namespace, namespaces, each
+#                                     # optionally +cgroup. Below the platform's own only on purpose: every
+#                                     # output then says so.
 
 # Feedback shows the gradebook's scores and comments and each test's verdict and message, never the hidden
 # tests' source (nbgrader's ClearHiddenTests); its math is MathML, which renders offline (no MathJax from

@@ -120,7 +120,7 @@ os.waitpid(pid, 0)
 
 @pytest.mark.parametrize("limits", [Limits(**{**FAST.as_dict(), "warm": False}), FAST], ids=["cold", "warm"])
 def test_a_childs_cpu_seconds_come_from_its_cgroup_v2_and_it_is_removed_after(cgroup2, limits):
-    if limits.warm and not sandbox.warm_available(containment()):
+    if limits.warm and not sandbox.warm_here():
         pytest.skip(f"no warm children in {containment().mode} mode")
     box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import os"},
                    {"id": "answer", "kind": "solution", "source": BURN}],

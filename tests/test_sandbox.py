@@ -74,7 +74,7 @@ def test_a_level_meets_itself_and_every_level_below_it_and_no_other():
 
 @pytest.mark.parametrize("require", ["namespaces+cgroups", "root", "", "cgroup"])
 def test_a_required_level_that_is_not_a_level_is_refused_with_its_name(require):
-    with pytest.raises(ValueError, match="SandboxPolicy.require must be one of rlimits-only, "):
+    with pytest.raises(ValueError, match="SandboxPolicy.require must be .platform. or one of rlimits-only, "):
         SandboxPolicy(require=require).limits()
 
 
@@ -88,7 +88,7 @@ def test_the_shortfall_is_one_sentence_naming_what_the_machine_lacks():
     assert "cgroup" not in TA_MACHINE.shortfall("namespaces").split("lacks")[1]  # only what the level needs
     said = NO_NAMESPACES.shortfall("user-namespace")
     assert "lacks mount, network, PID, IPC and UTS namespaces (unshare --user failed" in said and "uid" not in said
-    assert "\n" not in said and said.endswith("Operation not permitted)")
+    assert "\n" not in said and said.endswith("Operation not permitted); " + sandbox.INSTALL_HINT)
 
 
 def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkeypatch):
@@ -109,7 +109,7 @@ def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkey
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
     without = sandbox.containment.__wrapped__()
     assert without.mode == "rlimits-only" and not without.namespaces and not without.via
-    assert "no bwrap command (install bubblewrap" in without.shortfall("user-namespace")
+    assert "no bwrap command on PATH); install bubblewrap (Debian" in without.shortfall("user-namespace")
 
 
 def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and_hides_the_rest(tmp_path):
@@ -367,7 +367,7 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
     assert "--unshare-pid" not in template and "CAP_SYS_ADMIN" in template and "CAP_SYS_ADMIN" not in \
         sandbox.bwrap_command(["python"], root=True, plan=[])
     assert template[template.index("--ro-bind"):template.index("--ro-bind") + 3] == ["--ro-bind", "/", "/"]
-    if not (containment().namespaces and sandbox.warm_available(containment())):
+    if not (containment().namespaces and sandbox.warm_here()):
         return
     cells = [{"id": "a", "kind": "solution", "source": "x = 1"}]
     assert Sandbox(cells, limits=FAST).warm
@@ -379,7 +379,7 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
 def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, monkeypatch):
     """A fresh folder that the forked child cannot mount (a path its template does not have) stops the child
     before any student code, as a failing bubblewrap mount stops a cold one: the grader's fault, never a score."""
-    if not (containment().namespaces and sandbox.warm_available(containment())):
+    if not (containment().namespaces and sandbox.warm_here()):
         pytest.skip("a warm child makes mounts of its own only where there are namespaces")
     real, absent = sandbox.own_mounts, str(tmp_path / "absent")  # under /tmp: the template's /tmp is its own
     monkeypatch.setattr(sandbox, "own_mounts", lambda plan, fresh=None: [*real(plan, fresh),

@@ -23,8 +23,10 @@ from autograder.grading.verdicts import run_tests
 REPO = Path(__file__).resolve().parent.parent
 FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 COLD = Limits(**{**FAST.as_dict(), "warm": False})
-warm_only = pytest.mark.skipif(not sandbox.warm_available(containment()),
-                               reason=f"no warm children in {containment().mode} mode on {sys.platform}")
+#: Skipped where the grader itself chooses cold children (its own condition: ``sandbox.warm_here``): no
+#: warm template in this containment mode, or a checkout or venv under a fresh folder such as ``/tmp``.
+warm_only = pytest.mark.skipif(not sandbox.warm_here(), reason=f"the grader forks no warm children here "
+                               f"({containment().mode} mode on {sys.platform}, venv {sys.prefix})")
 
 #: What a student cell can find out about its own process (plain data).
 FACTS = r"""
@@ -97,7 +99,9 @@ def test_a_warm_child_is_contained_as_a_cold_one():
     for key in ("namespaces", "hidden", "rlimits", "uid", "kept", "exposed", "read_only"):
         assert warm["active"].get(key) == cold["active"].get(key), key
     if containment().namespaces:
-        assert warm["pid"] == cold["pid"] == 1, "PID 1 of a PID namespace of its own"
+        # a PID namespace of its own: PID 1, or as root PID 2 under bubblewrap's init, which keeps uid 0 so
+        # that the parent-death signal of a killed grader reaches it (and its end ends the namespace)
+        assert warm["pid"] == 1 and cold["pid"] == (2 if containment().drop_uid else 1)
         assert len(warm["processes"]) <= 2 and warm["networks"] == ["lo"]
         assert warm["repo_visible"] is False
         assert warm["host_read_only"] is True and "kmsg" not in warm["dev"], "the template's bubblewrap: host " \
@@ -198,14 +202,14 @@ DAEMON_CELL = "import os, time\n" + START_DAEMON + "time.sleep(300)\n"
 
 
 @pytest.mark.skipif(not containment().namespaces, reason="a daemon leaves the grader's reach without a PID namespace")
-def test_a_grading_process_that_dies_takes_its_template_and_children_with_it():
+@pytest.mark.parametrize("warm", [False, pytest.param(True, marks=warm_only)], ids=["cold", "warm"])
+def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(warm):
     """SIGKILL of the grading process (no handler runs): its warm template, the child (whose uid drop
     clears the parent-death signal set before it: it arms it again; a cold child's parent, ``unshare``,
     is tied to the grader the same way) and a daemon the student's code started all end, and no process
     of the sandbox uid is left."""
     import psutil
 
-    warm = sandbox.warm_available(containment())  # the child this machine grades with
     code = ("import os, sys, threading, time\nfrom autograder.grading.sandbox import Sandbox, Limits, sandbox_uid\n"
             f"box = Sandbox([{{'id': 'a', 'kind': 'solution', 'source': {DAEMON_CELL!r}}}], "
             f"limits=Limits(cell_seconds=300, warm={warm}), imports=['json'], uid=sandbox_uid(905))\n"

@@ -34,7 +34,8 @@ from autograder import coursedir, stopping
 from autograder.grading.lesson import load_lesson
 from autograder.grading.records import cache_key, cache_path, make_record, run_finished, run_seed
 from autograder.grading.policy import load_policy
-from autograder.grading.sandbox import GraderFault, Limits, check_level, containment, level_meets, sandbox_uid
+from autograder.grading.sandbox import (GraderFault, Limits, check_level, containment, floor_banner, level_meets,
+                                        sandbox_uid)
 from autograder.grading.verdicts import Verdicts, TestResult, run_tests
 from autograder.records import RECORDS, STATUS_GRADER_ERROR, Record, read_json, save_record, write_json
 from autograder.safe_text import clean_text
@@ -476,4 +477,7 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
     if progress:
         print(f"graded {len(records)} submission(s) in {time.monotonic() - started:.1f} s "
               f"({containment().level} containment, run seed {seed})", file=sys.stderr)
+        banner = floor_banner(containment().level, limits.require)
+        if banner and records:
+            print(banner, file=sys.stderr)
     return records

@@ -16,7 +16,7 @@ from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Config, Configurable
 
 from autograder.coursedir import course_config
-from autograder.grading.sandbox import LEVELS, Limits, parse_level
+from autograder.grading.sandbox import LEVELS, PLATFORM, Limits, parse_level
 from autograder.outputs import OUTPUT_CHARS
 
 
@@ -30,15 +30,19 @@ class SandboxPolicy(Configurable):
                           "before any student code runs").tag(config=True)
     memory_mb = Integer(4096, help="Memory of the child (address space and watched RSS), MiB").tag(config=True)
     file_mb = Integer(16, help="Largest file the child may write, MiB").tag(config=True)
-    nproc = Integer(256, help="Processes and threads of the sandbox uid").tag(config=True)
+    nproc = Integer(64, help="Processes and threads of the child (RLIMIT_NPROC of its uid, and its cgroup's pids.max "
+                    "where there is one); every lesson's reference solution needs at most 3").tag(config=True)
     output_chars = Integer(OUTPUT_CHARS, help="Stored stdout/stderr per cell, characters").tag(config=True)
     reply_mb = Integer(256, help="Largest reply the parent reads from the child, MiB").tag(config=True)
     warm = Bool(True, help="Fork each child from a warm template that imported the lesson's set-up modules "
                 "once (Linux; every limit and namespace is applied after the fork). False: a fresh interpreter "
                 "per child").tag(config=True)
-    require = Unicode("rlimits-only", help="The lowest containment level to grade at, weakest first: "
-                      f"{', '.join(LEVELS)}. Below it the grader refuses to grade (a grader error, no score) with "
-                      "one sentence saying what the machine lacks; every record states the level it had"
+    require = Unicode(PLATFORM, help=f"The lowest containment level to grade at: {PLATFORM!r} (the default: the "
+                      "strongest the platform offers, namespaces as root and user-namespace for anyone else, both "
+                      f"through bubblewrap) or one of, weakest first, {', '.join(LEVELS)}. Below it the grader "
+                      "refuses to grade (a grader error, no score) with one sentence saying what the machine lacks "
+                      "and what to install; a floor lowered on purpose below the platform's is printed in the "
+                      "summary, and every record and the report state the level each submission had"
                       ).tag(config=True)
 
     def limits(self) -> Limits:

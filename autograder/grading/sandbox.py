@@ -67,11 +67,13 @@ class Limits:
     start_seconds: float = 120.0  #: wall clock: interpreter start and the lesson's set-up imports
     memory_bytes: int = 4 << 30  #: address space of the child (RLIMIT_AS) and its RSS (watched)
     file_bytes: int = 16 << 20  #: largest file the child may write (RLIMIT_FSIZE)
-    nproc: int = 256  #: processes and threads of the sandbox uid (RLIMIT_NPROC)
+    nproc: int = 64  #: processes and threads of the sandbox uid (RLIMIT_NPROC; a cgroup's pids.max): honest work needs <= 3
     output_chars: int = 20_000  #: stored stdout/stderr per cell
     reply_bytes: int = 256 << 20  #: largest reply the parent reads
     warm: bool = True  #: fork children from a warm template (Linux, namespaces or rlimits-only): not a limit
-    require: str = "rlimits-only"  #: the lowest containment level to grade at (one of LEVELS): not a limit
+    #: the lowest containment level to grade at (one of LEVELS, or PLATFORM: the strongest the platform
+    #: offers, :func:`platform_level`): not a limit
+    require: str = "platform"
 
     def as_dict(self) -> dict:
         """The limits a verdict depends on (``warm`` changes how fast a child starts, never a verdict;
@@ -153,6 +155,13 @@ def _write(path: str, text: str) -> None:
         handle.write(text)
 
 
+#: A child's CPU in its cgroup: a quota of ``CHILD_CPUS`` CPUs per ``CPU_PERIOD_US`` (however many processes it
+#: starts), at half the weight of a grading process (v1 ``cpu.shares``: 1024 per process of the grader; v2
+#: ``cpu.weight``: 100), so a child that starts hundreds of busy processes neither starves its neighbours nor the
+#: grader that enforces its budget. Where no cgroup can be made, the child runs at nice 19 (``_child``).
+CPU_PERIOD_US, CHILD_CPUS, CHILD_SHARES, CHILD_WEIGHT = 100_000, 1.0, 512, 50
+
+
 class Cgroup:
     """A cgroup for one child: the kernel counts the CPU time of every task that ever ran in it, exited
     and auto-reaped ones included, and caps its memory (the out-of-memory killer acts inside it only).
@@ -164,6 +173,9 @@ class Cgroup:
 
     _serial = 0
     _swept = 0  # the process that removed the stale cgroups next to its own
+    #: Extra v1 hierarchies a child joins where this process may write them: ``cpu`` for its CPU quota and
+    #: weight, ``pids`` for its task limit (a co-mounted ``cpu,cpuacct`` is one folder).
+    EXTRA_V1 = ("cpu", "pids")
 
     def __init__(self, paths: dict[str, str]):
         self.paths = paths
@@ -213,21 +225,21 @@ class Cgroup:
         if not use_v1 and not (os.access(v2, os.W_OK | os.X_OK) and os.access(f"{v2}/cgroup.procs", os.W_OK)):
             raise OSError(f"this user (uid {os.geteuid()}) may not write its cgroup {v2} (no cgroup v2 subtree "
                           "delegated to it)")
-        parents = [v1["cpuacct"], v1["memory"]] if use_v1 else [v2]
+        controllers = ["cpuacct", "memory"] + [c for c in cls.EXTRA_V1 if c in v1 and os.access(v1[c], os.W_OK | os.X_OK)]
+        parents = list(dict.fromkeys(v1[c] for c in controllers)) if use_v1 else [v2]
         if cls._swept != os.getpid():
             cls._swept = os.getpid()
             cls._remove_stale(parents)
-        made = cls({"cpuacct": f"{v1['cpuacct']}/{name}", "memory": f"{v1['memory']}/{name}"} if use_v1
-                   else {"unified": f"{v2}/{name}"})
+        made = cls({c: f"{v1[c]}/{name}" for c in controllers} if use_v1 else {"unified": f"{v2}/{name}"})
         try:
-            if not use_v1:  # the memory and pids controllers for the children, where the parent may give them
-                wanted = set(_read_text(f"{v2}/cgroup.controllers").split()) & {"memory", "pids"}
+            if not use_v1:  # the memory, pids and cpu controllers for the children, where the parent may give them
+                wanted = set(_read_text(f"{v2}/cgroup.controllers").split()) & {"memory", "pids", "cpu"}
                 for controller in wanted - set(_read_text(f"{v2}/cgroup.subtree_control").split()):
                     try:
                         _write(f"{v2}/cgroup.subtree_control", f"+{controller}")
                     except OSError:  # EBUSY: processes in a non-root parent; RLIMIT_AS and the RSS watch remain
                         pass
-            for path in made.paths.values():
+            for path in made.folders():
                 os.mkdir(path)
             made.limit(memory_bytes, nproc)
         except OSError as exc:
@@ -235,20 +247,43 @@ class Cgroup:
             raise OSError(f"{exc.filename or 'a cgroup'}: {exc.strerror}" if exc.strerror else str(exc)) from None
         return made
 
+    def folders(self) -> list[str]:
+        """Each folder of this cgroup once (co-mounted v1 controllers share one)."""
+        return list(dict.fromkeys(self.paths.values()))
+
+    def _set(self, file: str, value) -> bool:
+        """Write ``value`` to ``file`` in the folder that has it; False where none has (no such controller)."""
+        for folder in self.folders():
+            if os.path.exists(f"{folder}/{file}"):
+                _write(f"{folder}/{file}", str(value))
+                return True
+        return False
+
     def limit(self, memory_bytes: int, nproc: int | None) -> None:
-        """Cap memory (no escape into swap) and, on v2, the number of tasks, where the controllers allow."""
+        """Cap memory (no escape into swap), the number of tasks, and the CPU: at most :data:`CHILD_CPUS` CPUs
+        at a low weight (the grader's own processes, and so its budget checks, come first), where the
+        controllers allow."""
         if self.v2:
-            path = self.paths["unified"]
-            for file, value in (("memory.max", memory_bytes), ("memory.swap.max", 0), ("pids.max", nproc)):
-                if value is not None and os.path.exists(f"{path}/{file}"):
-                    _write(f"{path}/{file}", str(int(value)))
-            return
-        _write(f"{self.paths['memory']}/memory.limit_in_bytes", str(int(memory_bytes)))
-        if os.path.exists(f"{self.paths['memory']}/memory.memsw.limit_in_bytes"):
+            self._set("memory.max", int(memory_bytes))
+            self._set("memory.swap.max", 0)
+            self._set("cpu.max", f"{int(CHILD_CPUS * CPU_PERIOD_US)} {CPU_PERIOD_US}")
+            self._set("cpu.weight", CHILD_WEIGHT)
+        else:
+            self._set("memory.limit_in_bytes", int(memory_bytes))
             try:
-                _write(f"{self.paths['memory']}/memory.memsw.limit_in_bytes", str(int(memory_bytes)))
+                self._set("memory.memsw.limit_in_bytes", int(memory_bytes))
             except OSError:
                 pass
+            self._set("cpu.cfs_period_us", CPU_PERIOD_US)
+            self._set("cpu.cfs_quota_us", int(CHILD_CPUS * CPU_PERIOD_US))
+            self._set("cpu.shares", CHILD_SHARES)
+        if nproc is not None:
+            self._set("pids.max", int(nproc))
+
+    def cpu_capped(self) -> bool:
+        """Whether this cgroup caps its CPU (a quota and a weight)."""
+        return any(os.path.exists(f"{folder}/{file}") for folder in self.folders()
+                   for file in ("cpu.max", "cpu.cfs_quota_us"))
 
     def memory_capped(self) -> bool:
         return os.path.exists(f"{self.paths['unified']}/memory.max") if self.v2 else True
@@ -286,7 +321,7 @@ class Cgroup:
             return False
 
     def remove(self) -> None:
-        for path in self.paths.values():
+        for path in self.folders():
             if os.path.exists(f"{path}/cgroup.kill"):  # v2: every task in it, at once
                 try:
                     _write(f"{path}/cgroup.kill", "1")
@@ -309,18 +344,23 @@ class Cgroup:
 
 
 @functools.lru_cache(maxsize=None)
-def _cgroup_probe() -> tuple[str, str]:
-    """``(why this process may make no cgroup for a child, or "", a note on the one it may make)``: a probe
-    is made and removed."""
+def _cgroup_probe() -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``(why this process may make no cgroup for a child, or "", ((controller, what its lack means), ...))``:
+    a probe is made and removed."""
     try:
         probe = Cgroup.make(1 << 30)
     except OSError as exc:
-        return str(exc), ""
+        return str(exc), ()
+    memory, cpu = probe.memory_capped(), probe.cpu_capped()
     probe.remove()
-    if probe.memory_capped():
-        return "", ""
-    return "", ("cgroup v2 without the memory controller for the grader's cgroup: memory is capped by "
-                "RLIMIT_AS and the RSS watch only")
+    notes = []
+    if not memory:
+        notes.append(("memory controller", "cgroup v2 without the memory controller for the grader's cgroup: memory "
+                      "is capped by RLIMIT_AS and the RSS watch only"))
+    if not cpu:
+        notes.append(("cpu controller", "no cpu controller for the grader's cgroups: a child's share of the CPU is "
+                      "not capped (it runs at nice 19)"))
+    return "", tuple(notes)
 
 
 def cgroups_available() -> bool:
@@ -336,12 +376,37 @@ LEVELS = tuple(mode + extra for mode in MODES for extra in ("", "+cgroup"))
 _NEEDS = {"user-namespace": ("namespaces",), "namespaces": ("namespaces", "uid")}
 
 
+#: The default floor: the strongest containment the platform offers (:func:`platform_level`).
+PLATFORM = "platform"
+
+#: What to install or set where the machine gives less than the floor (the refusal's second half).
+INSTALL_HINT = ("install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
+                "and grade on Linux (on macOS or Windows: on the course's JupyterHub, or a Linux machine or VM), "
+                "or lower the floor on purpose with c.SandboxPolicy.require = 'rlimits-only' in nbgrader_config.py")
+
+
+def platform_level() -> str:
+    """The strongest level a grader on Linux gets without extra set-up: ``namespaces`` as root (bubblewrap and
+    an unprivileged uid), ``user-namespace`` for anyone else (bubblewrap in a user namespace)."""
+    return "namespaces" if os.geteuid() == 0 else "user-namespace"
+
+
+def required_level(require: str) -> str:
+    """The level that ``require`` (a level, or :data:`PLATFORM`) asks for on this machine."""
+    return platform_level() if require == PLATFORM else require
+
+
+def lowered(require: str) -> bool:
+    """Whether ``require`` is a floor below the platform's (named on purpose by the instructor)."""
+    return not level_meets(required_level(require), platform_level())
+
+
 def parse_level(level: str, name: str = "SandboxPolicy.require") -> tuple[int, bool]:
-    """``(rank of the mode in MODES, cgroup)`` of a level such as ``"user-namespace+cgroup"``; a
-    ``ValueError`` naming ``name`` for anything else."""
-    mode, plus, extra = str(level).partition("+")
+    """``(rank of the mode in MODES, cgroup)`` of a level such as ``"user-namespace+cgroup"`` (or
+    :data:`PLATFORM`, the platform's level); a ``ValueError`` naming ``name`` for anything else."""
+    mode, plus, extra = str(required_level(level)).partition("+")
     if mode not in MODES or (plus and extra != "cgroup"):
-        raise ValueError(f"{name} must be one of {', '.join(LEVELS)}, got {level!r}")
+        raise ValueError(f"{name} must be {PLATFORM!r} or one of {', '.join(LEVELS)}, got {level!r}")
     return MODES.index(mode), bool(plus)
 
 
@@ -354,6 +419,17 @@ def level_meets(level: str, require: str) -> bool:
     except ValueError:
         return rank == 0 and not cgroup
     return have >= rank and (has_cgroup or not cgroup)
+
+
+def floor_banner(level: str, require: str) -> str:
+    """One line for every output of a run graded at ``level`` below the platform's own, which only a floor
+    lowered on purpose (``require``) allows; "" otherwise."""
+    if level_meets(level, platform_level()):
+        return ""
+    return (f"WARNING: graded at {level} containment, below this platform's {platform_level()}, because "
+            f"c.SandboxPolicy.require = {required_level(require)!r} lowers the floor: student code was not contained "
+            "as the trusted grader requires by default (other submissions' temporary files and the instructor's "
+            "files may have been readable)")
 
 
 @dataclass(frozen=True)
@@ -389,8 +465,11 @@ class Containment:
         names = {"namespaces": "mount, network, PID, IPC and UTS namespaces",
                  "uid": "an unprivileged uid for the child", "cgroup": "a cgroup of the child's own"}
         missing = [f"{names[k]} ({why[k]})" for k in needed if k in why] or ["(not recorded what)"]
-        return (f"this machine gives the trusted grader {self.level} containment, below the {require} that "
-                f"c.SandboxPolicy.require asks for: it lacks {' and '.join(missing)}")
+        asked = (f"the {require} that c.SandboxPolicy.require asks for" if require != PLATFORM else
+                 f"the {required_level(require)} it requires by default on this platform")
+        hint = f"; {INSTALL_HINT}" if "namespaces" in needed and "namespaces" in why else ""
+        return (f"this machine gives the trusted grader {self.level} containment, below {asked}: it lacks "
+                f"{' and '.join(missing)}{hint}")
 
     def describe(self) -> str:
         parts = [self.mode]
@@ -404,7 +483,8 @@ class Containment:
             parts.append("unprivileged uid")
         parts.append("rlimits AS/FSIZE/NPROC/CORE")
         if self.cgroup:
-            parts.append("cgroup: CPU seconds" + ("" if "memory controller" in dict(self.lacks) else " and memory cap"))
+            parts.append("cgroup: CPU seconds" + ("" if "memory controller" in dict(self.lacks) else ", memory cap")
+                         + ("" if "cpu controller" in dict(self.lacks) else f", CPU quota of {CHILD_CPUS:g} CPU at a low weight"))
         if self.rss_watch:
             parts.append("RSS watch")
         parts.append("SIGKILL of the process group on deadline")
@@ -472,13 +552,17 @@ BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only roo
 #: UTS, cgroup, so nothing one child leaves (System V IPC, message queues, abstract unix sockets) reaches the next
 #: and the host's cgroup paths stay unseen. ``root``: no user namespace (bubblewrap's would make the child the
 #: host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the capabilities only CAP_SETUID and
-#: CAP_SETGID, to drop to its leased uid. ``user``: ``--unshare-all`` adds one.
+#: CAP_SETGID, to drop to its leased uid; bubblewrap's own init is the namespace's PID 1 (no ``--as-pid-1``): it
+#: keeps uid 0, so the parent-death SIGKILL that outer bubblewrap (uid 0 without CAP_KILL) sends when the grader
+#: dies reaches it, and its end ends every process in the namespace, whereas the child, once it dropped its
+#: uid, would miss that signal and outlive the grader. ``user``: ``--unshare-all`` adds one, and the child,
+#: which keeps the caller's uid, is PID 1 itself (``--as-pid-1``).
 #: ``template`` (root only; it never runs student code): CAP_SYS_ADMIN for its children's namespaces and fresh
 #: folders, CAP_KILL (else a child's parent-death SIGKILL, sent as from root, misses it once it dropped its uid),
 #: no PID namespace (the grader kills each child's process group by its host pid) and no cgroup namespace (each
 #: child makes its own once it joined its cgroup).
 BWRAP_NAMESPACES = {"root": ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                             "--as-pid-1", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
+                             "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
                     "user": ["--unshare-all", "--as-pid-1", "--cap-drop", "ALL"],
                     "template": ["--unshare-ipc", "--unshare-net", "--unshare-uts", "--cap-drop", "ALL",
                                  "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_KILL", "--cap-add", "CAP_SETUID",
@@ -629,9 +713,8 @@ def containment() -> Containment:
     rss = True
     bwrap = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     lacks = []
-    cgroup_why, cgroup_note = _cgroup_probe()
-    if cgroup_note:
-        lacks.append(("memory controller", cgroup_note))
+    cgroup_why, cgroup_notes = _cgroup_probe()
+    lacks.extend(cgroup_notes)
     if cgroup_why:
         lacks.append(("cgroup", cgroup_why))
         notes.append("no cgroup: CPU seconds read with psutil over the child's process tree (orphans counted only "
@@ -639,7 +722,7 @@ def containment() -> Containment:
     cgroup = not cgroup_why
     root = os.geteuid() == 0
     failed = ("not Linux" if not sys.platform.startswith("linux")
-              else "no bwrap command (install bubblewrap: Debian's bubblewrap package)")
+              else "no bwrap command on PATH")
     if bwrap:
         with keyring_filter_file() as fd:
             fds = () if fd is None else (fd,)
@@ -749,13 +832,8 @@ class Sandbox:
         self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
         self.imports = list(imports)  # what a warm template imports first (Lesson.preload_modules)
         self.mode = containment()
-        self.plan, self.mounted = (mount_plan(fresh=fresh_folders(), cover=fresh_folders(COVERED_FOLDERS),
-                                              keep=needed_paths(), hide=self.hide + package_paths(self.block),
-                                              expose=exposed_paths() if self.mode.drop_uid else [])
-                                   if self.mode.namespaces else ([], None))
-        # A warm child makes only fresh folders itself: a needed path inside one (a venv in /tmp) starts cold.
-        self.warm = (limits.warm and warm_available(self.mode)
-                     and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(self.plan)))
+        self.plan, self.mounted = child_plan(self.mode, self.hide + package_paths(self.block))
+        self.warm = limits.warm and forks_warm(self.mode, self.plan)
         self.proc: "subprocess.Popen | ForkedChild | None" = None
         self.channel: Channel | None = None
         self.log = None
@@ -794,7 +872,7 @@ class Sandbox:
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
         self.cpu_limit = None
         # The child joins its cgroup by writing to these (a warm child's template sees the host read-only).
-        procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.paths.values()] \
+        procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.folders()] \
             if self.cgroup is not None else []
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
@@ -847,6 +925,7 @@ class Sandbox:
         deadline = time.monotonic() + self.limits.start_seconds
         self.outcomes = []
         current = last = None  # the cell running now, the last cell that started
+        cell_started = time.monotonic()
         try:
             self._send(config, [], deadline)
             hello, _ = self._recv(deadline, ("hello",))
@@ -859,6 +938,7 @@ class Sandbox:
                 op = message["op"]
                 if op == "cell_start":
                     current = last = message["index"]
+                    cell_started = time.monotonic()
                     self.student_ran = True
                     deadline = time.monotonic() + hang_seconds(self.limits.cell_seconds)
                     self.budget(self.limits.cell_seconds)
@@ -880,8 +960,9 @@ class Sandbox:
             if current is None and last is not None:
                 current = last  # between cells (a message out of turn, say): what the last cell started did it
             error = {"type": type(fault).__name__, "builtin": "Exception", "message": fault.message}
-            if current is not None and current < len(self.cells):
-                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False, error, fault=fault.kind))
+            if current is not None and current < len(self.cells):  # seconds: wall clock until it was stopped
+                self.outcomes.append(CellOutcome(self.cells[current].get("id", "?"), False, error, fault=fault.kind,
+                                                 seconds=time.monotonic() - cell_started))
             elif not self.outcomes or self.outcomes[-1].fault is None:
                 self.outcomes.append(CellOutcome("<start>", False, error, fault=fault.kind))
         return self.outcomes
@@ -971,6 +1052,9 @@ class Sandbox:
         now = time.monotonic()
         if not self.mode.rss_watch or self.proc is None or now - self._last_rss_check < 0.25:
             return
+        if self.cgroup is not None and self.cgroup.memory_capped():
+            return  # the cgroup caps the memory, counting pages that forked processes share once (RSS counts
+            # them in every process: a child of 60 forks would read as 60 interpreters)
         self._last_rss_check = now
         import psutil
 
@@ -1068,6 +1152,26 @@ def warm_available(mode: Containment) -> bool:
     """Warm children on Linux in ``namespaces`` and ``rlimits-only`` mode (a user namespace would have to
     be entered after the fork with its uid maps written from outside: those children stay cold)."""
     return sys.platform.startswith("linux") and mode.mode in ("namespaces", "rlimits-only")
+
+
+def child_plan(mode: Containment, hide: list[str] = ()) -> tuple[list[list], dict | None]:
+    """``(the mounts, what they hide)`` of a child in ``mode`` that must not see ``hide`` (none without namespaces)."""
+    if not mode.namespaces:
+        return [], None
+    return mount_plan(fresh=fresh_folders(), cover=fresh_folders(COVERED_FOLDERS), keep=needed_paths(),
+                      hide=list(hide), expose=exposed_paths() if mode.drop_uid else [])
+
+
+def forks_warm(mode: Containment, plan: list[list]) -> bool:
+    """Whether a child of ``plan`` is forked from a warm template: a warm child makes only fresh folders
+    itself, so a needed path inside one (a checkout or venv under ``/tmp``) starts cold."""
+    return warm_available(mode) and all(op[0] in ("tmpfs", "mqueue") for op in own_mounts(plan))
+
+
+def warm_here() -> bool:
+    """Whether this machine and checkout grade with warm children (what tests of warm children skip by)."""
+    mode = containment()
+    return forks_warm(mode, child_plan(mode)[0])
 
 
 class ForkedChild:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder.grading import _child
 from autograder.grading.lesson import Lesson, definition_source, names_bound, names_read
-from autograder.grading.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level,
+from autograder.grading.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level, floor_banner,
                                         containment, hang_seconds, hidden_paths)
 from autograder.grading.untrusted import decoded
 
@@ -493,5 +493,8 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
         description += " (uid drop failed)"
     if active.get("warm"):
         description += "; forked from a warm template (the set-up's modules imported once), its own namespaces and fresh folders made after the fork"
+    banner = floor_banner(mode.level, limits.require)
+    if banner:  # below the platform's floor only because the instructor lowered it: every record says so
+        description += "; " + banner
     return Verdicts(lesson.name, lesson.content_key(sources), results, cells, faults, description,
                     round(time.monotonic() - started, 3), seed, mode.level)

@@ -243,10 +243,16 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
         summary.append([lesson, len(values), f"{sum(values) / len(values):.1f}" if values else "-",
                         export.fmt(grades.max_score[lesson]), full])
     rates = pass_rates(grades, orders)
+    levels: dict[str, int] = {}
+    for record in records:
+        levels[record.get("level") or "unknown"] = levels.get(record.get("level") or "unknown", 0) + 1
+    banners = sorted({part for r in records for part in str(r.get("containment", "")).split("; ")
+                      if part.startswith("WARNING: graded at")})
     heads = [f"{export.short_name(l)} / {export.fmt(grades.max_score[l])}" for l in grades.lessons]
     return templates.render(
         "report.html.j2", course_id=coursedir.course_id(root), students=len(grades.students),
-        graded=len(grades.score), lessons=grades.lessons, late=late, looks=looks, skipped=[
+        graded=len(grades.score), lessons=grades.lessons, late=late, looks=looks, banners=banners,
+        levels=", ".join(f"{level} ({count})" for level, count in sorted(levels.items())), skipped=[
             [s["file"], s["reason"]] for s in skipped], summary=summary,
         score_png=_png(score_distribution_figure(grades)), pass_png=_png(pass_rate_figure(rates)),
         rates=[[l, c, f"{100 * r:.0f}%", n] for l, c, r, n in rates],
