@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder import coursedir
 from autograder.grading import batch, containment, load_records, sandbox
 from autograder.grading.sandbox import Limits, hang_seconds
 from test_stopping import _notebook, left_running, start_grading, watch
@@ -51,7 +52,7 @@ def _course(root: Path, students: dict[str, str]) -> Path:
     for student, solution in students.items():
         (root / "submitted" / student / LESSON).mkdir(parents=True)
         nbformat.write(_notebook(solution), str(root / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
-    batch.ensure_assignment(root, LESSON)
+    coursedir.ensure_assignment(root, LESSON)
     return root
 
 
