@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make course   the main job: build and validate the release, grade the sample class, print the grades
 #   make test     every test (CI runs exactly this)
-#   make check    the inner loop: course helpers and the grader's rule tests, no notebook run (~1 min)
+#   make check    the inner loop: the linter (ruff), course helpers and the grader's rule tests, no notebook run (~1 min)
 # Both create .venv from requirements.lock first when it is missing or out of date.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -9,12 +9,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test check lab release bundle bench scale mutants clean help
+.PHONY: course test check lint lab release bundle bench scale mutants clean help
 
 help:
 	@echo "make course   build + validate release/, grade the sample class, print the grades"
 	@echo "make test     run every test (what CI runs)"
-	@echo "make check    the quick tests: course helpers and the grader's rules, no notebook run (about 1 min)"
+	@echo "make check    the linter (ruff) and the quick tests: course helpers and the grader's rules (about 1 min)"
+	@echo "make lint     the linter alone: ruff check, as configured in pyproject.toml"
 	@echo "make lab      open JupyterLab on release/ (the student's view)"
 	@echo "make release  rebuild release/ from source/ and validate it"
 	@echo "make bundle   build the student bundle (build/student_bundle.zip)"
@@ -38,14 +39,18 @@ release: $(STAMP)
 
 # Two workers (pytest-xdist): each test file whole on one, the longest first (tests/conftest.py).
 TEST_JOBS ?= 2
-test: $(STAMP)
+test: $(STAMP) lint
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder
+
+# The linter ([tool.ruff] in pyproject.toml): lint only, nothing is reformatted.
+lint: $(STAMP)
+	$(PY) -m ruff check .
 
 # The inner loop: tests that execute no notebook and grade no class.
 CHECK_TESTS := $(addprefix tests/test_,course_helpers.py timing.py network.py shapes_data.py torch_checks.py \
                gradcheck.py pins.py solutions.py stubs.py knowledge_check.py no_answers_in_course.py given_cells.py \
                validated_release.py resolver.py layout.py)
-check: $(STAMP)
+check: $(STAMP) lint
 	$(PY) -m pytest -q $(CHECK_TESTS)
 
 bundle: $(STAMP)

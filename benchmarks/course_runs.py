@@ -248,6 +248,6 @@ def grading_throughput(lessons: list[str], students: int = 2, root: Path = REPO,
                 run = {"seconds": None, "per_minute": None, "status": f"error: {type(error).__name__}: {error}"[:300]}
             result["runs"][label] = run
     base = result["runs"].get("nbgrader autograde", {}).get("per_minute")
-    for label, run in result["runs"].items():
+    for run in result["runs"].values():
         run["vs_nbgrader"] = run["per_minute"] / base if base and run.get("per_minute") else None
     return result

@@ -7,7 +7,6 @@ import json
 from collections import Counter
 
 import nbformat
-import pytest
 
 from autograder import collect, sample_class, solutions
 from nbtools import failing_cells, source_notebook

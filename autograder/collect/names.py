@@ -208,7 +208,7 @@ def read_timestamp_file(path: Path) -> dt.datetime | None:
 def time_zone(name: str | None) -> dt.tzinfo:
     """``--timezone``: an IANA zone (``Europe/Berlin``); UTC when not given."""
     if not name:
-        return dt.timezone.utc
+        return dt.UTC
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -222,7 +222,7 @@ def to_utc(when: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
     """Naive UTC (what the gradebook and timestamp.txt hold) of ``when``; a naive ``when`` is in ``zone``."""
     if when.tzinfo is None:
         when = when.replace(tzinfo=zone)
-    return when.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return when.astimezone(dt.UTC).replace(tzinfo=None)
 
 
 def parse_when(text: str, zone: dt.tzinfo) -> dt.datetime | None:

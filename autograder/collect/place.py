@@ -110,7 +110,7 @@ def _trusted_parts(path: Path, base: Path, uploads: set[Path]) -> int:
 
 
 def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str | None = None,
-          due: dict[str, dt.datetime] | None = None, zone: dt.tzinfo = dt.timezone.utc,
+          due: dict[str, dt.datetime] | None = None, zone: dt.tzinfo = dt.UTC,
           roster: Roster | None = None, known: list[Person] = ()) -> dict[tuple[str, str], _Candidate]:
     """Decide where every file under ``base`` (what :func:`unpack_zip` or :func:`unpack_folder` made)
     goes: ``{(student, lesson): chosen file}``; every file left out is added to ``report.skipped`` and

@@ -104,7 +104,7 @@ def definition_source(cells: list[str], name: str) -> str | None:
         if current in seen:
             continue
         seen.add(current)
-        for index, (bound, segment, used) in enumerate(statements):
+        for index, (bound, _segment, used) in enumerate(statements):
             if current in bound and index not in chosen:
                 chosen.append(index)
                 wanted.extend(used - seen)

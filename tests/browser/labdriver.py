@@ -227,7 +227,7 @@ def lab_server(root: Path, home: Path, config_dir: Path | None = None, start_tim
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"jupyter lab did not answer in {start_timeout:.0f} s:\n"
-                                       f"{server.log_tail()}")
+                                       f"{server.log_tail()}") from None
                 time.sleep(0.25)
         yield server
     finally:

@@ -394,7 +394,7 @@ class _Resolver:
             if path is None:
                 callable_ = callable(value) and not _is_constant(value)
                 return _Carried(None if not callable_ else
-                                f"a name of the notebook whose source the check cannot read", callable_)
+                                "a name of the notebook whose source the check cannot read", callable_)
             return _Carried(None, _may_call(value), frozenset([path]))
         if name in _BUILTIN_NAMES:
             return _Carried(None, True, frozenset([name]))
