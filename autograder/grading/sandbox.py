@@ -31,6 +31,7 @@ import contextlib
 import errno
 import functools
 import inspect
+import itertools
 import json
 import os
 import select
@@ -171,7 +172,7 @@ class Cgroup:
     ``paths``: ``{"cpuacct": ..., "memory": ...}`` (v1) or ``{"unified": ...}`` (v2).
     :meth:`create` returns ``None`` where this process cannot make one (:meth:`make` says why)."""
 
-    _serial = 0
+    _serial = itertools.count(1)  # next() is atomic: threads of one process never share a name
     _swept = 0  # the process that removed the stale cgroups next to its own
     #: Extra v1 hierarchies a child joins where this process may write them: ``cpu`` for its CPU quota and
     #: weight, ``pids`` for its task limit (a co-mounted ``cpu,cpuacct`` is one folder).
@@ -216,8 +217,7 @@ class Cgroup:
         if not sys.platform.startswith("linux"):
             raise OSError("not Linux")
         v1, v2 = _this_process_places()
-        cls._serial += 1
-        name = f"avgpool-trusted-{os.getpid()}-{cls._serial}"
+        name = f"avgpool-trusted-{os.getpid()}-{next(cls._serial)}"
         use_v1 = all(c in v1 and os.access(v1[c], os.W_OK | os.X_OK) for c in ("cpuacct", "memory"))
         if not use_v1 and v2 is None:
             raise OSError("no cgroup v1 cpuacct and memory hierarchies this user may write, and no cgroup v2"
@@ -1340,7 +1340,7 @@ def reap_all() -> None:
         except (ProcessLookupError, PermissionError):
             pass
     if containment.cache_info().currsize and containment().drop_uid:  # never probe from a signal handler
-        for uid, (owner, _) in list(_LEASES.items()):
+        for uid, (owner, *_) in list(_LEASES.items()):
             if owner == pid:
                 _sweep_uid(uid, 5.0)
     for box in boxes:
@@ -1482,7 +1482,9 @@ def exposed_paths() -> list[list]:
     return [[ancestor, paths] for ancestor, paths in groups.items()]
 
 
-_LEASES: dict[int, object] = {}
+#: This process's sandbox-uid leases: ``{uid: (pid, thread ident, the locked lease file)}``.
+_LEASES: dict[int, tuple] = {}
+_LEASES_LOCK = threading.Lock()
 
 
 def lease_folder() -> Path:
@@ -1510,31 +1512,39 @@ def lease_folder() -> Path:
 
 
 def sandbox_uid(slot: int = 0) -> int:
-    """An unprivileged uid for this process's sandboxes, leased machine-wide: one uid per grading process
-    (so per-uid limits and the clean-up that kills every process of the uid never touch the children
-    of another worker or of another grader run on the same machine). The lease is a lock on
-    ``<lease_folder()>/<uid>.lock``, released when the process ends. ``slot`` is where the search
+    """An unprivileged uid for the sandboxes of this thread's grading calls, leased machine-wide: one uid per
+    grading thread of every process (so per-uid limits and the clean-up that kills every process of the uid
+    never touch the children of another thread, worker or grader run on the same machine: a Dask worker
+    with several threads grades as several single-threaded workers do). The lease is a lock on
+    ``<lease_folder()>/<uid>.lock``, released when its thread or process ends. ``slot`` is where the search
     starts. A lease that cannot be taken is a :class:`GraderFault`, never a traceback."""
-    pid = os.getpid()
-    for uid, (owner, _) in list(_LEASES.items()):
-        if owner == pid:
-            return uid
-    _LEASES.clear()  # a forked copy of a process holds no lease of its own
-    import fcntl
+    pid, thread = os.getpid(), threading.get_ident()
+    alive = {t.ident for t in threading.enumerate()}
+    with _LEASES_LOCK:
+        for uid, (owner, owner_thread, handle) in list(_LEASES.items()):
+            if owner != pid or owner_thread not in alive:  # a forked copy holds none; a dead thread's is free
+                _LEASES.pop(uid)
+                if owner == pid:
+                    handle.close()
+            elif owner_thread == thread:
+                return uid
+        import fcntl
 
-    folder = lease_folder()
-    for offset in range(1000):
-        uid = SANDBOX_UID_BASE + (slot + offset) % 1000
-        try:
-            handle = open(folder / f"{uid}.lock", "a+")
-        except OSError as exc:
-            raise GraderFault(f"the trusted grader cannot write its lease {folder / f'{uid}.lock'} "
-                              f"({exc.strerror or exc}); set TMPDIR to a folder you own and grade again") from None
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        _LEASES[uid] = (pid, handle)
-        return uid
-    raise GraderFault("no free sandbox uid (1000 grading processes at once?)")
+        folder = lease_folder()
+        for offset in range(1000):
+            uid = SANDBOX_UID_BASE + (slot + offset) % 1000
+            if uid in _LEASES:
+                continue
+            try:
+                handle = open(folder / f"{uid}.lock", "a+")
+            except OSError as exc:
+                raise GraderFault(f"the trusted grader cannot write its lease {folder / f'{uid}.lock'} "
+                                  f"({exc.strerror or exc}); set TMPDIR to a folder you own and grade again") from None
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                continue
+            _LEASES[uid] = (pid, thread, handle)
+            return uid
+    raise GraderFault("no free sandbox uid (1000 grading threads at once?)")
