@@ -758,6 +758,15 @@ def clean_env() -> dict:
     }
 
 
+def machine_oom_kills() -> int | None:
+    """How many processes the machine's out-of-memory killer has ended since boot (``/proc/vmstat``), None
+    where the kernel does not say."""
+    for line in _read_text("/proc/vmstat").splitlines():
+        if line.startswith("oom_kill "):
+            return int(line.split()[1])
+    return None
+
+
 def _running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie (an orphan whose reaper has not waited yet)."""
     try:
@@ -848,6 +857,7 @@ class Sandbox:
         self.cgroup: Cgroup | None = None
         self.cpu_limit: float | None = None  # kill when cpu_seconds() passes this (set per test / cell)
         self.cpu_budget = 0.0
+        self.oom_kills: int | None = None  # the machine's out-of-memory kills when the child started
 
     # -- lifetime ---------------------------------------------------------------------------------
     def start(self) -> list[CellOutcome]:
@@ -871,6 +881,7 @@ class Sandbox:
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
         self.cpu_limit = None
+        self.oom_kills = machine_oom_kills()
         # The child joins its cgroup by writing to these (a warm child's template sees the host read-only).
         procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.folders()] \
             if self.cgroup is not None else []
@@ -1048,7 +1059,9 @@ class Sandbox:
             if self.cgroup is not None and self.cgroup.deep_in_memory():  # the time went into memory
                 raise MemoryFault(f"student code used more than the memory limit of "
                                   f"{self.limits.memory_bytes / 2**20:.0f} MiB and was stopped")
-            raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped")
+            raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped ("
+                               + ("counted by the kernel in the child's cgroup" if self.cgroup is not None else
+                                  "summed over the child's process tree as the kernel accounts them") + ")")
         now = time.monotonic()
         if not self.mode.rss_watch or self.proc is None or now - self._last_rss_check < 0.25:
             return
@@ -1066,7 +1079,11 @@ class Sandbox:
             raise MemoryFault(f"student code used {total / 2**20:.0f} MiB of memory, over the limit of "
                               f"{self.limits.memory_bytes / 2**20:.0f} MiB")
 
-    def _died(self) -> Fault:
+    def _died(self) -> "Fault | GraderFault":
+        """Why the child's process ended, and whose fault that is, with how the grader knows: a memory fault
+        where its own cgroup's out-of-memory count rose; the machine's (:class:`GraderFault`) where the
+        machine's out-of-memory killer ended it (``/proc/vmstat``'s count rose, its cgroup's did not); else
+        what its exit status says the student's code did."""
         status = None
         if self.proc is not None:
             try:
@@ -1078,10 +1095,18 @@ class Sandbox:
         detail = (" (last output: " + " | ".join(tail) + ")") if tail else ""
         if self.cgroup is not None and self.cgroup.oom_killed():
             return MemoryFault(f"student code used more than the memory limit of {self.limits.memory_bytes / 2**20:.0f} "
-                               f"MiB and was stopped{detail}")
+                               f"MiB and was stopped (the out-of-memory count of the child's own cgroup rose){detail}")
         if status == -signal.SIGKILL or status == 128 + signal.SIGKILL:
-            return MemoryFault("the student's process was killed by the system, most likely for using too much "
-                               f"memory{detail}")
+            now = machine_oom_kills()
+            if now is not None and self.oom_kills is not None and now > self.oom_kills:
+                return GraderFault(f"the machine ran out of memory and its out-of-memory killer ended the student's "
+                                   f"process (the machine's count rose from {self.oom_kills} to {now}"
+                                   + (", the child's own cgroup stayed under its cap" if self.cgroup is not None else "")
+                                   + "): not the student's fault; grade again with memory to spare (fewer --jobs, or "
+                                   "a lower c.SandboxPolicy.memory_mb)")
+            return CrashFault("the student's process was ended by SIGKILL, not by an out-of-memory killer (neither "
+                              + ("its cgroup's count nor " if self.cgroup is not None else "")
+                              + f"the machine's rose){detail}")
         if status is not None and status < 0:
             name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else str(-status)
             return CrashFault(f"the student's process crashed with signal {name}{detail}")
@@ -1091,7 +1116,12 @@ class Sandbox:
             return CrashFault(f"the grading process ended before any student code ran (exit status {status}){detail}")
         return CrashFault(f"the student's code ended its process (exit status {status}){detail}")
 
-    def _fail(self, fault: Fault) -> Fault:
+    def _fail(self, fault: "Fault | GraderFault") -> Fault:
+        """Kill the child for ``fault``; a :class:`GraderFault` (the machine's doing) is raised, never returned
+        as the student's."""
+        if isinstance(fault, GraderFault):
+            self.kill()
+            raise fault
         self.fault = fault
         self.kill()
         return fault
