@@ -39,9 +39,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def loopback_cluster(folder: Path, workers: int = 2, timeout: float = 120.0):
-    """``(address, [worker processes])`` of a scheduler and ``workers`` workers started in ``folder``
-    (their logs and local directories); all of them are killed on exit."""
+def loopback_cluster(folder: Path, workers: int = 2, timeout: float = 120.0, threads: int = 1):
+    """``(address, [worker processes])`` of a scheduler and ``workers`` workers of ``threads`` threads each
+    started in ``folder`` (their logs and local directories); all of them are killed on exit."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     env = cluster_env()
@@ -57,7 +57,7 @@ def loopback_cluster(folder: Path, workers: int = 2, timeout: float = 120.0):
             time.sleep(0.2)
         address = json.loads(info.read_text())["address"]
         for n in range(1, workers + 1):
-            procs.append(start(["worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+            procs.append(start(["worker", address, "--nworkers", "1", "--nthreads", str(threads), "--no-dashboard",
                                 "--name", f"w{n}", "--local-directory", str(folder / f"w{n}")],
                                folder / f"w{n}.log", env))
         from distributed import Client

@@ -72,6 +72,39 @@ def test_a_cluster_grades_as_local_grading_does_even_when_a_worker_dies(cluster,
     assert len(expected) == len(CASES)
 
 
+#: A class for the threads test: every case of :data:`CASES` twice, so a worker of 4 threads grades 4 at once.
+THREADED = {f"{case}_{n}": case for case in CASES for n in (1, 2)}
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_a_worker_with_several_threads_grades_every_cell_as_local_grading_does(tmp_path, monkeypatch, threads):
+    """Dask's default is a thread per core: submissions graded at once in one worker process keep their own
+    sandbox uid, grader state and captured output, so every cell equals local grading's (issue 45)."""
+    monkeypatch.setenv("PATH", f"{DASK.parent}{os.pathsep}{os.environ['PATH']}")
+    cases = {c.name: c for c in corpus.cases(LESSON)}
+    roots = {}
+    for name in ("local", "remote"):
+        roots[name] = make_course(tmp_path / name)
+        for student, case in THREADED.items():
+            corpus.build(cases[case], roots[name], student)
+    seed = 2024
+    local = batch.grade(root=roots["local"], jobs=2, progress=False, limits=LIMITS, check_reference=False, seed=seed,
+                        gradebook=False)
+    with loopback_cluster(tmp_path / "cluster", workers=1, threads=threads) as (address, _):
+        remote = batch.grade(root=roots["remote"], progress=False, limits=LIMITS, cluster=address,
+                             check_reference=False, seed=seed, gradebook=False)
+
+    def cells(records):
+        return {(r.student, t["grade_id"]): (r.status, t["points"], t["passed"], t["message"], t["output"])
+                for r in records for t in r.tests}
+
+    expected, got = cells(local), cells(remote)
+    same = sum(got.get(key) == value for key, value in expected.items())
+    print(f"\n{threads} thread(s) per worker: {same} of {len(expected)} cells equal to local grading")
+    assert got == expected, [(key, expected[key], got.get(key)) for key in expected if got.get(key) != expected[key]][:3]
+    assert not any(r.status == "grader-error" for r in remote)
+
+
 def test_the_cli_sends_grading_to_the_cluster_and_says_where_it_ran(cluster, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PATH", f"{DASK.parent}{os.pathsep}{os.environ['PATH']}")
     address, _ = cluster

@@ -394,3 +394,53 @@ def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, mo
     assert box.warm and not box.student_ran, outcomes
     assert outcomes[-1].id == "<start>" and absent in outcomes[-1].error["message"], outcomes
     assert outcomes[-1].error["message"].startswith("the grading process ended before any student code ran"), outcomes
+
+
+# --- whose fault a child's end is, and how the grader knows (issue 45) ------------------------------------
+
+SELF_KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\nx = 1"
+
+
+def test_a_child_that_kills_itself_is_its_own_crash_not_a_memory_fault():
+    """A SIGKILL that no out-of-memory killer sent (neither the child's cgroup's count nor the machine's
+    rose) is what the student's code did: a crash, said so, never "memory"."""
+    box = Sandbox([{"id": "answer", "kind": "solution", "source": SELF_KILL}],
+                  limits=dataclasses.replace(FAST, warm=False), hide=hidden_paths(REPO), uid=sandbox_uid(902))
+    try:
+        outcomes = box.start()
+    finally:
+        box.kill()
+    assert outcomes[-1].fault == "crash", outcomes
+    assert "ended by SIGKILL, not by an out-of-memory killer" in outcomes[-1].error["message"]
+
+
+def test_a_child_the_machines_out_of_memory_killer_ended_is_the_graders_fault(monkeypatch):
+    """When the machine's out-of-memory count rose while the child's own cgroup stayed under its cap, the
+    machine ended it (host memory pressure): a grader error with no score, never the student's fault."""
+    counts = iter(range(100, 10_000))
+    monkeypatch.setattr(sandbox, "machine_oom_kills", lambda: next(counts))  # rises between start and end
+    box = Sandbox([{"id": "answer", "kind": "solution", "source": SELF_KILL}],
+                  limits=dataclasses.replace(FAST, warm=False), hide=hidden_paths(REPO), uid=sandbox_uid(902))
+    try:
+        with pytest.raises(GraderFault, match=r"the machine ran out of memory .* not the student's fault"):
+            box.start()
+    finally:
+        box.kill()
+    lesson = load_lesson("lesson1_by_hand", REPO)
+    sources = dict(lesson.reference_sources())
+    sources["output_size"] = SELF_KILL + "\n" + sources["output_size"]
+    with pytest.raises(GraderFault, match="the machine ran out of memory"):
+        run_tests(lesson, sources, dataclasses.replace(FAST, warm=False), uid=sandbox_uid(903))
+
+
+def test_a_cpu_budget_stop_says_how_the_seconds_were_counted():
+    box = Sandbox([{"id": "answer", "kind": "solution", "source": "while True:\n    pass"}],
+                  limits=dataclasses.replace(FAST, cell_seconds=1.0), hide=hidden_paths(REPO), uid=sandbox_uid(902))
+    try:
+        outcomes = box.start()
+    finally:
+        box.kill()
+    message = outcomes[-1].error["message"]
+    assert outcomes[-1].fault == "timeout" and "more than 1 CPU seconds" in message
+    assert ("counted by the kernel in the child's cgroup" if containment().cgroup else
+            "summed over the child's process tree") in message

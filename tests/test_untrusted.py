@@ -27,7 +27,7 @@ from autograder.grading.lesson import Cell, Lesson
 from autograder.grading.nbgrader_plugin import TrustedExecute
 from autograder.grading.records import make_record
 from autograder.records import STATUS_GRADER_ERROR, Record, load_record, save_record
-from autograder.grading.sandbox import Limits, sandbox_uid
+from autograder.grading.sandbox import Limits, containment, sandbox_uid
 from autograder.grading.untrusted import checked, decoded
 from autograder.safe_text import clean_text
 from autograder.grading.verdicts import TestResult as Result, Verdicts, run_tests
@@ -292,7 +292,8 @@ def passing_record(root: Path, lesson, student: str, stdout: str = "") -> Record
     tests = [Result(t.id, t.points, t.points, True, "", 0.0, None, "passed\n") for t in lesson.tests]
     cells = [{"id": i, "ok": True, "error": None, "fault": None, "stdout": stdout, "stderr": "", "seconds": 0.0}
              for i in lesson.code_solution_ids]
-    verdicts = Verdicts(lesson.name, lesson.content_key(taken.sources), tests, cells, [], "test", 0.0, None)
+    verdicts = Verdicts(lesson.name, lesson.content_key(taken.sources), tests, cells, [], "test", 0.0, None,
+                        containment().level)  # graded at this machine's level, which the default floor asks for
     record = make_record(student, lesson, taken, verdicts, "test")
     save_record(root, record)
     return record
@@ -348,3 +349,79 @@ def test_one_bad_submission_never_stops_the_gradebook_of_the_others(tmp_path, mo
     assert "bob" not in scores and not scores.get("carol"), "no score for the grader's failures"
     written = (root / "autograded" / "mallory" / LESSON1 / lesson.notebook_name).read_text(encoding="utf-8")
     assert "\ufffd" in written and "\\x1b[2J" in written and "\x1b" not in written
+
+
+# --- what a frame costs the parent: bounded, whatever the child sends (issue 45) -------------------------
+
+_READER = r"""
+import json, os, sys, time, tracemalloc
+from autograder.grading import _child
+from autograder.grading.untrusted import decoded
+read_fd, limit = int(sys.argv[1]), int(sys.argv[2])
+tracemalloc.start()  # every allocation from here on, NumPy's arrays included
+channel = _child.Channel(read_fd, -1, limit=limit)
+try:
+    message, blobs = channel.recv(time.monotonic() + 120)
+    value = decoded(message.get("ok"), blobs, lambda item: None)
+    outcome = "read"
+except _child.ProtocolError as exc:
+    outcome = f"refused: {exc}"
+print(json.dumps({"outcome": outcome, "grew_mib": tracemalloc.get_traced_memory()[1] / 2**20}))
+"""
+
+
+def _frame_cost(frame: bytes, limit: int) -> dict:
+    """What reading ``frame`` (``Channel.recv`` and :func:`decoded`, as the grader reads a reply) costs a fresh
+    process: its outcome and the peak of the memory it allocated for it (tracemalloc), MiB."""
+    import subprocess
+    import threading
+
+    read_fd, write_fd = os.pipe()
+    reader = subprocess.Popen([sys.executable, "-c", _READER, str(read_fd), str(limit)], pass_fds=(read_fd,),
+                              stdout=subprocess.PIPE, text=True, cwd=REPO)
+    os.close(read_fd)
+
+    def write():
+        try:
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(frame)
+        except BrokenPipeError:  # refused before it read everything
+            pass
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    out, _ = reader.communicate(timeout=300)
+    writer.join()
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _raw_frame(json_bytes: bytes, blobs: list[bytes] = ()) -> bytes:
+    return b"".join([struct.pack("!II", len(json_bytes), len(blobs)), *[struct.pack("!Q", len(b)) for b in blobs],
+                     json_bytes, *blobs])
+
+
+@pytest.mark.slow
+def test_the_largest_frames_the_limits_allow_cost_the_parent_a_fixed_amount():
+    """A child may write any frame to its reply pipe. Its JSON is refused past 16 MiB (before it is read) and
+    past 800 000 values (before it is parsed); its blobs are read once into one buffer each and become arrays
+    without a copy. Before: one 250 MB JSON frame made the grading process grow by 7.3 GiB."""
+    limit = Limits().reply_bytes
+    cap = _child.MAX_JSON_BYTES
+    costs = {
+        "250 MB of JSON": _frame_cost(_raw_frame(b'{"op":"reply","ok":[' + b"[]," * (250_000_000 // 3) + b"0]}"), limit),
+        "16 MiB of JSON, empty lists": _frame_cost(_raw_frame(
+            b'{"op":"reply","ok":[' + b"[]," * ((cap - 40) // 3) + b"0]}"), limit),
+        "16 MiB of JSON, 790 000 values": _frame_cost(_raw_frame(
+            b'{"op":"reply","ok":[' + b"[[]]," * 197_000 + b'"' + b"x" * (cap - 40 - 5 * 197_000) + b'"]}'), limit),
+    }
+    array = np.zeros((limit - (1 << 20)) // 8, dtype=np.float64)
+    costs["one array of 255 MiB"] = _frame_cost(_raw_frame(b'{"op":"reply","ok":{"$array":0}}', [_child._npy(array)]),
+                                                limit)
+    for what, cost in costs.items():
+        print(f"{what}: {cost['outcome'][:60]}, peak grew {cost['grew_mib']:.0f} MiB")
+    assert costs["250 MB of JSON"]["outcome"].startswith("refused: frame too large")
+    assert costs["16 MiB of JSON, empty lists"]["outcome"].startswith("refused: a frame's JSON holds more than")
+    assert costs["16 MiB of JSON, 790 000 values"]["outcome"] == "read"
+    assert costs["one array of 255 MiB"]["outcome"] == "read"
+    assert all(cost["grew_mib"] <= (limit >> 20) + 64 for cost in costs.values()), costs
+    assert costs["16 MiB of JSON, 790 000 values"]["grew_mib"] <= 128

@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.coursedir import notebook
+from course.checks.analysis.text import parse
 
 #: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
 GRADER_VERSION = "trusted-5"
@@ -47,7 +48,7 @@ def _code_of(source: str) -> str:
 
 def _parse(source: str) -> ast.Module | None:
     try:
-        return ast.parse(source)
+        return parse(source)
     except SyntaxError:
         return None
 
@@ -215,7 +216,7 @@ class Lesson:
         names: list[str] = []
         for cell in self.prelude:
             try:
-                tree = ast.parse(cell.source)
+                tree = parse(cell.source)
             except SyntaxError:
                 continue
             for node in ast.walk(tree):

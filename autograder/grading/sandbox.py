@@ -31,6 +31,7 @@ import contextlib
 import errno
 import functools
 import inspect
+import itertools
 import json
 import os
 import select
@@ -171,7 +172,7 @@ class Cgroup:
     ``paths``: ``{"cpuacct": ..., "memory": ...}`` (v1) or ``{"unified": ...}`` (v2).
     :meth:`create` returns ``None`` where this process cannot make one (:meth:`make` says why)."""
 
-    _serial = 0
+    _serial = itertools.count(1)  # next() is atomic: threads of one process never share a name
     _swept = 0  # the process that removed the stale cgroups next to its own
     #: Extra v1 hierarchies a child joins where this process may write them: ``cpu`` for its CPU quota and
     #: weight, ``pids`` for its task limit (a co-mounted ``cpu,cpuacct`` is one folder).
@@ -216,8 +217,7 @@ class Cgroup:
         if not sys.platform.startswith("linux"):
             raise OSError("not Linux")
         v1, v2 = _this_process_places()
-        cls._serial += 1
-        name = f"avgpool-trusted-{os.getpid()}-{cls._serial}"
+        name = f"avgpool-trusted-{os.getpid()}-{next(cls._serial)}"
         use_v1 = all(c in v1 and os.access(v1[c], os.W_OK | os.X_OK) for c in ("cpuacct", "memory"))
         if not use_v1 and v2 is None:
             raise OSError("no cgroup v1 cpuacct and memory hierarchies this user may write, and no cgroup v2"
@@ -758,6 +758,15 @@ def clean_env() -> dict:
     }
 
 
+def machine_oom_kills() -> int | None:
+    """How many processes the machine's out-of-memory killer has ended since boot (``/proc/vmstat``), None
+    where the kernel does not say."""
+    for line in _read_text("/proc/vmstat").splitlines():
+        if line.startswith("oom_kill "):
+            return int(line.split()[1])
+    return None
+
+
 def _running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie (an orphan whose reaper has not waited yet)."""
     try:
@@ -848,6 +857,7 @@ class Sandbox:
         self.cgroup: Cgroup | None = None
         self.cpu_limit: float | None = None  # kill when cpu_seconds() passes this (set per test / cell)
         self.cpu_budget = 0.0
+        self.oom_kills: int | None = None  # the machine's out-of-memory kills when the child started
 
     # -- lifetime ---------------------------------------------------------------------------------
     def start(self) -> list[CellOutcome]:
@@ -871,6 +881,7 @@ class Sandbox:
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
         self.cpu_limit = None
+        self.oom_kills = machine_oom_kills()
         # The child joins its cgroup by writing to these (a warm child's template sees the host read-only).
         procs = [os.open(f"{path}/cgroup.procs", os.O_WRONLY) for path in self.cgroup.folders()] \
             if self.cgroup is not None else []
@@ -1048,7 +1059,9 @@ class Sandbox:
             if self.cgroup is not None and self.cgroup.deep_in_memory():  # the time went into memory
                 raise MemoryFault(f"student code used more than the memory limit of "
                                   f"{self.limits.memory_bytes / 2**20:.0f} MiB and was stopped")
-            raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped")
+            raise TimeoutFault(f"student code used more than {self.cpu_budget:g} CPU seconds and was stopped ("
+                               + ("counted by the kernel in the child's cgroup" if self.cgroup is not None else
+                                  "summed over the child's process tree as the kernel accounts them") + ")")
         now = time.monotonic()
         if not self.mode.rss_watch or self.proc is None or now - self._last_rss_check < 0.25:
             return
@@ -1066,7 +1079,11 @@ class Sandbox:
             raise MemoryFault(f"student code used {total / 2**20:.0f} MiB of memory, over the limit of "
                               f"{self.limits.memory_bytes / 2**20:.0f} MiB")
 
-    def _died(self) -> Fault:
+    def _died(self) -> "Fault | GraderFault":
+        """Why the child's process ended, and whose fault that is, with how the grader knows: a memory fault
+        where its own cgroup's out-of-memory count rose; the machine's (:class:`GraderFault`) where the
+        machine's out-of-memory killer ended it (``/proc/vmstat``'s count rose, its cgroup's did not); else
+        what its exit status says the student's code did."""
         status = None
         if self.proc is not None:
             try:
@@ -1078,10 +1095,18 @@ class Sandbox:
         detail = (" (last output: " + " | ".join(tail) + ")") if tail else ""
         if self.cgroup is not None and self.cgroup.oom_killed():
             return MemoryFault(f"student code used more than the memory limit of {self.limits.memory_bytes / 2**20:.0f} "
-                               f"MiB and was stopped{detail}")
+                               f"MiB and was stopped (the out-of-memory count of the child's own cgroup rose){detail}")
         if status == -signal.SIGKILL or status == 128 + signal.SIGKILL:
-            return MemoryFault("the student's process was killed by the system, most likely for using too much "
-                               f"memory{detail}")
+            now = machine_oom_kills()
+            if now is not None and self.oom_kills is not None and now > self.oom_kills:
+                return GraderFault(f"the machine ran out of memory and its out-of-memory killer ended the student's "
+                                   f"process (the machine's count rose from {self.oom_kills} to {now}"
+                                   + (", the child's own cgroup stayed under its cap" if self.cgroup is not None else "")
+                                   + "): not the student's fault; grade again with memory to spare (fewer --jobs, or "
+                                   "a lower c.SandboxPolicy.memory_mb)")
+            return CrashFault("the student's process was ended by SIGKILL, not by an out-of-memory killer (neither "
+                              + ("its cgroup's count nor " if self.cgroup is not None else "")
+                              + f"the machine's rose){detail}")
         if status is not None and status < 0:
             name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else str(-status)
             return CrashFault(f"the student's process crashed with signal {name}{detail}")
@@ -1091,7 +1116,12 @@ class Sandbox:
             return CrashFault(f"the grading process ended before any student code ran (exit status {status}){detail}")
         return CrashFault(f"the student's code ended its process (exit status {status}){detail}")
 
-    def _fail(self, fault: Fault) -> Fault:
+    def _fail(self, fault: "Fault | GraderFault") -> Fault:
+        """Kill the child for ``fault``; a :class:`GraderFault` (the machine's doing) is raised, never returned
+        as the student's."""
+        if isinstance(fault, GraderFault):
+            self.kill()
+            raise fault
         self.fault = fault
         self.kill()
         return fault
@@ -1340,7 +1370,7 @@ def reap_all() -> None:
         except (ProcessLookupError, PermissionError):
             pass
     if containment.cache_info().currsize and containment().drop_uid:  # never probe from a signal handler
-        for uid, (owner, _) in list(_LEASES.items()):
+        for uid, (owner, *_) in list(_LEASES.items()):
             if owner == pid:
                 _sweep_uid(uid, 5.0)
     for box in boxes:
@@ -1482,7 +1512,9 @@ def exposed_paths() -> list[list]:
     return [[ancestor, paths] for ancestor, paths in groups.items()]
 
 
-_LEASES: dict[int, object] = {}
+#: This process's sandbox-uid leases: ``{uid: (pid, thread ident, the locked lease file)}``.
+_LEASES: dict[int, tuple] = {}
+_LEASES_LOCK = threading.Lock()
 
 
 def lease_folder() -> Path:
@@ -1510,31 +1542,39 @@ def lease_folder() -> Path:
 
 
 def sandbox_uid(slot: int = 0) -> int:
-    """An unprivileged uid for this process's sandboxes, leased machine-wide: one uid per grading process
-    (so per-uid limits and the clean-up that kills every process of the uid never touch the children
-    of another worker or of another grader run on the same machine). The lease is a lock on
-    ``<lease_folder()>/<uid>.lock``, released when the process ends. ``slot`` is where the search
+    """An unprivileged uid for the sandboxes of this thread's grading calls, leased machine-wide: one uid per
+    grading thread of every process (so per-uid limits and the clean-up that kills every process of the uid
+    never touch the children of another thread, worker or grader run on the same machine: a Dask worker
+    with several threads grades as several single-threaded workers do). The lease is a lock on
+    ``<lease_folder()>/<uid>.lock``, released when its thread or process ends. ``slot`` is where the search
     starts. A lease that cannot be taken is a :class:`GraderFault`, never a traceback."""
-    pid = os.getpid()
-    for uid, (owner, _) in list(_LEASES.items()):
-        if owner == pid:
-            return uid
-    _LEASES.clear()  # a forked copy of a process holds no lease of its own
-    import fcntl
+    pid, thread = os.getpid(), threading.get_ident()
+    alive = {t.ident for t in threading.enumerate()}
+    with _LEASES_LOCK:
+        for uid, (owner, owner_thread, handle) in list(_LEASES.items()):
+            if owner != pid or owner_thread not in alive:  # a forked copy holds none; a dead thread's is free
+                _LEASES.pop(uid)
+                if owner == pid:
+                    handle.close()
+            elif owner_thread == thread:
+                return uid
+        import fcntl
 
-    folder = lease_folder()
-    for offset in range(1000):
-        uid = SANDBOX_UID_BASE + (slot + offset) % 1000
-        try:
-            handle = open(folder / f"{uid}.lock", "a+")
-        except OSError as exc:
-            raise GraderFault(f"the trusted grader cannot write its lease {folder / f'{uid}.lock'} "
-                              f"({exc.strerror or exc}); set TMPDIR to a folder you own and grade again") from None
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        _LEASES[uid] = (pid, handle)
-        return uid
-    raise GraderFault("no free sandbox uid (1000 grading processes at once?)")
+        folder = lease_folder()
+        for offset in range(1000):
+            uid = SANDBOX_UID_BASE + (slot + offset) % 1000
+            if uid in _LEASES:
+                continue
+            try:
+                handle = open(folder / f"{uid}.lock", "a+")
+            except OSError as exc:
+                raise GraderFault(f"the trusted grader cannot write its lease {folder / f'{uid}.lock'} "
+                                  f"({exc.strerror or exc}); set TMPDIR to a folder you own and grade again") from None
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                continue
+            _LEASES[uid] = (pid, thread, handle)
+            return uid
+    raise GraderFault("no free sandbox uid (1000 grading threads at once?)")

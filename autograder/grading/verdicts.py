@@ -10,9 +10,12 @@ back as plain data. A test cell passes iff its code runs to the end without an e
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import os
 import secrets
+import sys
+import threading
 import time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -22,6 +25,7 @@ from autograder.grading.lesson import Lesson, definition_source, names_bound, na
 from autograder.grading.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level, floor_banner,
                                         containment, hang_seconds, hidden_paths)
 from autograder.grading.untrusted import decoded
+from course.checks.analysis.text import compile_tree, parse
 
 _FAULT_ORDER = ("memory", "timeout", "crash")
 
@@ -333,6 +337,52 @@ def to_python(source: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------
+# Output captured per grading call: what a test cell prints goes to that call's buffer, whatever other
+# threads of this process (a Dask worker's) print or capture at the same time.
+
+_CAPTURE: contextvars.ContextVar = contextvars.ContextVar("autograder.grading.verdicts.capture", default=None)
+_CAPTURE_LOCK = threading.Lock()
+
+
+class _ContextStream:
+    """``sys.stdout`` / ``sys.stderr`` seen by every thread: writes go to the current context's capture
+    (``(out, err)`` of :func:`captured`) where one is set, else to the stream it replaced."""
+
+    def __init__(self, fallback, index: int):
+        self.fallback, self.index = fallback, index
+
+    def write(self, text) -> int:
+        target = _CAPTURE.get()
+        return (target[self.index] if target is not None else self.fallback).write(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        target = _CAPTURE.get()
+        (target[self.index] if target is not None else self.fallback).flush()
+
+    def __getattr__(self, name):
+        return getattr(self.fallback, name)
+
+
+@contextlib.contextmanager
+def captured(out, err):
+    """Within the block, what this context prints goes to ``out`` and ``err`` (file-like): the process's
+    ``sys.stdout`` and ``sys.stderr`` are never swapped per call, only wrapped once."""
+    with _CAPTURE_LOCK:
+        for index, name in enumerate(("stdout", "stderr")):
+            if not isinstance(getattr(sys, name), _ContextStream):
+                setattr(sys, name, _ContextStream(getattr(sys, name), index))
+    token = _CAPTURE.set((out, err))
+    try:
+        yield
+    finally:
+        _CAPTURE.reset(token)
+
+
+# ---------------------------------------------------------------------------------------------------
 # The parent's namespace
 
 def parent_namespace(lesson: Lesson) -> dict:
@@ -340,17 +390,17 @@ def parent_namespace(lesson: Lesson) -> dict:
     os.environ.setdefault("MPLBACKEND", "Agg")
     namespace: dict = {"__name__": "__main__"}
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    with captured(sink, sink):
         for cell in lesson.prelude + lesson.parent_context:
             import ast
 
             try:
-                statements = ast.parse(cell.source).body
+                statements = parse(cell.source).body
             except SyntaxError:
                 continue
             for statement in statements:
                 try:
-                    exec(compile(ast.Module([statement], []), f"<{cell.id}>", "exec"), namespace)
+                    exec(compile_tree(ast.Module([statement], []), f"<{cell.id}>"), namespace)
                 except Exception:
                     pass
     return namespace
@@ -439,7 +489,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
             printed = io.StringIO()
             passed, message, review, withheld = False, "", None, None
             try:
-                with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+                with captured(printed, io.StringIO()):
                     box = session.ensure()
                     for name in sorted(injectable(lesson, test) & set(box.names)):
                         if name not in base:

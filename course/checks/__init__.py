@@ -42,7 +42,7 @@ from course.checks.analysis.loops import (CONSUMERS, GEOMETRY, GEOMETRY_BOUND, L
                                           PER_ELEMENT_CALLS, SHAPE_ARGUMENTS, _LoopNests, check_kernel_loops,
                                           check_output_loops, long_output_case)
 from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
-from course.checks.analysis.text import source_of
+from course.checks.analysis.text import compile_tree, parse, source_of
 from course.checks.answers import (ALTERNATIVE, NEGATION, NeedsReview, check_answered, check_short_answer,
                                    normalised_answer)
 from course.checks.hooks import MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, passed, runs_with_student_code

@@ -1,12 +1,24 @@
 """The grader's hooks: the state the trusted grader (``autograder.grading.verdicts.run_tests``) sets in its
 parent process while it grades one submission, and resets after; ``None`` in a student's kernel and in the
 sandboxed child. This module is the one owner of that state: the checks read it here at call time (setting
-``course.checks.run_seed`` and the like reaches it too, see :mod:`course.checks`)."""
+``course.checks.run_seed`` and the like reaches it too, see :mod:`course.checks`).
+
+The state belongs to one grading call, not to the process: ``router``, ``run_seed`` and ``graded_so_far``
+are context variables (:data:`STATE`) read and set as this module's attributes, so two submissions graded at
+once in two threads of one process (a Dask worker's threads) never see each other's (a new thread starts with
+none set)."""
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import sys
+import types
 from typing import Callable
+
+#: The grader's state of the grading call running in this context (thread): see the module docstring.
+STATE = {name: contextvars.ContextVar(f"course.checks.hooks.{name}", default=None)
+         for name in ("router", "run_seed", "graded_so_far")}
 
 
 #: Attribute the trusted grader sets on a helper that must run beside the student's code.
@@ -16,13 +28,12 @@ RUNS_WITH_STUDENT_CODE = "__runs_with_student_code__"
 #: Every helper marked :func:`runs_with_student_code`, by its spec ``"module:qualname"``.
 MARKED_HELPERS: dict[str, Callable] = {}
 
-#: Set by the trusted grader (in its parent process only) while it grades one submission: an object with
+#: ``router``: set by the trusted grader (in its parent process only) while it grades one submission: an object with
 #: ``wants(args, kwargs) -> bool`` (do the arguments hold stand-ins for student objects?) and
 #: ``send(spec, args, kwargs)`` (run the helper in the sandboxed child, return its plain-data result) and
 #: ``timed_call(function, args, kwargs)`` (call a student function, return its result and the CPU seconds
 #: the child spent, read from outside the child).
 #: ``None`` in a student's kernel and in the child, where marked helpers are ordinary calls.
-router = None
 
 
 def runs_with_student_code(helper: Callable) -> Callable:
@@ -38,7 +49,7 @@ def runs_with_student_code(helper: Callable) -> Callable:
 
     @functools.wraps(helper)
     def wrapper(*args, **kwargs):
-        current = router
+        current = STATE["router"].get()
         if current is not None and current.wants(args, kwargs):
             return current.send(spec, args, kwargs)
         return helper(*args, **kwargs)
@@ -48,15 +59,14 @@ def runs_with_student_code(helper: Callable) -> Callable:
     return wrapper
 
 
-#: Set by the trusted grader (in its parent process only) while it grades one submission: the grading
+#: ``run_seed``: set by the trusted grader (in its parent process only) while it grades one submission: the grading
 #: run's seed (an int the record keeps). With it, :func:`input_generator` and :func:`random_input` draw
 #: from both it and the test's own seed, so hidden inputs change from one grading run to the next and
 #: the same run seed gives the same inputs again. ``None`` in a student's kernel and in the child.
-run_seed = None
 
-#: Set by the trusted grader (parent only) while it grades one submission: ``{grade_id: passed}`` of the
-#: test cells graded so far in this run, in notebook order (read with :func:`passed`). ``None`` elsewhere.
-graded_so_far: dict[str, bool] | None = None
+#: ``graded_so_far``: set by the trusted grader (parent only) while it grades one submission: ``{grade_id:
+#: passed}`` of the test cells graded so far in this run, in notebook order (read with :func:`passed`).
+#: ``None`` elsewhere.
 
 
 def passed(grade_id: str) -> bool | None:
@@ -67,9 +77,27 @@ def passed(grade_id: str) -> bool | None:
     A later cell may rely on what an earlier one established about the same submission: lesson 4's gradient
     check holds a forward that passed its own tests to the reference's values (see
     :func:`course.torch_checks.run_gradcheck`)."""
-    if graded_so_far is None:
+    graded = STATE["graded_so_far"].get()
+    if graded is None:
         return None
-    if grade_id not in graded_so_far:
+    if grade_id not in graded:
         raise ValueError(f"grade_id: no test cell {grade_id!r} was graded before this one in this run"
-                         f" (graded: {sorted(graded_so_far)})")
-    return graded_so_far[grade_id]
+                         f" (graded: {sorted(graded)})")
+    return graded[grade_id]
+
+
+def _state(name: str) -> property:
+    variable = STATE[name]
+    return property(lambda module: variable.get(), lambda module, value: variable.set(value),
+                    doc=f"the grader's {name} in this context (a contextvars.ContextVar)")
+
+
+class _Hooks(types.ModuleType):
+    """This module, whose grader's state is read and set per context (:data:`STATE`)."""
+
+    router = _state("router")
+    run_seed = _state("run_seed")
+    graded_so_far = _state("graded_so_far")
+
+
+sys.modules[__name__].__class__ = _Hooks

@@ -7,13 +7,33 @@ import ast
 import functools
 import inspect
 import textwrap
+import threading
 from typing import Any
+
+
+#: Held around every conversion between source, C and Python syntax trees in the grader's process: Python
+#: 3.11's ``ast`` keeps the depth of such a conversion in state the whole interpreter shares, so two threads
+#: converting at once (two submissions graded together in a Dask worker's threads) fail with "SystemError: AST
+#: constructor recursion depth mismatch" (CPython gh-106905).
+AST_LOCK = threading.RLock()
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` under :data:`AST_LOCK`."""
+    with AST_LOCK:
+        return ast.parse(source, filename)
+
+
+def compile_tree(tree: ast.AST, filename: str, mode: str = "exec"):
+    """``compile`` of a syntax tree under :data:`AST_LOCK`."""
+    with AST_LOCK:
+        return compile(tree, filename, mode)
 
 
 @functools.lru_cache(maxsize=256)
 def _parse(source: str) -> ast.Module:
-    """``ast.parse``, once per source text (the checks read the tree, never change it)."""
-    return ast.parse(source)
+    """:func:`parse`, once per source text (the checks read the tree, never change it)."""
+    return parse(source)
 
 
 def source_of(function: Any) -> str:
