@@ -232,8 +232,14 @@ def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(war
         grader.kill()
         grader.wait(timeout=10)
 
+        def same(pid: int, started: float) -> bool:
+            try:
+                return psutil.Process(pid).create_time() == started
+            except psutil.Error:  # ended since _alive looked
+                return False
+
         def left() -> list[int]:
-            running = [p for p, (t, _) in seen.items() if _alive(p) and psutil.Process(p).create_time() == t]
+            running = [p for p, (t, _) in seen.items() if _alive(p) and same(p, t)]
             return running + (sandbox._uid_processes(uid) if containment().drop_uid else [])
 
         deadline = time.monotonic() + 10

@@ -987,10 +987,15 @@ class Sandbox:
         self.kill()
 
     def kill(self) -> None:
-        """SIGKILL the child's process group (and with it its PID namespace), then wait for it."""
+        """SIGKILL the child's process group (and with it its PID namespace), then wait for it and for every
+        process of its tree (a PID namespace's members end just after its init)."""
         self.dead = True
         if self.proc is not None:
+            tree = self._tree()
             _end(self.proc)
+            import psutil
+
+            psutil.wait_procs(tree, timeout=2)
         if self.uid is not None and self.mode.drop_uid:
             _sweep_uid(self.uid)
         if self.cgroup is not None:
