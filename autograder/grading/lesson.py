@@ -84,12 +84,21 @@ def names_bound(source: str, top_level: bool = False) -> set[str]:
     return bound
 
 
+def _base_name(node: ast.AST) -> str | None:
+    """``Own`` of ``Own.p.q`` or ``table["k"]``."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def definition_source(cells: list[str], name: str) -> str | None:
     """The student's source behind ``name``: the top-level statement(s) of the solution cells that define
     it, plus, transitively, those defining any other top-level name it uses (helpers, aliased imports).
     This is what ``inspect.getsource`` shows in the notebook, and more: a forbidden call moved into a
-    helper is still seen. ``None`` when no top-level statement defines ``name``."""
-    statements: list[tuple[set[str], str, set[str]]] = []  # (names bound, source, names used)
+    helper is still seen, and so is every top-level statement that binds no name but reads one of these
+    (``Own.p = F.avg_pool2d``, ``table["k"] = f``, ``setattr(Own, "p", f)``): it can change what the name
+    holds. ``None`` when no top-level statement defines ``name``."""
+    statements: list[tuple[set[str], str, set[str], set[str]]] = []  # (names bound, source, used, changed)
     for text in cells:
         tree = _parse(text)
         if tree is None:
@@ -98,15 +107,20 @@ def definition_source(cells: list[str], name: str) -> str | None:
             segment = ast.get_source_segment(text, node) or ""
             bound = names_bound(segment, top_level=True) if segment else set()
             used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            statements.append((bound, segment, used))
+            if not bound or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stored = used if not bound else set()
+            else:  # Own.p = ..., table["k"] = ... (with a walrus or a tuple target beside)
+                stored = {_base_name(t) for n in ast.walk(node) for t in getattr(n, "targets", [getattr(n, "target", None)])
+                          if isinstance(t, (ast.Attribute, ast.Subscript))} - {None}
+            statements.append((bound, segment, used, stored))
     wanted, chosen, seen = [name], [], set()
     while wanted:
         current = wanted.pop()
         if current in seen:
             continue
         seen.add(current)
-        for index, (bound, _segment, used) in enumerate(statements):
-            if current in bound and index not in chosen:
+        for index, (bound, _segment, used, changed) in enumerate(statements):
+            if (current in bound or current in changed) and index not in chosen:
                 chosen.append(index)
                 wanted.extend(used - seen)
     if not chosen:

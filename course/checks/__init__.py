@@ -33,7 +33,7 @@ import sys
 import types
 
 from course.checks import hooks
-from course.checks.analysis.avoids import check_avoids, dynamic_code, unlisted_uses, unreadable_uses
+from course.checks.analysis.avoids import check_avoids, dynamic_code, identity_uses, unlisted_uses, unreadable_uses
 from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DATA_BUILTINS,
                                           DYNAMIC_CALLS, INSTEAD, INTERNAL_MODULES, KNOWN_DECORATORS,
                                           LOOKUP_KEYWORDS, LOOKUP_NAMES, NAME_LOOKUPS, SYS_INTERNALS,

@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import re
 import warnings
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from course import words
 from course.checks import hooks
 
 
@@ -198,7 +198,7 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
         function(*args, **kwargs)
     except error as exc:
         message = str(exc)
-        missing = [word for word in mentions if word.lower() not in message.lower()]
+        missing = [word for word in mentions if not words.mentions(message, word)]
         if missing:
             raise AssertionError(
                 f"({call}) raised {type(exc).__name__}({message!r}), but the message should mention"
@@ -236,16 +236,6 @@ def _callee(function: Any) -> Any:
     return (id(owner), id(inner)) if inner is not None else id(function)
 
 
-def _argument_counts(message: str, families: list[str]) -> dict[str, int]:
-    """How often ``message`` names each argument (``input`` covers ``input_size``), by whole words."""
-    counts: dict[str, int] = {}
-    for word in re.findall(r"[a-z_][a-z0-9_]*", message.lower()):
-        family = next((f for f in families if word == f or word.startswith(f + "_")), None)
-        if family is not None:
-            counts[family] = counts.get(family, 0) + 1
-    return counts
-
-
 #: How many arguments a message must name to be taken for a catch-all when another argument's error names
 #: them alike: one message for two rules ("input_size and kernel_size must be >= 1") is honest.
 CATCH_ALL_NAMES = 3
@@ -261,17 +251,16 @@ def _catch_all(frame: Any, function: Any, error: type, argument: str, message: s
     seen = _RAISED.setdefault(key, (scope[1], function, []))[2]
     while len(_RAISED) > 4:
         del _RAISED[next(iter(_RAISED))]
-    argument = argument.lower()
-    words = sorted({a for _, a, _ in seen} | {argument})
-    families = [w for w in words if w and not any(w.startswith(o + "_") for o in words)]
-
-    def family(word: str) -> str | None:
-        return next((f for f in families if word == f or word.startswith(f + "_")), None)
-
-    counts, found = _argument_counts(message, families), None
+    roots = words.families({a for _, a, _ in seen} | {argument})
+    mine, counts, found = words.family_of(argument, roots), words.name_counts(message, roots), None
     for kind, other, earlier in seen:
-        if kind is error and family(other) != family(argument) and len(counts) >= CATCH_ALL_NAMES and \
-                _argument_counts(earlier, families) == counts:
+        theirs = words.family_of(other, roots)
+        if kind is not error or theirs == mine or len(counts) < CATCH_ALL_NAMES or \
+                words.name_counts(earlier, roots) != counts:
+            continue
+        # alike, unless each message names its own argument first ("kernel_size does not fit stride and
+        # padding" beside "stride does not fit kernel_size and padding")
+        if not (words.first_named(message, roots) == mine and words.first_named(earlier, roots) == theirs):
             found = (other, earlier)
             break
     if len(seen) < 256:

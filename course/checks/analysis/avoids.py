@@ -7,12 +7,13 @@ import ast
 import builtins
 import fnmatch
 import inspect
+import sys
 from typing import Any, Iterable
 
 from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DYNAMIC_CALLS,
                                           INTERNAL_MODULES, LOOKUP_KEYWORDS, LOOKUP_NAMES, SYS_INTERNALS,
                                           UNREADABLE_PATHS)
-from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
+from course.checks.analysis.resolver import _MISSING, _Resolver, forbidden_uses, untraced_uses
 from course.checks.analysis.text import _parse, source_of
 
 
@@ -88,6 +89,50 @@ def unlisted_uses(tree: ast.AST, allowed: Iterable[str], resolver: _Resolver) ->
                 found.append(written)
         elif any(a not in attributes and (kind == "holding" or a not in own) for a in path):
             found.append(written)
+    return list(dict.fromkeys(found))
+
+
+def identity_uses(tree: ast.AST, resolver: "_Resolver") -> list[str]:
+    """Identity, not spelling (issue 41 item 1): every library path the code reads is walked to the objects
+    it names, through modules and classes only (a module's own attributes, a class's by
+    ``inspect.getattr_static``: nothing is called, no instance is touched; a module is imported in the parent
+    when the code imports it), and each object is judged by what it *is*: a path that reaches ``sys``,
+    ``builtins`` or one of :data:`INTERNAL_MODULES` under another spelling (``typing.sys.modules``,
+    ``torch.nn.modules.module.importlib``) is refused as that module, whatever it is called there."""
+    import importlib
+
+    found = []
+    for written, path, kind in resolver.kinded_uses(tree):
+        if kind != "library" or not path:
+            continue
+        parts = list(path)
+        try:
+            current = sys.modules.get(parts[0]) or importlib.import_module(parts[0])
+        except Exception:  # noqa: BLE001 - not importable here: nothing to walk
+            continue
+        for index, part in enumerate(parts[1:], start=1):
+            if isinstance(current, type(sys)):
+                name = getattr(current, "__name__", "")
+                spelled = ".".join(parts[:index])
+                top = name.split(".")[0]
+                if (top in INTERNAL_MODULES or name == "sys") and spelled != name and \
+                        (name != "sys" or part in SYS_INTERNALS):
+                    found.append(f"`{written}` (the module `{name}`{'.' + part if name == 'sys' else ''}, "
+                                 f"reached as `{spelled}`)")
+                    break
+                following = current.__dict__.get(part, _MISSING)
+                if following is _MISSING:
+                    following = sys.modules.get(f"{name}.{part}", _MISSING)
+            elif isinstance(current, type):
+                try:
+                    following = inspect.getattr_static(current, part)
+                except AttributeError:
+                    following = _MISSING
+            else:
+                break
+            if following is _MISSING:
+                break
+            current = following
     return list(dict.fromkeys(found))
 
 
@@ -169,7 +214,7 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
     if unreadable:
         raise AssertionError(f"{name}: {'; '.join(unreadable)}: the grader cannot read what that runs, so it is not "
                              f"accepted here; write it yourself ({ALLOWED_TEXT})")
-    hidden = dynamic_code(tree)
+    hidden = dynamic_code(tree) + identity_uses(tree, resolver)
     if hidden:
         raise AssertionError(f"{name} (or a helper it uses) uses {'; '.join(hidden)}: code that hides what it "
                              f"calls cannot be checked, so it is not accepted here ({ALLOWED_TEXT})")

@@ -26,12 +26,27 @@ GEOMETRY_BOUND, LOOP_LIMIT = 5, 64
 NPY_MAXDIMS = 64  # the most entries ``x.shape`` can have
 #: The contract's arguments that are shapes: a loop over one turns once per dimension the tests pass (4 at most).
 SHAPE_ARGUMENTS = {"input_shape": 4}
+#: A geometry argument is an int or a short tuple: a loop over one (``tuple(int(k) for k in kernel_size)``) turns
+#: at most as often as the longest tuple a graded call passes (``(2, 2, 2)``, refused as a TypeError).
+GEOMETRY_LENGTH = 3
+#: Built-ins that ``map`` may apply: one conversion per item, so ``map(int, input_shape)`` turns as often as its
+#: iterable is long (and is bounded where that is).
+MAP_CONVERSIONS = {"int", "float", "abs", "round", "bool", "operator.index"}
 #: Library calls that run Python once per element, position or item: a loop that the source does not show.
 PER_ELEMENT_CALLS = {"vectorize", "frompyfunc", "apply_along_axis", "apply_over_axes", "map", "filter", "reduce",
                      "starmap", "nditer", "ndindex", "ndenumerate"}
 #: Built-ins that iterate over their first argument.
 CONSUMERS = {"sum", "list", "tuple", "set", "frozenset", "dict", "sorted", "min", "max", "any", "all", "enumerate",
              "zip", "reversed", "iter", "next", "fromiter"}
+#: What sums a window (lesson 2's loops must: ``x[b, c, r0:r1, c0:c1].sum()``), and what only copies or works
+#: element by element (free anywhere); any other library call on the data is whole-array work.
+WINDOW_SUMS = {"sum", "mean", "nansum", "nanmean", "average", "fsum"}
+ELEMENT_WISE = {"pad", "asarray", "array", "ascontiguousarray", "astype", "copy", "reshape", "ravel", "flatten",
+                "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "full", "full_like", "zeros", "ones",
+                "empty", "zeros_like", "ones_like", "empty_like", "broadcast_to", "where", "clip", "maximum",
+                "minimum", "abs", "absolute", "float32", "float64", "float", "int", "max", "min", "len", "range",
+                "slice", "divide", "multiply", "add", "subtract", "true_divide", "isinstance", "tuple", "list",
+                "item", "tolist", "round", "as_pair", "count_nonzero", "dtype", "result_type"}
 LOOP_INSTEAD = ("loop only over the kernel's offsets, e.g. `for di in range(kh)` with `kh, kw = as_pair(kernel_size)` "
                 "(or a fixed tuple such as the two axes), and cover the outputs, channels and images with slices")
 _APPENDS = {"append": 1, "insert": 1, "add": 1, "appendleft": 1, "extend": None, "update": None, "extendleft": None}
@@ -47,7 +62,8 @@ class _LoopNests:
     data around a value the function writes (``out[...] = ...``, ``+=`` into an item, a comprehension's item)."""
 
     def __init__(self, tree: ast.Module, resolver: _Resolver, entry: str, given: Iterable[str] = ()):
-        self.r, self.problems, self.data_depth = resolver, [], 0
+        self.r, self.problems, self.data_depth, self.entry_def = resolver, [], 0, None
+        self.write_depth = 0  # the most loops over the data around any write (computed there or not)
         # A helper the grader runs as the course's own (``given-at-grading``: output_size) is not walked, if the
         # code binds its name only by that one def.
         self.given = {n for n in given if [b[0] for b in self.r.module.bindings.get(n, [])] == ["def"]}
@@ -84,9 +100,10 @@ class _LoopNests:
         if not found:
             self.problems.append(f"`{entry}` is not a `def` the rule can read: write it as `def {entry}(...)`")
             return
-        entry_def = found[-1]
+        entry_def = self.entry_def = found[-1]
         params = {name: GEOMETRY_BOUND if name in GEOMETRY else None for name in self._params(entry_def)}
-        lengths = {name: SHAPE_ARGUMENTS.get(name) for name in self._params(entry_def)}
+        lengths = {name: SHAPE_ARGUMENTS.get(name, GEOMETRY_LENGTH if name in GEOMETRY else None)
+                   for name in self._params(entry_def)}
         inner = id(self._inner(entry_def))
         self._invoke(entry_def, {inner: params, ("len", inner): lengths}, 1, 0)
         for node in self.defs:
@@ -112,9 +129,10 @@ class _LoopNests:
         return [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p is not None]
 
     def _callable(self, callee: ast.AST, scope: _Scope, seen: frozenset = frozenset()) -> list[ast.AST] | None:
-        """The code's own ``def``s (or named lambdas) that calling ``callee`` may run; None when it is not one."""
+        """The code's own ``def``s (or named lambdas, or static methods of its own classes) that calling ``callee``
+        may run; None when it is not one."""
         if not isinstance(callee, ast.Name):
-            return None
+            return self._static_method(callee, scope)
         where = self.r.lookup(callee.id, self.r.scope_of.get(id(callee), scope))
         if where is None or (id(where), callee.id) in seen:
             return None
@@ -186,6 +204,15 @@ class _LoopNests:
             return None if None in bounds else max(bounds, default=0)
         if isinstance(node, ast.UnaryOp):
             return 1 if isinstance(node.op, ast.Not) else self.value(node.operand, ctx, scope, seen, growing)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):  # its items
+            return self.value(node.elt, ctx, scope, seen, growing)
+        if isinstance(node, ast.Dict):
+            bounds = [self.value(v, ctx, scope, seen, growing) for v in node.values]
+            return None if None in bounds or None in node.keys else max(bounds, default=0)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
+                isinstance(side, (ast.List, ast.Tuple)) for side in (node.left, node.right)):  # [k] * 2: its items
+            return self.value(node.left if isinstance(node.left, (ast.List, ast.Tuple)) else node.right, ctx, scope,
+                              seen, growing)
         if isinstance(node, ast.BinOp):
             grows = growing or not isinstance(node.op, (ast.Mod, ast.FloorDiv, ast.Div, ast.RShift, ast.BitAnd))
             a, b = self.value(node.left, ctx, scope, seen, grows), self.value(node.right, ctx, scope, seen, grows)
@@ -215,6 +242,8 @@ class _LoopNests:
             if (name in ("min", "max") and len(node.args) == 1) or (
                     name in ("tuple", "list", "sorted", "reversed", "set", "frozenset") and len(node.args) == 1):
                 return self.items(node.args[0], ctx, scope, seen, growing)  # (an item of, or the items of, it)
+            if self._conversion_map(node, scope):
+                return self.items(node.args[1], ctx, scope, seen, growing)
             bounds = [self.value(x, ctx, scope, seen, growing or name not in ("min", "max", "abs", "int", "round"))
                       for x in node.args]
             if name == "min":
@@ -251,6 +280,8 @@ class _LoopNests:
             if name == "enumerate" and node.args:
                 bounds = [self.length(node.args[0], ctx, scope, seen), self.items(node.args[0], ctx, scope, seen, growing)]
                 return None if None in bounds else max(bounds)
+            if self._conversion_map(node, scope):
+                return self.items(node.args[1], ctx, scope, seen, growing)
             return self.value(node, ctx, scope, seen, growing)  # a helper's result: the ints in it
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return self.value(node, ctx, scope, seen, growing) if not any(isinstance(e, ast.Starred) for e in node.elts) \
@@ -275,8 +306,9 @@ class _LoopNests:
                 return None if None in bounds or not bounds else sum(bounds)
             if name in ("enumerate", "reversed", "sorted", "list", "tuple", "iter", "set", "frozenset") and arguments:
                 return self.length(arguments[0], ctx, scope, seen, frame)
-            if name == "zip":
-                known = [n for n in (self.length(x, ctx, scope, seen, frame) for x in arguments) if n is not None]
+            if name == "zip" or self._conversion_map(node, scope):
+                known = [n for n in (self.length(x, ctx, scope, seen, frame) for x in arguments[name != "zip":])
+                         if n is not None]
                 return min(known) if known else None
             paths = self.r.carried(node.func, scope).paths if not self._callable(node.func, scope) else frozenset()
             if paths and all(p == "itertools.product" for p in paths):
@@ -296,6 +328,13 @@ class _LoopNests:
             return None
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return len(node.elts) if not any(isinstance(e, ast.Starred) for e in node.elts) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):  # (k,) * 2, (a,) + (b,)
+            sequences = [self.length(side, ctx, scope, seen, frame) for side in (node.left, node.right)]
+            if isinstance(node.op, ast.Add):
+                return None if None in sequences else sum(sequences)
+            counts = [self.value(side, ctx, scope, seen) for side in (node.right, node.left)]
+            sizes = [n * c for n, c in zip(sequences, counts) if n is not None and c is not None]
+            return min(sizes) if sizes else None
         if isinstance(node, (ast.IfExp, ast.BoolOp)):  # one of its parts
             sizes = [self.length(part, ctx, scope, seen, frame)
                      for part in ((node.body, node.orelse) if isinstance(node, ast.IfExp) else node.values)]
@@ -314,7 +353,10 @@ class _LoopNests:
             key = (id(where), node.id)
             own = frame is not None and where is frame["scope"] and key not in frame["unbounded"] \
                 and key not in self.escapes
-            if where is None or key in seen or key in self.not_lists or (key in self.grown | self.escapes and not own):
+            # an argument is what the call passed (a graded call passes ints and tuples, which nothing can grow)
+            passed = all(b[0] == "param" for b in where.bindings[node.id]) if where is not None else False
+            if where is None or key in seen or key in self.not_lists or (
+                    key in self.grown | (set() if passed else self.escapes) and not own):
                 return None
             argument = node.id in ctx.get(id(where), {})
             sizes = [ctx.get(("len", id(where)), {}).get(node.id) if kind == "param" or (
@@ -334,7 +376,7 @@ class _LoopNests:
         does not count it: passed to a call other than NumPy's or a built-in that only reads (``list.append(L,
         v)``), put in a container or an attribute, its ``.append`` taken as a value."""
         reading = {"len", "sum", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "min", "max", "any",
-                   "all", "iter", "set", "frozenset", "print", "isinstance", "bool", "repr", "str"}
+                   "all", "iter", "set", "frozenset", "print", "isinstance", "bool", "repr", "str", "map"}
         found = set()
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
@@ -370,6 +412,148 @@ class _LoopNests:
             return callee.id
         return None
 
+    # --- what a loop nest computes (lesson 2: the window values, not a copy of a whole-array result) -------
+    def _nest_lines(self, frame: dict) -> tuple[int, int]:
+        """The lines of the outermost loop over the data around here in this call (a helper called inside
+        a nest: its whole def)."""
+        node = frame["nest"][0] if frame["nest"] else frame["function"]
+        return node.lineno, node.end_lineno
+
+    def _in_nest(self, name: str, scope: _Scope, frame: dict) -> bool:
+        """Is ``name`` bound inside the nest (its loop targets, what the nest assigns, a helper's arguments)?"""
+        where = self.r.lookup(name, scope)
+        if where is None:
+            return False
+        lo, hi = self._nest_lines(frame)
+        entry = frame["function"] is self.entry_def
+        return any((kind in ("for", "assign") and lo <= line <= hi) or (kind == "param" and not entry)
+                   for kind, _, _, line in where.bindings.get(name, []))
+
+    def _window(self, node: ast.AST, scope: _Scope, frame: dict) -> bool:
+        """A subscript of a 4-D array (four positions, or ``...`` first) whose last two positions each read a
+        name bound in the nest: ``out[b, c, i, j]``, ``x[:, :, r0:r1, c0:c1]``, ``a[..., i:i + kh, j]``."""
+        positions = []
+        while isinstance(node, ast.Subscript):
+            part = node.slice
+            positions = (list(part.elts) if isinstance(part, ast.Tuple) else [part]) + positions
+            node = node.value
+        if len(positions) < 4 and not (positions and isinstance(positions[0], ast.Constant)
+                                       and positions[0].value is Ellipsis and len(positions) >= 3):
+            return False
+        return all(any(isinstance(n, ast.Name) and self._in_nest(n.id, self.r.scope_of.get(id(n), scope), frame)
+                       for n in ast.walk(p)) for p in positions[-2:])
+
+    def _computes(self, value: ast.AST, scope: _Scope, frame: dict, accumulates: bool) -> bool:
+        """Does the nest compute ``value`` (what it writes) itself: a sum or mean of a window of the data taken
+        inside the nest (or ``+=`` of the data into an item), with no whole-array result on the way?"""
+        reads, whole, reduced = self._work(value, scope, frame, frozenset())
+        return not whole and (reduced or (accumulates and reads))
+
+    def _work(self, node: ast.AST, scope: _Scope, frame: dict, seen: frozenset) -> tuple[bool, bool, bool]:
+        """``(reads, whole, reduced)`` of an expression: it reads the data; a whole-array computation feeds it
+        (a library call on the data other than a copy or an element-wise one, or a sum made outside the nest);
+        a window of the data is summed in the nest."""
+        scope = self.r.scope_of.get(id(node), scope)
+
+        def union(parts) -> tuple[bool, bool, bool]:
+            found = [self._work(p, scope, frame, seen) for p in parts]
+            return tuple(any(f[k] for f in found) for k in range(3))
+
+        if isinstance(node, ast.Constant):
+            return False, False, False
+        if isinstance(node, ast.Name):
+            where = self.r.lookup(node.id, scope)
+            if where is None or (id(where), node.id) in seen:
+                return False, False, False
+            seen = seen | {(id(where), node.id)}
+            lo, hi = self._nest_lines(frame)
+            result = [False, False, False]
+            for kind, detail, value_scope, line in where.bindings.get(node.id, []):
+                if kind == "param":  # what the call passed; the entry's data (not its geometry); else data
+                    passed = frame.get("passed", {}).get((id(where), node.id))
+                    if passed is not None:
+                        result = [a or b for a, b in zip(result, passed)]
+                    elif where is not self._inner(self.entry_def) or node.id not in GEOMETRY + tuple(SHAPE_ARGUMENTS):
+                        result[0] = True
+                    continue
+                if kind in ("def", "class", "import"):
+                    continue  # code, not data
+                if kind not in ("for", "assign") or detail is None:
+                    return True, True, False  # (a binding the rule does not read: not the nest's own work)
+                reads, whole, reduced = self._work(detail, value_scope, frame, seen)
+                accumulated = isinstance(self.parents.get(id(detail)), ast.AugAssign) and kind == "assign"
+                if lo <= line <= hi:
+                    reduced = reduced or (accumulated and reads and not whole)
+                else:
+                    whole, reduced = whole or reduced or (accumulated and reads), False
+                result = [result[0] or reads, result[1] or whole, result[2] or reduced]
+            return tuple(result)
+        if isinstance(node, ast.Attribute):
+            if node.attr in ("shape", "dtype", "ndim", "size", "itemsize", "strides"):
+                return False, False, False
+            return self._work(node.value, scope, frame, seen)
+        if isinstance(node, ast.Call):
+            callee = node.func
+            arguments = list(node.args) + [k.value for k in node.keywords]
+            functions = self._callable(callee, scope) or self._static_method(callee, scope)
+            if functions:
+                found = []
+                for function in functions:
+                    if ("def", id(function)) in seen:
+                        continue
+                    a = function.args
+                    positional = [p.arg for p in a.posonlyargs + a.args]
+                    given = dict(zip(positional, node.args)) | {k.arg: k.value for k in node.keywords if k.arg}
+                    if any(isinstance(x, ast.Starred) for x in node.args) or any(k.arg is None for k in node.keywords):
+                        found.append(union(arguments))
+                    where = id(self._inner(function))
+                    passed = {(where, name): self._work(x, scope, frame, seen) for name, x in given.items()}
+                    inner = {**frame, "function": function, "nest": [], "passed": passed}
+                    found += [self._work(r.value, self._inner(function), inner, seen | {("def", id(function))})
+                              for r in self._returns(function) if r.value is not None]
+                return tuple(any(f[k] for f in found) for k in range(3))
+            method = isinstance(callee, ast.Attribute) and not self.r.carried(callee, scope).paths
+            paths = self.r.carried(callee, scope).paths if not method else frozenset()
+            names = {callee.attr} if method else {p.split(".")[-1] for p in paths} | (
+                {callee.id} if isinstance(callee, ast.Name) and self._builtin(callee, scope) else set())
+            operand = callee.value if method else node.args[0] if node.args else None
+            reads, whole, reduced = union(arguments + ([callee.value] if method else []))
+            if names and names <= WINDOW_SUMS and operand is not None:
+                windowed = self._window(operand, scope, frame) or isinstance(
+                    operand, (ast.GeneratorExp, ast.ListComp)) or (isinstance(operand, ast.Name) and self._in_nest(
+                        operand.id, scope, frame))
+                return reads, whole or (reads and not windowed), reduced or (reads and windowed)
+            if names and names <= ELEMENT_WISE:
+                return reads, whole, reduced
+            return reads, whole or reads, reduced
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return union([node.elt] + [g.iter for g in node.generators] + [c for g in node.generators for c in g.ifs])
+        return union(list(ast.iter_child_nodes(node)))
+
+    def _static_method(self, callee: ast.AST, scope: _Scope) -> list | None:
+        """``Tools.pair`` where ``Tools`` is a class of the code's own and ``pair`` a ``@staticmethod`` of it."""
+        if not (isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name)):
+            return None
+        where = self.r.lookup(callee.value.id, scope)
+        bindings = where.bindings.get(callee.value.id, []) if where is not None else []
+        if len(bindings) != 1 or bindings[0][0] != "class":
+            return None
+        found = [n for n in bindings[0][1].body if isinstance(n, ast.FunctionDef) and n.name == callee.attr
+                 and any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in n.decorator_list)]
+        return found or None
+
+    def _conversion_map(self, node: ast.AST, scope: _Scope) -> bool:
+        """``map(int, items)``: Python's ``map`` of a built-in conversion (:data:`MAP_CONVERSIONS`) over iterables."""
+        if not (isinstance(node, ast.Call) and self._builtin(node.func, scope) == "map" and len(node.args) >= 2
+                and not node.keywords and not any(isinstance(x, ast.Starred) for x in node.args)):
+            return False
+        function = node.args[0]
+        if self._builtin(function, scope) in MAP_CONVERSIONS:
+            return True
+        paths = self.r.carried(function, scope).paths if not isinstance(function, ast.Name) or \
+            self.r.lookup(function.id, scope) is not None else frozenset()
+        return bool(paths) and paths <= MAP_CONVERSIONS
+
     def _returns(self, function: ast.AST) -> list:
         if isinstance(function, ast.Lambda):
             return [ast.Return(function.body)]
@@ -390,7 +574,8 @@ class _LoopNests:
         """Walk one call of ``function``; the items it (and what it called) appended to lists."""
         self.reached.add(id(function))
         self.stack.append(id(function))
-        frame = {"appended": 0, "iterated": False, "measured": False, "turns": turns, "unbounded": set(), "scope": self._inner(function)}
+        frame = {"appended": 0, "iterated": False, "measured": False, "turns": turns, "unbounded": set(),
+                 "scope": self._inner(function), "function": function, "nest": []}
         body = function.body if isinstance(function.body, list) else [function.body]
         for statement in body:
             self._walk(statement, ctx, turns, data, frame)
@@ -442,8 +627,10 @@ class _LoopNests:
             size = self._measured(node.iter, ctx, scope, frame)
             inner_turns, inner_data = self._loop(node, size, turns, data, f"for {ast.unparse(node.target)} in "
                                                  f"{ast.unparse(node.iter)}")
+            frame["nest"].append(node) if size is None else None
             for statement in node.body:
                 self._walk(statement, ctx, inner_turns, inner_data, frame)
+            frame["nest"].pop() if size is None else None
             for statement in node.orelse:
                 self._walk(statement, ctx, turns, data, frame)
             return
@@ -469,13 +656,24 @@ class _LoopNests:
                                                      f"{ast.unparse(generator.iter)}")
                 for condition in generator.ifs:
                     self._walk(condition, ctx, inner_turns, inner_data, frame)
-            self.data_depth = max(self.data_depth, inner_data)
+            if inner_data > data:
+                frame["nest"].append(node)
+            self.write_depth = max(self.write_depth, inner_data)
+            if all(self._computes(part, self.r.scope_of.get(id(part), scope), frame, False)
+                   for part in ([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])):
+                self.data_depth = max(self.data_depth, inner_data)
+            if inner_data > data:
+                frame["nest"].pop()
             for part in ([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]):
                 self._walk(part, ctx, inner_turns, inner_data, frame)
             return
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Subscript) for t in targets):
+                self.write_depth = max(self.write_depth, data)
+            if any(isinstance(t, ast.Subscript) for t in targets) and all(
+                    self._window(t, scope, frame) for t in targets if isinstance(t, ast.Subscript)) and \
+                    self._computes(node.value, scope, frame, isinstance(node, ast.AugAssign)):
                 self.data_depth = max(self.data_depth, data)
             if isinstance(node, ast.AugAssign) and self._list_growth(node):
                 size = self.length(node.value, ctx, scope, frame=frame) if isinstance(node.op, ast.Add) else None
@@ -521,6 +719,11 @@ class _LoopNests:
             self.r.lookup(callee.id, scope) is None else frozenset()
         last = {p.split(".")[-1] for p in paths} | ({callee.id} if self._builtin(callee, scope) else set())
         per_element = last & PER_ELEMENT_CALLS
+        if self._conversion_map(node, scope):
+            per_element = set()
+            sizes = [self._measured(x, ctx, scope, frame) for x in node.args[1:]]
+            if all(size is None for size in sizes):
+                self._loop(node, None, turns, data, ast.unparse(node))
         if per_element:
             self._problem(node, f"`{ast.unparse(callee)}` runs Python once per item, a loop the rule cannot "
                           f"count")
@@ -599,10 +802,20 @@ def check_output_loops(function: Any, name: str, given: Iterable[str] = ("output
     """Assert that ``function`` (with the helpers it calls) computes its result inside Python loops over the
     data: at least two nested loops whose length grows with the input (output rows and columns, in any
     order, or batch and channel too) around a value it writes (``out[b, c, i, j] = ...``, ``+=`` into an
-    item, a comprehension's item). Whole-array code (``sliding_window_view``, shifted slices) fails."""
-    depth = _loop_nests(function, name, given).data_depth
+    item, a comprehension's item) and computes there: a sum or mean of a window of the input taken inside the
+    nest, or ``+=`` of the data (:meth:`_LoopNests._computes`). Whole-array code (``sliding_window_view``,
+    shifted slices) fails, and so does a nest that copies a result computed on the whole array."""
+    nests = _loop_nests(function, name, given)
+    depth = nests.data_depth
+    if depth < 2 <= nests.write_depth:
+        raise AssertionError(f"{name} must compute each output in explicit Python loops (this lesson's exercise), "
+                             f"but its {nests.write_depth} loops over the data only write values computed elsewhere "
+                             f"(a whole-array result copied, or no sum of a window of the input inside the loops): "
+                             f"inside `for i in range(out_h):` and `for j in range(out_w):`, sum each window of the "
+                             f"input (`out[b, c, i, j] = x[b, c, r0:r1, c0:c1].sum() / divisor`, or `+=` of grad_out "
+                             f"into grad_x[b, c, r0:r1, c0:c1])")
     if depth < 2:
         raise AssertionError(f"{name} must compute each output in explicit Python loops (this lesson's exercise), "
-                             f"but the rule finds {depth} loop(s) over the data around what it writes: loop over "
+                             f"but the rule finds {nests.write_depth} loop(s) over the data around what it writes: loop over "
                              f"the output rows and columns, e.g. `for i in range(out_h):` and `for j in range(out_w):`"
                              f", and write each output (`out[b, c, i, j] = ...` or `+=` into grad_x)")

@@ -621,17 +621,34 @@ class _Resolver:
                 return line
         return None
 
+    def _aliased_attributes(self, name: str, scope: _Scope, seen: frozenset = frozenset()) -> list[str]:
+        """The attributes local ``name`` is an alias of (``f = Own.p``, ``g = f``): calling it calls them."""
+        where = self.lookup(name, scope)
+        if where is None or (id(where), name) in seen:
+            return []
+        found = []
+        for kind, detail, value_scope, _ in where.bindings.get(name, []):
+            if kind == "assign" and isinstance(detail, ast.Attribute):
+                found += _chain(detail)[1][-1:]
+            elif kind == "assign" and isinstance(detail, ast.Name):
+                found += self._aliased_attributes(detail.id, value_scope, seen | {(id(where), name)})
+        return found
+
     def _stored(self, attribute: str) -> tuple[int, str] | None:
         """Where the code sets ``.attribute`` to a function, class or module, or to what it cannot trace."""
         for value, where, line in self.stored_attributes.get(attribute, []):
             if value is None:
                 return line, "a value the grader cannot trace"
-            base, _ = _chain(value)
+            base, _ = _chain(value.func if isinstance(value, ast.Call) else value)
             if isinstance(value, ast.Lambda) or (base is not None and self.own(base.id, where)):
-                continue  # one's own function or method
+                continue  # one's own function, method, class or an object of it
+            if _is_constant_expr(value):
+                continue  # a number or a string: calling it raises
             carried = self.carried(value, where)
             if carried.taint or carried.holds:
                 return line, "a function, class or module"
+            if not isinstance(value, (ast.Tuple, ast.List, ast.Attribute)):  # (unpacked: each part read alike)
+                return line, "a value the grader cannot name (an item, a call's result, a name it carries)"
         return None
 
     def _call(self, node: ast.Call, scope: _Scope) -> list[str]:
@@ -641,7 +658,7 @@ class _Resolver:
         base, attributes = _chain(callee) if isinstance(callee, ast.Attribute) else (None, [])
         if isinstance(callee, ast.Name) or base is not None:
             name = callee if isinstance(callee, ast.Name) else base
-            checked = attributes
+            checked = attributes + (self._aliased_attributes(callee.id, scope) if name is callee else [])
             if not self.own(name.id, scope):
                 carried = self.name(name.id, scope)
                 if carried.taint and carried.taint != UNKNOWN:
@@ -663,8 +680,8 @@ class _Resolver:
             problems.append(f"`{written}(...)` (line {line}) calls the value of an expression: {INSTEAD}")
             checked = []
         for attribute in checked:
-            stored = self._stored(attribute)
-            if stored is not None and not (base is not None and self.own(base.id, scope)):
+            stored = self._stored(attribute)  # (on a class of the code's own too: `Own.p = F.avg_pool2d`)
+            if stored is not None:
                 problems.append(f"`{written}(...)` (line {line}) calls `.{attribute}`, an attribute your code sets "
                                 f"to {stored[1]} (line {stored[0]}): {INSTEAD} instead of through `{written}`")
         if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id not in self.namespace \
