@@ -1,10 +1,13 @@
 """Hidden tests judged by the bugs they catch: ``python -m benchmarks.mutants [--lesson L] [--limit N]
-[--jobs J] [--seed S]``.
+[--jobs J] [--seed S] [--operator NAME|contract]``.
 
 For each lesson, the reference solution cells (:func:`autograder.solutions.solution_cells`, as a student
 would write them) that feed a graded test cell are mutated with :mod:`ast` (:data:`OPERATORS`: arithmetic
 and comparison operators, integer and answer constants, off-by-ones in ``range()`` and slices, divisor and
-padding variants, axis swaps, dtype changes, a dropped ``+=``, a removed statement). A seeded choice of
+padding variants, axis swaps, dtype changes, a dropped ``+=``, a removed statement, and the contract's
+plausible mistakes, :data:`CONTRACT_OPERATORS`: the stride-0 default taken from the other axis, ``view`` for
+``reshape``, an input updated in place, a NumPy int for ``int()``, a float64 sum cast back, float64 on one
+``count_include_pad`` path). A seeded choice of
 ``--limit`` mutants per lesson is graded with the trusted grader (one run seed for the whole run, kept in
 the results) and each one is classified (:func:`classify`):
 
@@ -177,7 +180,71 @@ def _statement(node):
         yield "removed", None
 
 
-OPERATORS = (_binop, _compare, _constant, _range, _slice, _padding, _axis, _dtype, _statement)
+_KERNEL_AXES = {"kh": "kw", "kw": "kh", "k_h": "k_w", "k_w": "k_h"}
+#: Names that hold an array or tensor in the lessons' code (an in-place update of a Python number is no mutant).
+_ARRAY_NAMES = {"x", "grad_out", "out", "grad", "g", "share", "features", "maps", "images", "t", "fmap", "weights"}
+_INPLACE = {ast.Div: "__itruediv__", ast.Mult: "__imul__", ast.Add: "__iadd__", ast.Sub: "__isub__"}
+
+
+def _default_axis(node):
+    """The stride-0 default taken from the other axis: ``sw or kw`` -> ``sw or kh`` (per-axis default swap)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+        other = node.values[1]
+        if isinstance(other, ast.Name) and other.id in _KERNEL_AXES:
+            yield "default-axis", ast.BoolOp(ast.Or(), [node.values[0], ast.Name(_KERNEL_AXES[other.id], ast.Load())])
+
+
+def _view(node):
+    """``t.reshape(...)`` -> ``t.view(...)``: raises on a non-contiguous (channels-last, sliced) tensor."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" \
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in ("np", "numpy", "torch")):
+        yield "view", ast.Call(ast.Attribute(node.func.value, "view", ast.Load()), node.args, node.keywords)
+
+
+def _in_place(node):
+    """``y = x / d`` -> ``y = x.__itruediv__(d)``: the caller's ``x`` changed in place (an input mutated)."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) and type(node.value.op) in _INPLACE \
+            and isinstance(node.value.left, ast.Name) and node.value.left.id in _ARRAY_NAMES:
+        method = ast.Attribute(node.value.left, _INPLACE[type(node.value.op)], ast.Load())
+        yield "in-place", ast.copy_location(ast.Assign(node.targets, ast.Call(method, [node.value.right], [])), node)
+
+
+def _int_type(node):
+    """``int(v)`` -> ``np.int64(v)``: a NumPy integer where a Python int is asked (and overflow past 2**63)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and node.args:
+        yield "int-type", ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "int64", ast.Load()), node.args, [])
+
+
+def _accumulation(node):
+    """``a.sum(...)`` -> ``a.astype('float64').sum(...).astype(a.dtype)``: summed in float64, cast back."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sum" \
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in ("np", "numpy", "torch")):
+        wide = ast.Call(ast.Attribute(node.func.value, "astype", ast.Load()), [ast.Constant("float64")], [])
+        summed = ast.Call(ast.Attribute(wide, "sum", ast.Load()), node.args, node.keywords)
+        yield "accumulation", ast.Call(ast.Attribute(summed, "astype", ast.Load()),
+                                       [ast.Attribute(node.func.value, "dtype", ast.Load())], [])
+
+
+def _dtype_path(node):
+    """One branch of an ``if`` on ``count_include_pad`` computes in float64: ``x`` -> ``x.astype('float64')``
+    in the first assignment of that branch only (a dtype promoted on one code path)."""
+    if isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id in _FLAG_NAMES for n in ast.walk(node.test)):
+        for branch in ("body", "orelse"):
+            statements = getattr(node, branch)
+            first = next((s for s in statements if isinstance(s, ast.Assign)), None)
+            if first is None:
+                continue
+            wide = ast.Call(ast.Attribute(first.value, "astype", ast.Load()), [ast.Constant("float64")], [])
+            new = copy.copy(node)
+            setattr(new, branch, [ast.copy_location(ast.Assign(first.targets, wide), first) if s is first else s
+                                  for s in statements])
+            yield "dtype-path", new
+
+
+OPERATORS = (_binop, _compare, _constant, _range, _slice, _padding, _axis, _dtype, _statement, _default_axis, _view,
+             _in_place, _int_type, _accumulation, _dtype_path)
+#: The operators of issue 43 (the contract rules each graded cell must judge); the report counts them apart.
+CONTRACT_OPERATORS = ("default-axis", "view", "in-place", "int-type", "accumulation", "dtype-path")
 
 
 def _protected(tree: ast.AST) -> set[int]:
@@ -252,7 +319,10 @@ def mutants_of(source: str, cell: str) -> list[Mutant]:
     lines = source.splitlines()
     nodes = list(ast.walk(original))
     result = []
+    tensors = "torch" in source  # view is a tensor's reshape; astype a NumPy array's
     for site, (index, name, replacement) in enumerate(_sites(original)):
+        if (name == "view" and not tensors) or (name == "accumulation" and tensors):
+            continue
         target = nodes[index]
         line = getattr(target, "lineno", 0)
         before = lines[line - 1].strip() if 0 < line <= len(lines) else ""
@@ -397,14 +467,15 @@ def _grade_mutant(lesson_name: str, root: str, reference: dict[str, str], mutant
 
 
 def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs: int,
-               equivalent: dict[str, str], progress=print) -> dict:
-    """Mutate, grade and classify one lesson; the summary and every mutant's class."""
+               equivalent: dict[str, str], progress=print, operators: list[str] | None = None) -> dict:
+    """Mutate, grade and classify one lesson (only the mutants of ``operators`` when given); the summary
+    and every mutant's class."""
     from autograder.grading import load_lesson
 
     lesson = load_lesson(lesson_name, root)
     reference = solutions.solution_cells(lesson.source_path)
     fed = graded_cells(lesson)
-    every = lesson_mutants(lesson)
+    every = [m for m in lesson_mutants(lesson) if not operators or m.operator in operators]
     chosen = choose(every, limit, seed)
     baseline, why = grade(lesson_name, str(root), reference, seed)
     summary = {"lesson": lesson_name, "available": len(every), "seed": seed, "baseline_failed": [],
@@ -441,8 +512,18 @@ def run_lesson(lesson_name: str, root: Path, limit: int | None, seed: int, jobs:
         summary["mutants"].append(dict(entry, **{"class": kind, "why": why, "lost": lost}))
     counts = {kind: sum(1 for m in summary["mutants"] if m["class"] == kind) for kind in CLASSES}
     judged = counts["caught"] + counts["missed"]
-    summary.update(counts, total=len(chosen), score=round(counts["caught"] / judged, 3) if judged else None)
+    summary.update(counts, total=len(chosen), score=round(counts["caught"] / judged, 3) if judged else None,
+                   operators=operator_counts(summary["mutants"]))
     return summary
+
+
+def operator_counts(mutants: list[dict]) -> dict[str, dict[str, int]]:
+    """``{operator: {class: number}}`` of graded ``mutants`` (entries of a summary), every operator listed."""
+    found: dict[str, dict[str, int]] = {}
+    for mutant in mutants:
+        row = found.setdefault(mutant["operator"], dict.fromkeys(CLASSES, 0))
+        row[mutant["class"]] += 1
+    return found
 
 
 def report(summaries: list[dict]) -> str:
@@ -456,6 +537,21 @@ def report(summaries: list[dict]) -> str:
         score = f"{s['score']:.0%}" if s["score"] is not None else "-"
         lines.append(f"{s['lesson']:<18}{s['total']:>8}{s['caught']:>8}{s['equivalent']:>7}{s['missed']:>8}"
                      f"{s['broken']:>8}{s['error']:>7}{score:>8}")
+    contract: dict[str, dict[str, int]] = {}
+    for s in summaries:
+        for operator, row in s.get("operators", {}).items():
+            if operator in CONTRACT_OPERATORS:
+                total = contract.setdefault(operator, dict.fromkeys(CLASSES, 0))
+                for kind, number in row.items():
+                    total[kind] += number
+    if contract:
+        lines.append("\ncontract operators (issue 43), all lessons: caught / caught + missed")
+        for operator in CONTRACT_OPERATORS:
+            row = contract.get(operator)
+            if row:
+                judged = row["caught"] + row["missed"]
+                lines.append(f"  {operator:<14}{row['caught']:>4} / {judged:<4}"
+                             f"(equivalent {row['equivalent']}, broken {row['broken']}, error {row['error']})")
     for s in summaries:
         missed = [m for m in s.get("mutants", []) if m["class"] == "missed"]
         if missed:
@@ -470,6 +566,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mutants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lesson", action="append", help="a lesson of source/ (repeatable; default: all)")
     parser.add_argument("--limit", type=int, default=50, help="mutants per lesson (default: %(default)s; 0 = all)")
+    parser.add_argument("--operator", action="append", help="only mutants of this operator (repeatable; e.g. "
+                        "default-axis; 'contract' = every one of CONTRACT_OPERATORS)")
     parser.add_argument("--jobs", type=int, default=2, help="grading processes (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=31, help="choice of mutants and grading run seed (default: %(default)s)")
     parser.add_argument("--root", type=Path, default=REPO, help="course root holding source/ and release/")
@@ -479,6 +577,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--limit must be >= 0 (0 = every mutant), got {args.limit}")
     if args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
+    if args.operator:
+        args.operator = sorted({o for name in args.operator
+                                for o in (CONTRACT_OPERATORS if name == "contract" else (name,))})
     return args
 
 
@@ -496,7 +597,7 @@ def main(argv=None) -> int:
     for name in names:
         print(f"{name}: mutating and grading ...", flush=True)
         summaries.append(run_lesson(name, root, args.limit or None, args.seed, args.jobs, equivalent,
-                                    progress=lambda text: print(text, flush=True)))
+                                    progress=lambda text: print(text, flush=True), operators=args.operator))
     print(report(summaries))
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "mutants.json"

@@ -27,6 +27,7 @@ from course.checks import input_generator, random_input, runs_with_student_code
 
 __all__ = [
     "forward_backward",
+    "call_on_layout",
     "module_forward_backward",
     "run_gradcheck",
     "double_backward",
@@ -63,6 +64,34 @@ def forward_backward(function: Callable, x, grad_out, *args) -> tuple:
     out.backward(upstream)
     grad = None if point.grad is None else point.grad.detach()
     return out.detach(), grad
+
+
+#: How :func:`call_on_layout` lays out a tensor: the layouts PyTorch users pass every day.
+LAYOUTS = ("contiguous", "channels_last", "strided")
+
+
+@runs_with_student_code
+def call_on_layout(function: Callable, x, layout: str, *args) -> tuple:
+    """``(out, x_after)``: ``out = function(y, *args)`` where ``y`` holds the values of ``x [B, C, H, W]`` laid
+    out as ``layout`` (:data:`LAYOUTS`: ``"contiguous"``; ``"channels_last"``, the same values in
+    ``[B, H, W, C]`` memory; ``"strided"``, every other column of a tensor twice as wide: not contiguous, as
+    a slice is), and ``x_after`` is ``y``'s values after the call (contiguous), so the caller can check that
+    the function left its input unchanged. Both results are detached tensors."""
+    import torch
+
+    x = _require_tensor(x, "x").detach()
+    if layout == "contiguous":
+        y = x.clone().contiguous()
+    elif layout == "channels_last":
+        y = x.clone().contiguous(memory_format=torch.channels_last)
+    elif layout == "strided":
+        wide = x.new_zeros(x.shape[:-1] + (2 * x.shape[-1],))
+        wide[..., ::2] = x
+        y = wide[..., ::2]
+    else:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    out = _require_tensor(function(y, *args), "the function's result")
+    return out.detach(), y.detach().contiguous()
 
 
 @runs_with_student_code

@@ -125,3 +125,51 @@ def test_real_grader_catches_a_behaviour_change_and_not_a_no_op():
     assert M.classify(baseline, graded, fed) == "caught", (graded, why)
     graded, why = M.grade(lesson.name, str(REPO), {**reference, "head_parameters": no_op}, seed, fed)
     assert graded == baseline and M.classify(baseline, graded, fed) == "missed", (graded, why)
+
+
+CONTRACT_SNIPPET = '''
+def f(x, kernel_size, stride, count_include_pad=True):
+    kh, kw = kernel_size
+    sh, sw = stride
+    sh, sw = sh or kh, sw or kw
+    y = x.reshape(2, -1)
+    out = x / 4
+    n = int(kh * kw)
+    s = y.sum(axis=1)
+    if count_include_pad:
+        d = out * 1
+    else:
+        d = out * 2
+    return d
+'''
+
+
+def test_each_contract_operator_makes_its_mutant():
+    """Issue 43's plausible mistakes: the stride-0 default from the other axis, view for reshape (tensor
+    code only), an input updated in place, a NumPy int, a float64 sum cast back (NumPy code only), float64
+    on one count_include_pad path."""
+    tensor_code = M.mutants_of("import torch\n" + CONTRACT_SNIPPET, "cell")
+    numpy_code = M.mutants_of(CONTRACT_SNIPPET, "cell")
+    texts = "\n\n".join(m.source for m in tensor_code + numpy_code)
+    for expected in ("sh, sw = (sh or kh, sw or kh)", "sh, sw = (sh or kw, sw or kw)", "y = x.view(2, -1)",
+                     "out = x.__itruediv__(4)", "n = np.int64(kh * kw)",
+                     "s = y.astype('float64').sum(axis=1).astype(y.dtype)", "d = (out * 2).astype('float64')"):
+        assert expected in texts, f"no mutant contains {expected!r}"
+    assert {m.operator for m in tensor_code + numpy_code} >= set(M.CONTRACT_OPERATORS)
+    assert not any(m.operator == "view" for m in numpy_code), "ndarray.view takes a dtype: no mutant there"
+    assert not any(m.operator == "accumulation" for m in tensor_code), "a tensor has no astype"
+    assert not any(m.operator == "in-place" and "n = " in m.after for m in numpy_code), "numbers are not updated in place"
+
+
+def test_the_report_counts_the_contract_operators():
+    summary = {"lesson": "l", "total": 3, "caught": 1, "equivalent": 0, "missed": 2, "broken": 0, "error": 0,
+               "score": 0.333, "mutants": [
+                   {"operator": "view", "class": "caught", "id": "a", "cell": "c", "before": "", "after": ""},
+                   {"operator": "view", "class": "missed", "id": "b", "cell": "c", "before": "", "after": ""},
+                   {"operator": "constant", "class": "missed", "id": "d", "cell": "c", "before": "", "after": ""}]}
+    summary["operators"] = M.operator_counts(summary["mutants"])
+    assert summary["operators"]["view"]["caught"] == 1 and summary["operators"]["view"]["missed"] == 1
+    text = M.report([summary])
+    assert "contract operators (issue 43)" in text
+    line = next(l for l in text.splitlines() if l.strip().startswith("view"))
+    assert "1 / 2" in line, line

@@ -280,3 +280,31 @@ def test_compare_times_synchronises_cuda_after_every_call(monkeypatch):
     compare_times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, "a", device="cuda",
                   rounds=3, warmup=1)
     assert len(calls) == 8 and synced.count("cuda") >= len(calls)
+
+
+def test_call_on_layout_hands_the_same_values_in_each_layout_and_reads_the_input_back():
+    import torch
+
+    from course.torch_checks import LAYOUTS, call_on_layout
+
+    x = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5)
+    seen = {}
+
+    def record(y):
+        seen[layout] = (y.is_contiguous(), y.is_contiguous(memory_format=torch.channels_last))
+        return y.reshape(y.shape) * 1
+
+    for layout in LAYOUTS:
+        out, after = call_on_layout(record, x, layout)
+        assert torch.equal(out, x) and torch.equal(after, x)
+    assert seen == {"contiguous": (True, False), "channels_last": (False, True), "strided": (False, False)}
+    with pytest.raises(RuntimeError):  # a view of channels-last memory as [B*C, H, W] is not possible
+        call_on_layout(lambda y: y.view(6, 4, 5), x, "channels_last")
+
+    def halves(y):
+        y /= 2
+        return y
+
+    out, after = call_on_layout(halves, x, "contiguous")
+    assert torch.equal(after, x / 2), "an input changed in place is read back as changed"
+    assert torch.equal(x, torch.arange(120, dtype=torch.float32).reshape(2, 3, 4, 5)), "the caller's x is untouched"

@@ -20,7 +20,7 @@ from autograder.coursedir import notebook
 from course.checks.analysis.text import parse
 
 #: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
-GRADER_VERSION = "trusted-5"
+GRADER_VERSION = "trusted-6"
 
 #: The tag of a solution cell that re-uses an earlier lesson's exercise (``output_size`` in lessons 2-4):
 #: the student writes it again to work with, and the grader runs the reference in its place.
@@ -89,6 +89,31 @@ def _base_name(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+#: Top-level statements of a given-at-grading cell that are kept at grading when they bind none of the
+#: reference's names: the student's own helpers, constants and imports (printed checks and the like are not).
+KEPT_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
+                   ast.AnnAssign)
+
+
+def kept_definitions(source: str, replaced: set[str]) -> str:
+    """The student's own top-level definitions in a given-at-grading cell (``source``): every def, class,
+    import and assignment that binds none of the ``replaced`` names (those the reference cell binds, e.g.
+    ``output_size``), in order and as written; "" for a cell that does not parse."""
+    tree = _parse(source)
+    if tree is None:
+        return ""
+    lines = source.splitlines()
+    spans = [(min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", [])]), s.end_lineno or s.lineno)
+             for s in tree.body]
+    kept: list[str] = []
+    for index, (statement, (start, end)) in enumerate(zip(tree.body, spans)):
+        if not isinstance(statement, KEPT_STATEMENTS) or names_bound(ast.unparse(statement), True) & replaced:
+            continue
+        shared = any(i != index and s <= end and e >= start for i, (s, e) in enumerate(spans))
+        kept.append(ast.unparse(statement) if shared else "\n".join(lines[start - 1:end]))
+    return "\n\n\n".join(kept)
 
 
 def definition_source(cells: list[str], name: str) -> str | None:
@@ -251,10 +276,32 @@ class Lesson:
 
     def graded_sources(self, sources: dict[str, str]) -> dict[str, str]:
         """What the grader runs of a submission: its solution sources, with each *given* cell (an earlier
-        lesson's exercise re-used here, such as ``output_size``) replaced by the reference, so that a bug
-        in it costs points in its own lesson only."""
-        reference = self.reference_sources()
-        return {**sources, **{grade_id: reference[grade_id] for grade_id in self.given}}
+        lesson's exercise re-used here, such as ``output_size``) replaced by the reference (the student's
+        other definitions of that cell kept: :meth:`given_source`), so that a bug in it costs points in its
+        own lesson only."""
+        return {**sources, **{grade_id: self.given_source(grade_id, sources.get(grade_id, ""))
+                              for grade_id in self.given}}
+
+    def given_source(self, grade_id: str, source: str) -> str:
+        """What runs for the given cell ``grade_id`` whose student source is ``source``: the reference cell,
+        then the student's own other definitions of that cell (:func:`kept_definitions`: a helper such as
+        ``_as_pair`` written beside ``output_size`` stays the student's). Idempotent."""
+        reference = self.reference_sources()[grade_id]
+        if source.startswith(reference):  # already graded_sources' output
+            source = source[len(reference):]
+        kept = kept_definitions(source, names_bound(reference, top_level=True))
+        return reference + ("\n\n\n# Kept from your cell (the definitions beside the replaced ones):\n" + kept
+                            if kept else "")
+
+    def lost_names(self, sources: dict[str, str]) -> dict[str, str]:
+        """``{name: grade_id}``: names the student's given-at-grading cell ``grade_id`` binds at top level
+        that no graded cell binds any more (e.g. a helper defined in a ``for`` loop of that cell)."""
+        graded = self.graded_sources(sources)
+        bound = set().union(*(names_bound(s, top_level=True) for s in graded.values()), set())
+        for cell in self.prelude:
+            bound |= names_bound(cell.source, top_level=True)
+        return {name: grade_id for grade_id in self.given
+                for name in sorted(names_bound(sources.get(grade_id, ""), top_level=True) - bound)}
 
     def content_key(self, sources: dict[str, str]) -> str:
         """A hash of everything a verdict depends on besides the limits: the student's solution sources
@@ -265,10 +312,11 @@ class Lesson:
             "prelude": [c.source for c in self.prelude],
             "context": [c.source for c in self.context],
             "tests": [[c.id, c.points, c.source] for c in self.tests],
-            # a given cell runs as the reference whatever the student wrote: not part of the key, so the
-            # key is the same before and after graded_sources (batch, nbgrader's TrustedExecute)
+            # a given cell runs as the reference (plus the student's own definitions of that cell) whatever
+            # else the student wrote: keyed by what runs, so the key is the same before and after
+            # graded_sources (batch, nbgrader's TrustedExecute)
             "solutions": [[i, sources.get(i, "")] for i in self.code_solution_ids if i not in self.given],
-            "given": [[i, self.reference_sources()[i]] for i in self.given],
+            "given": [[i, self.given_source(i, sources.get(i, ""))] for i in self.given],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 

@@ -13,6 +13,7 @@ import contextlib
 import contextvars
 import io
 import os
+import re
 import secrets
 import sys
 import threading
@@ -442,6 +443,19 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n... {len(text) - limit} more characters dropped ..."
 
 
+def _blame_replaced_cell(message: str, lost: dict[str, str]) -> str | None:
+    """The message for a failure that names a name the student defined in a given-at-grading cell and
+    the grader could not keep (``lost``: ``{name: grade_id}``, :meth:`Lesson.lost_names`); None when the
+    failure names none of them."""
+    for name, cell in lost.items():
+        if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", message):
+            return (f"could not judge: `{name}` lived in the `{cell}` cell, which is replaced at grading by the "
+                    f"course's own `{cell}` (the cell is given at grading), so your code could not use it; "
+                    f"define `{name}` at the top level of that cell (a plain def, class, import or assignment "
+                    f"is kept) or in a cell of your own, such as the one for your helper functions")
+    return None
+
+
 def new_seed() -> int:
     """A fresh grading-run seed (unpredictable, 32 bits, short enough to type after ``--seed``)."""
     return secrets.randbits(32)
@@ -455,6 +469,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     limits = limits or Limits()
     check_level(limits.require)  # below the required containment: the grader refuses (GraderFault)
     seed = new_seed() if seed is None else int(seed)
+    lost = lesson.lost_names(sources)
     sources = lesson.graded_sources(sources)
     if uid is None and containment().drop_uid:  # never run student code as root
         from autograder.grading.sandbox import sandbox_uid
@@ -511,6 +526,9 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                     review = _cap(str(exc.answer), 2000)
                 elif isinstance(exc, course.checks.WrongValue):  # a check's, in the parent: never student code's
                     withheld = _cap(f"{type(exc).__name__}: {exc.withheld}", 2000)
+            blamed = _blame_replaced_cell(message, lost) if not passed else None
+            if blamed:
+                message, withheld = blamed, None
             fault = session.fault.kind if session.fault is not None else None
             if fault:
                 faults.append(f"{test.id}: {fault}: {message}")
