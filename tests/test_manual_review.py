@@ -2,17 +2,20 @@
 (issue 42 item 5): ``avgpool-course grade`` gives it no point and flags it for manual grading, the report
 lists it under "Needs a look" with the answer shown, the graded notebook says the instructor will read
 it; the instructor's manual grade (written into the gradebook as formgrader's score box writes it) reaches
-``grades.csv`` through ``export``, and grading the class again keeps it."""
+``grades.csv`` through ``export``, the report's grade table and the feedback page, and grading the class
+again keeps it."""
 
 from __future__ import annotations
 
 import csv
+import re
 
 import nbformat
 import pytest
 
 from autograder import cli, coursedir
 from autograder.grading.records import load_record
+from autograder.results import export, report
 from workflow_fakes import LESSON, REPO, make_course
 
 #: What alice answers to q1 ("What does average pooling output per window?"): the key's words, taken back.
@@ -65,14 +68,20 @@ def test_a_contradicting_answer_goes_to_review_and_the_instructors_grade_reaches
     assert automatic == record.max_score - 1
 
     assert cli.main(["report", "--root", str(root)]) == 0, capsys.readouterr()
-    report = (root / "reports" / "report.html").read_text()
-    assert "Needs a look" in report and "kc_q1" in report and "exactly what average pooling lacks" in report
+    html = (root / "reports" / "report.html").read_text()
+    assert "Needs a look" in html and "kc_q1" in html and "exactly what average pooling lacks" in html
 
     with coursedir.open_gradebook(root) as gb:  # the instructor reads it and decides: no point, but half of one
         grade = gb.find_grade("kc_q1", LESSON, LESSON, "alice")
         grade.manual_score = 0.5  # what formgrader's score box writes
         gb.db.commit()
     assert float(_grades_csv(root, capsys)[LESSON]) == automatic + 0.5
+    grades = export.read_grades(root)
+    (row,) = [r for r in report.grade_rows(grades, []) if r["student"] == "alice"]
+    assert row["cells"][0]["text"] == export.fmt(automatic + 0.5), "the report's grade table: the gradebook's score"
+    assert cli.main(["feedback", "--root", str(root), "--student", "alice"]) == 0, capsys.readouterr()
+    page = (root / "feedback" / "alice" / LESSON / f"{LESSON}.html").read_text()
+    assert re.search(r'name="kc_q1".*?Score: 0\.5 / 1', page, flags=re.S), "feedback: the instructor's grade of kc_q1"
 
     assert cli.main(["grade", "--root", str(root), "--quiet", "--seed", "4"]) == 0, capsys.readouterr()
     with coursedir.open_gradebook(root) as gb:

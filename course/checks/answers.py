@@ -29,7 +29,8 @@ from course.checks.values import WrongValue
 _FORMS = {"true/false": "True or False (Python's booleans, no quotes)",
           "short answer": 'a few words in a string, e.g. "..."',
           "shape": 'a shape in a string, dimensions as letters or whole numbers, e.g. "(N, C, 7, 7)"',
-          "layer": 'the layer as you would create it in code, one call in a string, e.g. "nn.Conv2d(3, 8, kernel_size=3)"',
+          "layer": 'the layer as you would create it in code, one call in a string, '
+                   'e.g. "nn.Conv2d(3, 8, kernel_size=3)"',
           "2x2 numbers": "two rows of two numbers, nested lists, e.g. [[0.5, 0], [0, 0.5]]"}
 
 
