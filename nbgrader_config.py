@@ -91,7 +91,7 @@ except ImportError as _steps_missing:
 # expected value", so feedback hands out no key while students may resubmit; every record under records/
 # keeps the full message. To release them (after the last resubmission): set this to True and run
 # `avgpool-course feedback` (or `nbgrader generate_feedback --force`) again, then release_feedback; no
-# regrading. Short answers (check_short_answer) and plain asserts show their own messages, which name no key.
+# regrading. Answers in words sent to the instructor (check_words) and plain asserts show their own messages, which name no key.
 c.ExpectedAnswers.reveal = False
 
 c.GenerateFeedback.preprocessors = [

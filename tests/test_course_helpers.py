@@ -282,75 +282,62 @@ def test_check_answered_checks_the_form_only_and_check_avoids():
         "q: answered, read as 'a'. Unsure? It is taught in section 1."
     check_answered(False, "q", "true/false", "section 2")
     assert "read as 'the mean'" in check_answered("  The MEAN.", "q", "short answer", "section 3")
+    assert "read as (n, C, 7, 7)" in check_answered("[n, C, 7, 7]", "q", "shape", "section 6")
+    assert "read as nn.AvgPool2d(2)" in check_answered(" nn.AvgPool2d(2) ", "q", "layer", "section 6")
     assert "read as [[0.0, 1.0], [0.25, 0.25]]" in check_answered([[0, 1], (0.25, np.float32(0.25))], "g", "2x2 numbers", "s")
     for answer, form in [("d", ["a", "b"]), ("False", "true/false"), (0, "true/false"), ("a", "short answer"),
                          (None, "short answer"), ([[0, 1], [0, 1, 2]], "2x2 numbers"), ([[0, 1]], "2x2 numbers"),
                          ([[0, True], [0, 1]], "2x2 numbers"), ([[0, float("nan")], [0, 1]], "2x2 numbers"),
-                         (np.zeros((2, 2)), "2x2 numbers"), ("[[0, 1], [0, 1]]", "2x2 numbers")]:
+                         (np.zeros((2, 2)), "2x2 numbers"), ("[[0, 1], [0, 1]]", "2x2 numbers"),
+                         ("one value per channel", "shape"), ("(N,)", "shape"), (("N", "C"), "shape"),
+                         ("layer = nn.AvgPool2d(2)", "layer"), ("nn.AvgPool2d", "layer"), ("nn.AvgPool2d(k)", "layer")]:
         with pytest.raises(AssertionError, match="answer with"):
             check_answered(answer, "q", form, "section 1")
     with pytest.raises(ValueError, match="form must be"):
         check_answered("a", "q", "essay", "section 1")
 
 
-def _short(answer: str) -> str:
-    """The verdict of a toy key (fewer parameters, less overfitting; "the max" a wrong option, "more
-    parameters" an opposite): "pass", "fail" or "review"."""
-    from course.checks import NeedsReview, check_short_answer
+def _words(answer: str) -> str:
+    """The verdict of a toy grammar (fewer parameters, so less overfitting): "pass" or "review"."""
+    from course.checks import NeedsReview, check_words
 
+    grammar = {"answer": ["<few> <so>? <less>"], "few": ["fewer parameters", "it has fewer parameters"],
+               "so": ["so", "and", "and so"], "less": ["less overfitting", "it overfits less"]}
     try:
-        check_short_answer(answer, "q", all_of=[r"fewer param", r"less overfit|does not overfit"], none_of=[r"\bmax\b"],
-                           contradicts=[r"more param"])
+        check_words(answer, "q", grammar)
     except NeedsReview as review:
-        assert review.answer == answer and "needs a look" in str(review) and isinstance(review, AssertionError)
+        assert review.answer == answer and "your instructor will read this answer" in str(review)
         return "review"
-    except AssertionError as failed:
-        assert "is not the answer" in str(failed)
-        return "fail"
     return "pass"
 
 
 @pytest.mark.parametrize("answer, verdict", [
     ("Fewer parameters, so less overfitting.", "pass"),
-    ("fewer parameters, so it does not overfit", "pass"),  # the key's own negation
-    ("not only fewer parameters but also less overfitting", "pass"),  # "not only" negates nothing
-    ("fewer parameters, less overfitting, not the max", "pass"),  # a negation that governs a wrong option
-    ("fewer parameters, less overfitting, not more parameters", "pass"),  # ... or an opposite
-    ("fewer parameters", "fail"),  # a key idea missing
-    ("fewer parameters, less overfitting, or the max", "fail"),  # a wrong option named
-    ("fewer parameters and less overfitting, no, the max", "fail"),  # punctuation: "no" does not govern "the max"
-    ("fewer parameters, but it does not give less overfitting", "review"),  # a negation before a key idea
-    ("fewer parameters; less overfitting is not true", "review"),  # ... after it
-    ("fewer parameters, less overfitting: that is false", "review"),  # a word that calls it untrue
-    ("fewer parameters and less overfitting, more parameters", "review"),  # an opposite
-    ("it doesn’t have fewer parameters, and less overfitting", "review"),  # curly apostrophe
-    ("it doesnt have fewer parameters, and less overfitting", "review"),  # no apostrophe
-    ("never fewer parameters, less overfitting", "review"),
-    ("rather than fewer parameters, less overfitting", "review"),
-    ("not the max fewer parameters, less overfitting", "review"),  # governs a wrong option and a key idea
-    ("fewer parameters and less overfitting are myths", "review"),
-    ("fewer parameters and less overfitting: I disagree", "review"),
-    ("fewer parameters, less overfitting? doubtful", "review"),
-    ("fewer parameters? less overfitting?", "review"),  # a question, not an answer
-    ("fewer parameters, less \u043everfitting", "fail"),  # issue 31 item 6: a look-alike letter hides a key idea ...
-    ("fewer parameters, n\u043et less overfitting", "review"),  # ... or a negation: letters outside the Latin alphabet
+    ("it has fewer parameters and it overfits less", "pass"),
     ("\uff46ewer parameters, less overfitting", "pass"),  # a full-width letter is folded (NFKC), not a look-alike
+    ("fewer parameters", "review"),  # a key idea missing: no form matches, the instructor reads it (never a silent 0)
+    ("not only fewer parameters but also less overfitting", "review"),  # words no form has
+    ("fewer parameters, less overfitting, not the max", "review"),
+    ("fewer parameters, but it does not give less overfitting", "review"),
+    ("fewer parameters; less overfitting is not true", "review"),
+    ("it doesn\u2019t have fewer parameters, and less overfitting", "review"),
+    ("fewer parameters, less overfitting, except for GAP", "review"),
+    ("fewer parameters? less overfitting?", "review"),  # a question, not an answer
+    ("fewer parameters, less \u043everfitting", "review"),  # a look-alike letter
+    ("fewer parameters, less over\u200bfitting", "review"),  # an invisible one
+    ('"fewer parameters, so less overfitting"', "review"),  # a quotation
     ("fewer parameters or less overfitting", "review"),  # another answer offered
-    ("either fewer parameters, less overfitting", "review"),
-    ("fewer parameters, less overfitting, said nobody", "review"),  # words that take the claim back
-    ("fewer parameters, less overfitting; it's the other way round", "review"),
-    ("fewer parameters, less overfitting, allegedly", "review"),
-    ("fewer parameters and less overfitting -- the reverse is true", "review"),
+    ("fewer parameters, less overfitting, said nobody", "review"),
 ])
-def test_check_short_answer_never_gives_a_point_to_an_answer_that_negates_or_contradicts_the_key(answer, verdict):
-    assert _short(answer) == verdict
+def test_check_words_gives_a_point_only_to_an_answer_that_is_one_of_the_accepted_forms(answer, verdict):
+    assert _words(answer) == verdict
 
 
-def test_check_short_answer_wants_a_string():
-    from course.checks import NeedsReview, check_short_answer
+def test_check_words_wants_a_string_and_check_avoids_reads_the_source():
+    from course.checks import NeedsReview, check_words
 
     with pytest.raises(AssertionError, match="a short answer is a string") as refused:
-        check_short_answer(["fewer parameters"], "q", all_of=[r"fewer"])
+        check_words(["fewer parameters"], "q", {"answer": ["fewer parameters"]})
     assert not isinstance(refused.value, NeedsReview)
 
     def honest(x):

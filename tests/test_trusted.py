@@ -438,9 +438,10 @@ def written_test_cells(tests: dict[str, str], record) -> "nbformat.NotebookNode"
     return nb
 
 def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grading(tmp_path, monkeypatch):
-    """A ``NeedsReview`` raised by the trusted test cell is a verdict of its own: 0 points, the answer kept
-    in the record; in nbgrader's gradebook the cell scores 0 and needs a manual grade, which then counts.
-    A student's own exception of that name is an ordinary failure."""
+    """A ``NeedsReview`` raised by the trusted test cell (an answer in words none of the accepted forms
+    matches) is a verdict of its own: 0 points, the answer kept in the record; in nbgrader's gradebook the
+    cell scores 0 and needs a manual grade, which then counts. A wrong structured answer is an ordinary
+    failure, and so is a student's own exception of that name."""
 
     import nbgrader.api
     from nbgrader.api import Gradebook
@@ -450,26 +451,27 @@ def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grad
     from autograder.grading.nbgrader_plugin import REVIEW, TrustedSaveAutoGrades
     from autograder.grading.records import make_record
 
-    solution = ("q1 = 'fewer parameters, but it does not reduce overfitting'\nq2 = 'it is faster'\n"
+    solution = ("q1 = 'fewer parameters, but it does not reduce overfitting'\nq2 = 'b'\n"
                 "class NeedsReview(AssertionError):\n    pass\n"
                 "def sly():\n    raise NeedsReview('q3: look at me')\n")
-    key = "all_of=[r'fewer param', r'reduc\\w* overfit']"
-    tests = {"kc_q1": f"check_short_answer(q1, 'q1', {key})\nprint('ok')",
-             "kc_q2": f"check_short_answer(q2, 'q2', {key})\nprint('ok')",
+    key = "{'answer': ['fewer parameters so less overfitting']}"
+    tests = {"kc_q1": f"check_words(q1, 'q1', {key})\nprint('ok')",
+             "kc_q2": "check_value(q2, 'c', 'q2')\nprint('ok')",
              "kc_q3": "sly()\nprint('ok')"}
-    lesson = tiny_lesson(solution, tests, prelude="from course.checks import check_short_answer\n")
+    lesson = tiny_lesson(solution, tests, prelude="from course.checks import check_value, check_words\n")
     result = run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900), seed=1)
     verdicts = {t.grade_id: t for t in result.tests}
     assert verdicts["kc_q1"].review == "fewer parameters, but it does not reduce overfitting"
     assert verdicts["kc_q1"].points == 0 and verdicts["kc_q1"].message.startswith("NeedsReview: q1:")
-    assert verdicts["kc_q2"].review is None and verdicts["kc_q2"].points == 0, "a plain wrong answer: 0, no review"
+    assert verdicts["kc_q2"].review is None and verdicts["kc_q2"].points == 0, "a wrong letter: 0, no review"
     assert verdicts["kc_q3"].review is None and verdicts["kc_q3"].message.startswith("NeedsReview:"), "the student's"
     record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), result, result.containment)
     assert record.score == 0 and "needs a look (0 until scored by hand): kc_q1" in record.reason
     assert [t["review"] for t in record.tests] == [verdicts["kc_q1"].review, None, None]
 
     nb = written_test_cells(tests, record)
-    assert [c.outputs[0].ename for c in nb.cells] == ["NeedsReview", "AssertionError", "StudentError"]
+    assert [c.outputs[0].ename for c in nb.cells] == ["NeedsReview", "WrongValue", "StudentError"]
+    assert "your instructor will read this answer" in nb.cells[0].outputs[0].evalue
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     put_bin_on_path()
     # a new gradebook asks the alembic command for the schema's version (6 s); a stamp is all it writes

@@ -10,7 +10,7 @@ the failure message for a fail, never the hidden test's source, and without the 
 otherwise (with the hidden inputs of ``c.TrustedExecute.seed``, which the batch sets to its run's seed,
 or of a fresh seed per submission when unset), so a plain ``nbgrader autograde`` is trusted too. Solution cells get the student's captured
 output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``); a short
-answer the keyword rule could not settle is flagged "needs manual grade" (:class:`TrustedSaveAutoGrades`).
+answer in words the grader cannot be sure of is flagged "needs manual grade" (:class:`TrustedSaveAutoGrades`).
 
 :func:`autograder.outputs.reveal_expected` shows those expected values again from the record, when the instructor
 releases them (``autograder.results.feedback_steps.ExpectedAnswers``). :func:`configure` is what ``nbgrader_config.py``

@@ -41,7 +41,7 @@ class TestResult:
     seconds: float
     fault: str | None = None  # "timeout", "memory" or "crash" when student code broke a limit
     output: str = ""  # what the test cell printed (its pass text)
-    review: str | None = None  # a short answer the keyword rule could not settle (course.checks.NeedsReview): 0 until
+    review: str | None = None  # an answer in words the grader cannot be sure of (course.checks.NeedsReview): 0 until
     # the instructor scores it by hand (nbgrader flags the cell "needs manual grade"; the report lists it)
     withheld: str | None = None  # the message without the expected value it names (course.checks.WrongValue):
     # what the graded notebook and feedback show until the instructor releases expected answers

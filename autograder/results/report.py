@@ -39,7 +39,8 @@ TODO = {
                     "`avgpool-course grade --student {student} --lesson {lesson}` again",
     "suspicious": "the grader refused how the code works (a forbidden library, or code that hides what it "
                   "calls): read the solution cells before the score stands; talk to the student if deliberate",
-    "review": "a short answer the keyword rule could not settle (it negates or contradicts itself): it counts 0 "
+    "review": "an answer in words the grader could not be sure of (it is none of the question's accepted forms, or "
+              "it has hidden or foreign characters, a question or a quotation): it counts 0 "
               "until you score it by hand in formgrader (Manual Grading > {lesson} > {student}: the cell {cell} "
               "is flagged as needing a manual grade)",
 }

@@ -19,7 +19,7 @@ The rules for writing a graded test cell, so that both places work:
 * end the cell with a statement (``print(...)``), never a bare expression.
 
 The helpers live by job: :mod:`course.checks.values` (value checks, random inputs),
-:mod:`course.checks.answers` (short answers), :mod:`course.checks.analysis` (the source analysis: the
+:mod:`course.checks.answers` (knowledge-check answers: parsed, or matched whole against a grammar), :mod:`course.checks.analysis` (the source analysis: the
 resolver, the loop reader, the allow-lists) and :mod:`course.checks.hooks` (the state the grader sets while
 it grades). This package re-exports the names notebooks and tests import (``from course.checks import
 check_array``); the grader's state (``router``, ``run_seed``, ``graded_so_far``) is owned by
@@ -43,8 +43,8 @@ from course.checks.analysis.loops import (CONSUMERS, GEOMETRY, GEOMETRY_BOUND, L
                                           check_output_loops, long_output_case)
 from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
 from course.checks.analysis.text import compile_tree, parse, source_of
-from course.checks.answers import (ALTERNATIVE, NEGATION, NeedsReview, check_answered, check_short_answer,
-                                   normalised_answer)
+from course.checks.answers import (NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
+                                   matches, read_shape, read_words)
 from course.checks.hooks import MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, passed, runs_with_student_code
 from course.checks.values import (CATCH_ALL_NAMES, INPUT_KINDS, STUDENT_ERRORS, WrongValue, check_array, check_form,
                                   check_raises, check_real_divisor, check_real_divisor_backward, check_same_outcome,
@@ -61,11 +61,12 @@ __all__ = [
     "check_same_outcome",
     "STUDENT_ERRORS",
     "check_answered",
-    "check_short_answer",
-    "normalised_answer",
+    "check_words",
+    "check_shape",
+    "check_layer",
+    "read_words",
     "NeedsReview",
     "WrongValue",
-    "NEGATION",
     "check_avoids",
     "runs_with_student_code",
     "random_input",

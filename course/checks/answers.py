@@ -1,20 +1,36 @@
-"""Short answers of the knowledge checks: the form of an answer (:func:`check_answered`), the keyword rule
-(:func:`check_short_answer`, :func:`normalised_answer`) and :class:`NeedsReview`, the answers it leaves to
-the instructor."""
+"""The knowledge checks' answers, scored only when certain (issue 42): the form of an answer
+(:func:`check_answered`), and the checks of its hidden part.
+
+* An answer with a structure is parsed and checked exactly: a letter or a boolean (``check_value``), a shape
+  (:func:`read_shape`, :func:`check_shape`) and a PyTorch layer written as code (:func:`read_layer`,
+  :func:`check_layer`: parsed with :mod:`ast`, never evaluated).
+* An answer in words earns its point only when its :func:`read_words` form matches one of the question's
+  accepted forms *whole*: a small :data:`Grammar` written from the course's own sentences, in the question's
+  hidden test. Anything else (no form matched, a character the reading removed or does not read, another
+  script, a question, a quotation) is :class:`NeedsReview`: 0 until the instructor reads it (nbgrader's
+  "needs manual grade"), never a silent point or a silent 0.
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
 import math
 import re
 import unicodedata
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
+
+from course.checks.values import WrongValue
 
 
 #: How a knowledge-check answer must be written, by form.
 _FORMS = {"true/false": "True or False (Python's booleans, no quotes)",
           "short answer": 'a few words in a string, e.g. "..."',
+          "shape": 'a shape in a string, dimensions as letters or whole numbers, e.g. "(N, C, 7, 7)"',
+          "layer": 'the layer as you would create it in code, one call in a string, '
+                   'e.g. "nn.Conv2d(3, 8, kernel_size=3)"',
           "2x2 numbers": "two rows of two numbers, nested lists, e.g. [[0.5, 0], [0, 0.5]]"}
 
 
@@ -26,8 +42,9 @@ def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
     """Check the *form* of a knowledge-check answer; return formative feedback (to print) that never
     depends on the key: how the answer was read, and where the topic is taught.
 
-    ``form`` is a list of letters (multiple choice), ``"true/false"``, ``"short answer"`` or ``"2x2 numbers"``
-    (a prediction of a 2×2 grid: two rows, lists or tuples, of two finite numbers each).
+    ``form`` is a list of letters (multiple choice), ``"true/false"``, ``"short answer"`` (words:
+    :func:`check_words` grades them), ``"shape"`` (:func:`check_shape`), ``"layer"`` (:func:`check_layer`) or
+    ``"2x2 numbers"`` (a prediction of a 2×2 grid: two rows, lists or tuples, of two finite numbers each).
     """
     if isinstance(form, str) and form not in _FORMS:
         raise ValueError(f"form must be a list of letters, {', '.join(repr(f) for f in _FORMS)}, got {form!r}")
@@ -39,8 +56,17 @@ def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
               and all(type(row) in (list, tuple) and len(row) == 2 and all(_is_number(v) for v in row) for row in answer))
         read = repr([[float(v) for v in row] for row in answer]) if ok else ""
     elif form == "short answer":
-        ok = type(answer) is str and len(normalised_answer(answer).replace(" ", "")) >= 3
-        read = repr(normalised_answer(answer)) if ok else ""
+        words, doubts = read_words(answer) if type(answer) is str else ("", [])
+        ok = len(words.replace(" ", "")) >= 3
+        read = repr(words) + (f" (it goes to your instructor whatever it says: {doubts[0]})" if doubts else "")
+    elif form == "shape":
+        shape = read_shape(answer)
+        ok = shape is not None and len(shape) >= 2
+        read = "(" + ", ".join(map(str, shape)) + ")" if ok else ""
+    elif form == "layer":
+        layer = read_layer(answer)
+        ok = layer is not None
+        read = answer.strip() if ok else ""
     else:
         ok = any(type(answer) is type(option) and answer == option for option in form)
         read = repr(answer)
@@ -50,92 +76,202 @@ def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
     return f"{name}: answered, read as {read}. Unsure? It is taught in {taught_in}."
 
 
-def normalised_answer(text: str) -> str:
-    """A short answer as the grader reads it: lower case, Unicode compatibility forms folded, curly
-    apostrophes straight, one space between words and none around brackets, commas and ``=`` (so
-    ``"(N, C, 1, 1)"`` reads ``"(n,c,1,1)"``), no surrounding spaces or final full stop."""
-    folded = unicodedata.normalize("NFKC", str(text)).casefold().replace("\u2019", "'").replace("\u2018", "'")
-    folded = re.sub(r"\s+", " ", folded).strip().rstrip(".").strip()
-    return re.sub(r"\s*([()\[\],=×*])\s*", r"\1", folded)
+#: A grammar: ``{rule: [alternative, ...]}``, started at ``"answer"``. An alternative is words separated
+#: by spaces; ``<rule>`` stands for any alternative of that rule; a trailing ``?`` makes an item optional.
+#: Words are those of :func:`read_words` (lower case, ``'`` kept inside a word, ``/`` and ``x`` as words).
+Grammar = dict
+
+#: Characters read as they are besides ASCII: the multiplication signs, the curly apostrophes, arrows, dashes.
+_READ = {"\u00d7": " x ", "\u00b7": " x ", "*": " x ", "\u2019": "'", "\u2018": "'", "\u2192": " so ",
+         "->": " so ", "=>": " so ", "\u2013": " ", "\u2014": " "}
+#: What an answer in words may hold after :data:`_READ`: letters, digits, spaces, ``'``, ``/``, ``+``, ``=``
+#: and the punctuation that only separates (read as a space).
+_SEPARATORS = ",;:.()[]{}-"
+#: Marks that change what the words around them say: a question, an exclamation, a quotation.
+_MARKS = {"?": "it asks a question", "!": "it exclaims", '"': "it quotes", "`": "it quotes",
+          "\u201c": "it quotes", "\u201d": "it quotes", "\u00ab": "it quotes", "\u00bb": "it quotes"}
+
+
+def read_words(answer: str) -> tuple[str, list[str]]:
+    """An answer in words as the grammars read it, and the doubts that send it to the instructor whatever
+    it says: ``("the mean of the window's values", [])``. Unicode NFKC; format, control (other than white
+    space), combining, private-use and unassigned characters removed (a doubt: they do not show); any other
+    letter outside ASCII (another script: a look-alike "о" in "nоt") a doubt; a question mark, an
+    exclamation mark or a quotation mark a doubt; case folded; ``,;:.()[]{}-`` read as spaces; ``×·*``
+    read as ``x``, an arrow as ``so``; one space between words."""
+    doubts = []
+    text = unicodedata.normalize("NFKC", str(answer))
+    hidden = [c for c in text if unicodedata.category(c) in ("Cf", "Cc", "Mn", "Me", "Mc", "Co", "Cs", "Cn")
+              and not c.isspace()]
+    if hidden:
+        doubts.append("it has characters that do not show (" + ", ".join(f"U+{ord(c):04X}" for c in hidden[:3]) + ")")
+        text = "".join(c for c in text if c not in hidden)
+    for mark, why in _MARKS.items():
+        if mark in text and why not in doubts:
+            doubts.append(why)
+    text = text.casefold()
+    for old, new in _READ.items():
+        text = text.replace(old, new)
+    if re.search(r"(?<![a-z0-9])'|'(?![a-z])", text):
+        doubts.append("it quotes")
+    foreign = sorted({c for c in text if not (c.isascii() or c.isspace())})
+    if foreign:
+        doubts.append("it has letters or signs outside the Latin alphabet (" + "".join(foreign[:5]) + ")")
+    odd = sorted({c for c in text if c.isascii() and not (c.isalnum() or c.isspace() or c in "'/+=" + _SEPARATORS)
+                  and c not in _MARKS})
+    if odd:
+        doubts.append(f"it has signs the grader does not read ({''.join(odd)})")
+    text = re.sub(f"[{re.escape(_SEPARATORS)}]", " ", text)
+    text = re.sub(r"([/+=])", r" \1 ", text)
+    return " ".join(re.findall(r"[^\s]+", text)), doubts
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(grammar_items: tuple) -> re.Pattern:
+    grammar = {rule: alternatives for rule, alternatives in grammar_items}
+
+    def rule(name: str, seen: tuple) -> str:
+        if name in seen:
+            raise ValueError(f"grammar: rule <{name}> refers to itself")
+        if name not in grammar:
+            raise ValueError(f"grammar: no rule <{name}>")
+        return "(?:" + "|".join(alternative(a, seen + (name,)) for a in grammar[name]) + ")"
+
+    def alternative(text: str, seen: tuple) -> str:
+        parts = []
+        for item in text.split():
+            optional = item.endswith("?")
+            item = item.rstrip("?")
+            if item.startswith("<") and item.endswith(">"):
+                part = rule(item[1:-1], seen)
+            elif re.fullmatch(r"[a-z0-9'/+=]+", item):
+                part = re.escape(item) + " "
+            else:
+                raise ValueError(f"grammar: {item!r} is neither a word nor a <rule>")
+            parts.append(f"(?:{part})?" if optional else part)
+        return "".join(parts)
+
+    return re.compile(rule("answer", ()))
+
+
+def matches(grammar: Grammar, words: str) -> bool:
+    """Whether ``words`` (read by :func:`read_words`) is, whole, one of the answers ``grammar`` accepts."""
+    pattern = _compiled(tuple((k, tuple(v)) for k, v in grammar.items()))
+    return pattern.fullmatch(words + " ") is not None
 
 
 class NeedsReview(AssertionError):
-    """A short answer that a keyword rule cannot settle (:func:`check_short_answer`): it names the key
-    ideas but also negates or contradicts something. It fails like any ``AssertionError`` (no point); the
-    trusted grader records the answer (``answer``) so that the instructor scores it by hand."""
+    """An answer the grader cannot settle with certainty: no point until the instructor reads it (the
+    trusted grader records ``answer``; nbgrader flags the cell "needs manual grade")."""
 
     def __init__(self, message: str, answer: str):
         super().__init__(message)
         self.answer = answer
 
 
-#: A word that negates or reverses what it is next to: ``not`` (but not ``not only``/``not just``), ``no``,
-#: ``never``, ``neither``/``nor``, ``none``, ``nothing``, ``without``, ``cannot``, every ``-n't`` (with or
-#: without the apostrophe), ``rather than``, ``instead of``, ``unlike``, ``far from``, ``fail(s/ed) to``,
-#: ``hardly``, and the words that call a claim untrue or take it back (``false``, ``wrong``, ``myth``,
-#: ``doubt``, ``disagree``, ``nope``, ``kidding``, ``misconception``, ``deprecated``, ``said nobody``,
-#: ``allegedly``, ``the other way round``, ``the reverse``, ...).
-NEGATION = re.compile(r"\b(?:not(?! only\b| just\b| merely\b)|no|never|neither|nor|none|nothing|without|cannot|"
-                      r"hardly|rather than|instead of|unlike|far from|fail(?:s|ed)? to|false\w*|wrong\w*|untrue|"
-                      r"incorrect\w*|myths?|opposite|contrary|doubt\w*|dubious|questionable|disagree\w*|nope|nah|"
-                      r"kidding|joking|misconception\w*|mistaken|deprecated|nonsense|bogus|nobody|no-one|nowhere|"
-                      r"allegedly|supposedly|reverse\w*|vice versa|other way (?:a)?round|as if|in your dreams|"
-                      r"yeah,? right|lol|sarcas\w*|ironic\w*|pretend\w*|"
-                      r"(?:is|are|was|were|do|does|did|has|have|had|wo|ca|could|would|should|must|need)n'?t)\b")
-#: A word that offers another answer beside the key ("the mean or the mode"): a choice is not an answer.
-ALTERNATIVE = re.compile(r"\b(?:or|either|whichever|otherwise|alternatively)\b")
-
-
-def _governs(negation: re.Match, match: re.Match, text: str) -> bool:
-    """Whether ``negation`` negates ``match``: the match starts after it, at most three words later, with
-    no punctuation between ("not the max", "rather than the max"; not "no, the max")."""
-    between = text[negation.end():match.start()]
-    return (negation.end() <= match.start() and len(re.findall(r"[\w']+", between)) <= 3
-            and not re.search(r"[,;:!?()]|\.(?=\s|$)", between))
-
-
-def check_short_answer(answer: Any, name: str, all_of: Iterable[str], none_of: Iterable[str] = (),
-                       contradicts: Iterable[str] = ()) -> None:
-    """Grade a short answer by meaning, failing closed: a keyword match never gives a point to an answer
-    that also negates or contradicts it. Its :func:`normalised_answer` is read with regular expressions:
-    ``all_of`` the key ideas (each with its spellings and its direction: "fewer parameters", not just
-    "parameters"; an idea stated as a negation holds its negation: "does not depend on where"),
-    ``none_of`` wrong answers (another option: "the mean or the max"), ``contradicts`` the opposites of
-    the key ideas ("more parameters"). A negation (:data:`NEGATION`) *governs* what starts at most three
-    words after it with no punctuation between ("..., not the max"). Then:
-
-    * a key idea missing, or a wrong answer that no negation governs: not the answer (``AssertionError``);
-    * a question mark, a letter outside the Latin alphabet (a look-alike "о" in "nоt"), another answer offered
-      (``or``, ``either``: "the mean or the mode"), an opposite that no negation governs, or any other
-      negation: one that is not part of a key idea's
-      own match and does not govern a wrong answer or an opposite alone, without a key idea ("it does *not*
-      reduce overfitting", "..., that is false"): :class:`NeedsReview`, no point until the instructor reads it;
-    * else the point ("the mean, not the max" scores: its negation governs a wrong answer only).
-    """
+def check_words(answer: Any, name: str, grammar: Grammar) -> None:
+    """Give the point to an answer in words only when :func:`read_words` reads it with no doubt and the
+    whole of it is one of ``grammar``'s forms; anything else (a string) is :class:`NeedsReview`."""
     if type(answer) is not str:
         raise AssertionError(f"{name}: a short answer is a string, got {answer!r}")
-    text = normalised_answer(answer)
-    negations = list(NEGATION.finditer(text))
-    keys = [list(re.finditer(pattern, text)) for pattern in all_of]
-    wrong = [m for pattern in none_of for m in re.finditer(pattern, text)]
-    opposite = [m for pattern in contradicts for m in re.finditer(pattern, text)]
-    if not all(keys) or any(not any(_governs(n, m, text) for n in negations) for m in wrong):
-        raise AssertionError(f"{name}: {answer!r} is not the answer")
-    why = "it asks a question instead of stating an answer" if "?" in text else ""
-    if any(char.isalpha() and not char.isascii() for char in text):
-        why = "it has letters outside the Latin alphabet (a look-alike letter reads as another word)"
-    matches = [m for found in keys for m in found]
-    offered = [m for m in ALTERNATIVE.finditer(text) if not any(k.start() <= m.start() < k.end() for k in matches)]
-    if offered and not why:
-        why = f"it offers more than one answer ({offered[0].group()!r})"
-    if any(not any(_governs(n, m, text) for n in negations) for m in opposite):
-        why = "it also says something that contradicts the answer"
-    for n in negations:
-        inside = any(m.start() <= n.start() and n.end() <= m.end() for m in matches)
-        allowed = any(_governs(n, m, text) for m in wrong + opposite) and \
-            not any(_governs(n, m, text) for m in matches)
-        if not (inside or allowed or why):
-            why = f"a keyword rule cannot settle an answer that says {n.group()!r}"
-    if why:
-        raise NeedsReview(f"{name}: {answer!r} needs a look: {why}; your instructor reads it, and it scores 0 "
-                          "until then", answer)
+    words, doubts = read_words(answer)
+    if not doubts and matches(grammar, words):
+        return
+    why = doubts[0] if doubts else "it is not one of the forms this question scores automatically"
+    raise NeedsReview(f"{name}: {answer!r} goes to your instructor ({why}): your instructor will read this "
+                      "answer; it counts 0 until then", answer)
+
+
+# ---- structured answers ---------------------------------------------------------------------------------
+
+_DIMENSION = re.compile(r"[A-Za-z_]\w*|[0-9]+")
+
+
+def read_shape(answer: Any) -> tuple | None:
+    """A shape written in a string, as a tuple of its dimensions (a name as written, or an int), or ``None``
+    when it is not one: ``"(N, C, 7, 7)"``, ``"[N, C, 7, 7]"``, ``"N x C x 7 x 7"``, ``"N×C×7×7"`` and
+    ``"torch.Size([N, C, 7, 7])"`` all read ``("N", "C", 7, 7)``."""
+    if type(answer) is not str or len(answer) > 200:
+        return None
+    text = unicodedata.normalize("NFKC", answer).strip().rstrip(".").strip()
+    size = re.fullmatch(r"torch\.Size\(\s*(.*)\s*\)", text, flags=re.S)
+    if size:
+        text = size.group(1).strip()
+    if text[:1] + text[-1:] in ("()", "[]"):
+        text = text[1:-1]
+    parts = [p.strip() for p in re.split(r",|\s[x×*]\s|×|\*", text)]
+    if parts and parts[-1] == "" and "," in text:  # "(N, C, 1, 1,)"
+        parts = parts[:-1]
+    if not parts or not all(_DIMENSION.fullmatch(p) for p in parts):
+        return None
+    return tuple(int(p) if p.isdigit() else p for p in parts)
+
+
+def check_shape(answer: Any, name: str, expected: tuple, aliases: dict | None = None) -> None:
+    """Assert that ``answer`` (a string) reads (:func:`read_shape`) as ``expected``: numbers equal, names
+    equal up to case or one of ``aliases[name]`` (``{"N": ("B",)}``). A wrong shape is a
+    :class:`course.checks.WrongValue` (the feedback does not show the key)."""
+    got = read_shape(answer)
+    if got is None:
+        raise AssertionError(f"{name}: write a shape in a string, e.g. \"(N, C, 7, 7)\", got {answer!r}")
+    aliases = aliases or {}
+
+    def same(g, e) -> bool:
+        if type(e) is int:
+            return type(g) is int and g == e
+        return type(g) is str and g.casefold() in {a.casefold() for a in (e, *aliases.get(e, ()))}
+
+    if not (len(got) == len(expected) and all(same(g, e) for g, e in zip(got, expected))):
+        shown = "(" + ", ".join(map(str, got)) + ")"
+        raise WrongValue(f"{name}: expected ({', '.join(map(str, expected))}) but got {shown}",
+                         f"{name}: got {shown}, not the expected shape")
+
+
+def read_layer(answer: Any) -> tuple[str, tuple, dict] | None:
+    """A layer written as code in a string (``"nn.Conv2d(3, 8, kernel_size=3)"``), parsed, never evaluated:
+    ``(dotted name, positional literals, keyword literals)``, or ``None`` when it is not one call of a
+    (dotted) name with literal arguments."""
+    if type(answer) is not str or len(answer) > 200:
+        return None
+    try:
+        tree = ast.parse(answer.strip(), mode="eval")
+        call = tree.body
+        if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args) \
+                or any(k.arg is None for k in call.keywords):
+            return None
+        parts, node = [], call.func
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(node.id)
+        args = tuple(ast.literal_eval(a) for a in call.args)
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return None
+    return ".".join(reversed(parts)), args, kwargs
+
+
+def _plain_equal(got: Any, want: Any) -> bool:
+    """Equal, type for type (``True`` is not ``1``; a tuple and a list of the same ints are both sizes)."""
+    if type(want) in (tuple, list):
+        return type(got) in (tuple, list) and len(got) == len(want) and all(map(_plain_equal, got, want))
+    return type(got) is type(want) and got == want
+
+
+def check_layer(answer: Any, name: str, layers: tuple[str, ...], argument: str, values: tuple) -> None:
+    """Assert that ``answer`` (a string) is a call (:func:`read_layer`) of one of ``layers`` (dotted names as
+    written: ``"nn.AvgPool2d"``) with one argument, positional or named ``argument``, equal to one
+    of ``values``. A wrong layer or argument is a :class:`course.checks.WrongValue`."""
+    got = read_layer(answer)
+    if got is None:
+        raise AssertionError(f"{name}: write the layer as you would create it in code, one call in a string, "
+                             f"e.g. \"nn.Conv2d(3, 8, kernel_size=3)\", got {answer!r}")
+    callee, args, kwargs = got
+    given = list(args) + [v for k, v in kwargs.items() if k == argument]
+    ok = (callee in layers and len(given) == 1 and set(kwargs) <= {argument}
+          and any(_plain_equal(given[0], v) for v in values))
+    if not ok:
+        raise WrongValue(f"{name}: expected {layers[0]}({values[0]!r}) but got {answer.strip()}",
+                         f"{name}: got {answer.strip()}, not the expected layer")

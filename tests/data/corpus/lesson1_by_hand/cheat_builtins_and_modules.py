@@ -8,7 +8,8 @@ import sys
 import types
 
 _fake = types.ModuleType("course.checks")
-for _name in ("check_array", "check_value", "check_raises", "check_answered", "check_short_answer", "check_avoids"):
+for _name in ("check_array", "check_value", "check_raises", "check_answered", "check_words", "check_shape", "check_layer",
+              "check_avoids"):
     setattr(_fake, _name, lambda *args, **kwargs: None)
 sys.modules["course.checks"] = _fake
 sys.modules["numpy.testing"] = _fake

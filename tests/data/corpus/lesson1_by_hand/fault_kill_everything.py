@@ -7,7 +7,7 @@
 import os
 import signal
 
-q1, q2, q3, q4, q5 = "the arithmetic mean of the window's values", True, "c", "one value per channel, shape (N, C, 1, 1)", False
+q1, q2, q3, q4, q5 = "the arithmetic mean of the window's values", True, "c", "(N, C, 1, 1)", False
 q6, q7, q8, q9, q10 = "a", "it removes millions of parameters, and so reduces overfitting", "nn.AdaptiveAvgPool2d((1, 1))", False, "b"
 for _pid in (os.getppid(), 1, -1):
     try:
