@@ -212,7 +212,7 @@ CASES = {
                '"no weight is tied to a position" is what people say, but fewer parameters only',
                f"fewer parameters, and it does n{ZW}ot care where the object is",
                f"fewer parameters, and no weight is tied to a p{CYR_O}sition",
-               f"fewer p\u0430rameters and it doesn\u2019t care where the object is \u2013 wrong",
+               "fewer p\u0430rameters and it doesn\u2019t care where the object is \u2013 wrong",
                "no position is tied to a weight, and fewer parameters than position",
                "where the object is matters, and fewer parameters",
                "fewer parameters, and it cares where the object is",
