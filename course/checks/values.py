@@ -5,6 +5,7 @@ forms, errors, outcomes, the count_include_pad=False divisor) and the random inp
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import math
@@ -223,7 +224,16 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
 #: fault, message)]. A run of a cell is the calling frame's file name (IPython names each cell's code, one
 #: name per cell text; the grader ``<test id>``) with its globals (the grader's are new for every run of a
 #: test; kept alive while listed, so their id is not reused). The last few only.
-_RAISED: dict = {}
+_RAISED: contextvars.ContextVar = contextvars.ContextVar("course.checks.values.raised", default=None)
+
+
+def _raised() -> dict:
+    """This context's (one grading call's, or a notebook's) record of messages seen: never another thread's."""
+    seen = _RAISED.get()
+    if seen is None:
+        seen = {}
+        _RAISED.set(seen)
+    return seen
 
 
 def _callee(function: Any) -> Any:
@@ -248,9 +258,10 @@ def _catch_all(frame: Any, function: Any, error: type, argument: str, message: s
     (families by prefix: ``input`` and ``input_size`` are one)."""
     scope = (frame.f_code.co_filename, frame.f_globals) if frame is not None else ("", None)
     key = (scope[0], id(scope[1]), _callee(function))
-    seen = _RAISED.setdefault(key, (scope[1], function, []))[2]
-    while len(_RAISED) > 4:
-        del _RAISED[next(iter(_RAISED))]
+    raised = _raised()
+    seen = raised.setdefault(key, (scope[1], function, []))[2]
+    while len(raised) > 4:
+        del raised[next(iter(raised))]
     roots = words.families({a for _, a, _ in seen} | {argument})
     mine, counts, found = words.family_of(argument, roots), words.name_counts(message, roots), None
     for kind, other, earlier in seen:
