@@ -8,8 +8,7 @@ argument of the function, in every spelling (plurals, case, separators, look-ali
 longer words, with values, shuffled), plus every rule word the lesson's cells ask for, so that they
 "mention" whatever a check wants. An honest style must pass every cell; a catch-all must fail every cell
 that checks errors for two or more arguments of a function of three or more (:func:`catchable`; a function
-of two arguments, lesson 5's ``overfitting_gap``, and a cell that checks one argument only, lesson 2's
-``backward_errors``, are known limits, printed as such).
+of two arguments, lesson 5's ``overfitting_gap``, is a known limit, printed as such).
 
 Prints per lesson how many styles of each kind behave, then a table: per style and lesson, the error cells
 an honest style passed ("2/2 pass") and those a catch-all lost ("2/3 out": the rest are known limits). ``tests/test_message_styles.py`` asserts both sides.

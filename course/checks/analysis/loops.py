@@ -444,10 +444,11 @@ class _LoopNests:
                        for n in ast.walk(p)) for p in positions[-2:])
 
     def _computes(self, value: ast.AST, scope: _Scope, frame: dict, accumulates: bool) -> bool:
-        """Does the nest compute ``value`` (what it writes) itself: a sum or mean of a window of the data taken
-        inside the nest (or ``+=`` of the data into an item), with no whole-array result on the way?"""
+        """Does the nest compute ``value`` (what it writes) itself: from the data it indexes inside the nest (a
+        sum or mean of a window, ``+=`` of grad_out into grad_x, or an item: a wrong value is the value tests'
+        to judge), with no whole-array result on the way?"""
         reads, whole, reduced = self._work(value, scope, frame, frozenset())
-        return not whole and (reduced or (accumulates and reads))
+        return not whole and (reduced or reads)
 
     def _work(self, node: ast.AST, scope: _Scope, frame: dict, seen: frozenset) -> tuple[bool, bool, bool]:
         """``(reads, whole, reduced)`` of an expression: it reads the data; a whole-array computation feeds it
