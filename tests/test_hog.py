@@ -13,16 +13,12 @@ import signal
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from autograder import coursedir
 from autograder.grading import batch, containment, load_records, sandbox
 from autograder.grading.sandbox import Limits, hang_seconds
-from test_stopping import _notebook, left_running, start_grading, watch
+from test_stopping import left_running, start_grading, tiny_course, watch
 
-REPO = Path(__file__).resolve().parent.parent
-LESSON = "tiny"
 SEED = 77
 CELL_SECONDS = 5.0
 LIMITS = Limits(test_seconds=CELL_SECONDS, cell_seconds=CELL_SECONDS, start_seconds=90)
@@ -41,19 +37,8 @@ needs_cpu_cgroup = pytest.mark.skipif(
 
 
 def _course(root: Path, students: dict[str, str]) -> Path:
-    root.mkdir(parents=True)
-    config = (REPO / "nbgrader_config.py").read_text() + (
-        f"\nc.SandboxPolicy.test_seconds = {CELL_SECONDS}\nc.SandboxPolicy.cell_seconds = {CELL_SECONDS}\n")
-    (root / "nbgrader_config.py").write_text(config)
-    for folder, solution in (("source", "### BEGIN SOLUTION\ndef double(x):\n    return 2 * x\n### END SOLUTION"),
-                             ("release", "# YOUR CODE HERE\nraise NotImplementedError()")):
-        (root / folder / LESSON).mkdir(parents=True)
-        nbformat.write(_notebook(solution), str(root / folder / LESSON / f"{LESSON}.ipynb"))
-    for student, solution in students.items():
-        (root / "submitted" / student / LESSON).mkdir(parents=True)
-        nbformat.write(_notebook(solution), str(root / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
-    coursedir.ensure_assignment(root, LESSON)
-    return root
+    return tiny_course(root, students, f"\nc.SandboxPolicy.test_seconds = {CELL_SECONDS}\n"
+                                       f"c.SandboxPolicy.cell_seconds = {CELL_SECONDS}\n")
 
 
 def _graded(root: Path) -> dict:

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from autograder import cli, coursedir
-from autograder.grading.records import load_record
+from autograder.records import load_record
 from autograder.results import export, report
 from workflow_fakes import LESSON, REPO, make_course
 

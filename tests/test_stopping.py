@@ -63,22 +63,29 @@ def _notebook(solution: str):
                                                               "language": "python"}})
 
 
+def tiny_course(root: Path, students: dict[str, str], config: str = "") -> Path:
+    """A course folder at ``root``: the lesson :data:`LESSON` (one solution cell, ``double``, and one test
+    cell), the repository's ``nbgrader_config.py`` followed by ``config``, a submission per ``students``
+    entry (name: solution source), and the lesson in its gradebook."""
+    root.mkdir(parents=True)
+    (root / "nbgrader_config.py").write_text((REPO / "nbgrader_config.py").read_text() + config)
+    for folder, solution in (("source", "### BEGIN SOLUTION\ndef double(x):\n    return 2 * x\n### END SOLUTION"),
+                             ("release", "# YOUR CODE HERE\nraise NotImplementedError()")):
+        (root / folder / LESSON).mkdir(parents=True)
+        nbformat.write(_notebook(solution), str(root / folder / LESSON / f"{LESSON}.ipynb"))
+    for student, solution in students.items():
+        (root / "submitted" / student / LESSON).mkdir(parents=True)
+        nbformat.write(_notebook(solution), str(root / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
+    coursedir.ensure_assignment(root, LESSON)
+    return root
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """``(pristine, expected)``: the tiny class with nothing graded (its gradebook knows the lesson, as
     ``nbgrader autograde`` needs), and the grades of one uninterrupted grading run of it with seed
     :data:`SEED` (phase 1, whose records the gradebook takes as they are)."""
-    pristine = tmp_path_factory.mktemp("stopping") / "pristine"
-    pristine.mkdir()
-    shutil.copy2(REPO / "nbgrader_config.py", pristine / "nbgrader_config.py")
-    for folder, solution in (("source", "### BEGIN SOLUTION\ndef double(x):\n    return 2 * x\n### END SOLUTION"),
-                             ("release", "# YOUR CODE HERE\nraise NotImplementedError()")):
-        (pristine / folder / LESSON).mkdir(parents=True)
-        nbformat.write(_notebook(solution), str(pristine / folder / LESSON / f"{LESSON}.ipynb"))
-    for student, solution in SUBMISSIONS.items():
-        (pristine / "submitted" / student / LESSON).mkdir(parents=True)
-        nbformat.write(_notebook(solution), str(pristine / "submitted" / student / LESSON / f"{LESSON}.ipynb"))
-    coursedir.ensure_assignment(pristine, LESSON)
+    pristine = tiny_course(tmp_path_factory.mktemp("stopping") / "pristine", SUBMISSIONS)
     uninterrupted = shutil.copytree(pristine, pristine.parent / "uninterrupted")
     try:  # this process's warm template stays for the rerun (closed at the end of this module)
         batch.grade(root=uninterrupted, jobs=1, progress=False, seed=SEED, check_reference=False, gradebook=False)
