@@ -76,23 +76,36 @@ def test_a_cluster_grades_as_local_grading_does_even_when_a_worker_dies(cluster,
 THREADED = {f"{case}_{n}": case for case in CASES for n in (1, 2)}
 
 
+THREADED_SEED = 2024
+
+
+def _threaded_class(root: Path) -> Path:
+    root = make_course(root)
+    cases = {c.name: c for c in corpus.cases(LESSON)}
+    for student, case in THREADED.items():
+        corpus.build(cases[case], root, student)
+    return root
+
+
+@pytest.fixture(scope="module")
+def graded_locally(tmp_path_factory):
+    """The records of :data:`THREADED` graded locally (``--jobs 2``) with :data:`THREADED_SEED`."""
+    root = _threaded_class(tmp_path_factory.mktemp("threaded") / "local")
+    return batch.grade(root=root, jobs=2, progress=False, limits=LIMITS, check_reference=False, seed=THREADED_SEED,
+                       gradebook=False)
+
+
 @pytest.mark.parametrize("threads", [1, 4])
-def test_a_worker_with_several_threads_grades_every_cell_as_local_grading_does(tmp_path, monkeypatch, threads):
+def test_a_worker_with_several_threads_grades_every_cell_as_local_grading_does(tmp_path, monkeypatch, threads,
+                                                                              graded_locally):
     """Dask's default is a thread per core: submissions graded at once in one worker process keep their own
     sandbox uid, grader state and captured output, so every cell equals local grading's (issue 45)."""
     monkeypatch.setenv("PATH", f"{DASK.parent}{os.pathsep}{os.environ['PATH']}")
-    cases = {c.name: c for c in corpus.cases(LESSON)}
-    roots = {}
-    for name in ("local", "remote"):
-        roots[name] = make_course(tmp_path / name)
-        for student, case in THREADED.items():
-            corpus.build(cases[case], roots[name], student)
-    seed = 2024
-    local = batch.grade(root=roots["local"], jobs=2, progress=False, limits=LIMITS, check_reference=False, seed=seed,
-                        gradebook=False)
+    local = graded_locally
+    remote_root = _threaded_class(tmp_path / "remote")
     with loopback_cluster(tmp_path / "cluster", workers=1, threads=threads) as (address, _):
-        remote = batch.grade(root=roots["remote"], progress=False, limits=LIMITS, cluster=address,
-                             check_reference=False, seed=seed, gradebook=False)
+        remote = batch.grade(root=remote_root, progress=False, limits=LIMITS, cluster=address,
+                             check_reference=False, seed=THREADED_SEED, gradebook=False)
 
     def cells(records):
         return {(r.student, t["grade_id"]): (r.status, t["points"], t["passed"], t["message"], t["output"])
