@@ -74,18 +74,13 @@ __all__ = [
 ]
 
 
-def _hook(name: str) -> property:
-    """``course.checks.<name>``: reads and sets ``course.checks.hooks.<name>``, the one place the checks read."""
-    return property(lambda module: getattr(hooks, name), lambda module, value: setattr(hooks, name, value),
-                    doc=f"course.checks.hooks.{name}")
-
-
 class _Checks(types.ModuleType):
-    """``course.checks``, whose grader's state (set by ``run_tests`` and by tests) is :mod:`course.checks.hooks`'."""
+    """``course.checks``, whose grader's state (set by ``run_tests`` and by tests) is :mod:`course.checks.hooks`'
+    context variables, read and set through the same properties as there."""
 
-    router = _hook("router")
-    run_seed = _hook("run_seed")
-    graded_so_far = _hook("graded_so_far")
+    router = hooks._Hooks.router
+    run_seed = hooks._Hooks.run_seed
+    graded_so_far = hooks._Hooks.graded_so_far
 
 
 sys.modules[__name__].__class__ = _Checks
