@@ -396,11 +396,6 @@ def required_level(require: str) -> str:
     return platform_level() if require == PLATFORM else require
 
 
-def lowered(require: str) -> bool:
-    """Whether ``require`` is a floor below the platform's (named on purpose by the instructor)."""
-    return not level_meets(required_level(require), platform_level())
-
-
 def parse_level(level: str, name: str = "SandboxPolicy.require") -> tuple[int, bool]:
     """``(rank of the mode in MODES, cgroup)`` of a level such as ``"user-namespace+cgroup"`` (or
     :data:`PLATFORM`, the platform's level); a ``ValueError`` naming ``name`` for anything else."""
