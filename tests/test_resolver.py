@@ -756,3 +756,44 @@ def test_the_long_output_case_outruns_every_accepted_loop_and_is_drawn_per_run(m
         assert min(out[2:]) > checks.LOOP_LIMIT, (shape, kernel, stride, padding, out)
         drawn.add((kernel, stride, padding))
     assert len(drawn) >= 10, drawn
+
+
+# --- issue 41 item 1: identity, not spelling ---------------------------------------------------------------
+IDENTITY = [  # (what, cheat source, lesson list, honest source of the same shape)
+    ("a module that re-exports torch.nn.functional under another name (torch.functional.F)",
+     "import torch.functional as tf\ndef pool(c, h, w, k):\n    return tf.F.linear(torch.ones(c), torch.ones(k, c)).sum()",
+     LESSON5, "import math\ndef pool(c, h, w, k):\n    return math.prod((c, h, w, k)) + k"),
+    ("a layer class no list names, a subclass of nn.Module (torch.ao.quantization.QuantStub)",
+     "import torch.ao.quantization as q\ndef pool(c, h, w, k):\n    return q.QuantStub()",
+     LESSON5, "import numbers\ndef pool(c, h, w, k):\n    return isinstance(c, numbers.Integral) and c * k + k"),
+]
+
+
+@pytest.mark.parametrize("what, cheat, forbidden, honest", IDENTITY, ids=[row[0][:40] for row in IDENTITY])
+def test_forbidden_lists_judge_objects_by_identity(what, cheat, forbidden, honest):
+    assert "must not use" in _refusal(cheat, forbidden)
+    check_avoids(_Graded(honest), forbidden, "pool")
+
+
+def test_an_object_is_judged_by_what_it_is_and_a_class_by_what_it_derives_from():
+    from course.checks.analysis.identity import forbidden_identities, judged
+
+    assert judged(F.avg_pool2d, LESSON4) and judged(torch.nn.modules.pooling.F.avg_pool2d, LESSON4)
+    assert "subclass of" in judged(torch.nn.LazyLinear, ["Linear"])
+    assert judged(torch.zeros, LESSON4) is None and judged(np.cumsum, LESSON5) is None
+    uses = [("P.avg", ["torch", "nn", "modules", "pooling", "F", "avg_pool2d"], "library"),
+            ("tf.F.linear", ["torch", "functional", "F", "linear"], "library")]
+    assert forbidden_identities(uses, LESSON5) == ["tf.F.linear (torch.functional.F is torch.nn.functional)"]
+    assert forbidden_identities(uses[1:], LESSON4) == []
+
+
+def test_an_allow_list_pattern_matches_whole_parts_and_only_the_module_own_attributes():
+    allowed = {"typing.*", "math.*", "torch.*", "int"}
+    for cheat in ("import typing\ndef pool(x, k):\n    return typing.sys",
+                  "import typing\ndef pool(x, k):\n    return typing.functools.reduce",
+                  "def pool(x, k):\n    return torch.nn.functional.conv2d(x, x)"):
+        tree = ast.parse(cheat)
+        assert unlisted_uses(tree, allowed, _Resolver(tree, SETUP, None)), cheat
+    honest = "import typing, math\ndef pool(x: typing.Any, k):\n    return torch.zeros(math.ceil(k)) + typing.cast(int, k)"
+    tree = ast.parse(honest)
+    assert unlisted_uses(tree, allowed, _Resolver(tree, SETUP, None)) == []

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DYNAMIC_CALLS,
                                           INTERNAL_MODULES, LOOKUP_KEYWORDS, LOOKUP_NAMES, SYS_INTERNALS,
                                           UNREADABLE_PATHS)
+from course.checks.analysis.identity import forbidden_identities, own_attribute, walk
 from course.checks.analysis.resolver import _MISSING, _Resolver, forbidden_uses, untraced_uses
 from course.checks.analysis.text import _parse, source_of
 
@@ -65,13 +66,25 @@ def unlisted_uses(tree: ast.AST, allowed: Iterable[str], resolver: _Resolver) ->
     written with its resolved path. The code's own ``def``/``class`` names and the attributes it sets are
     its own (not for a value that may hold a function, class or module); built-in exceptions are allowed."""
     entries = set(allowed)
-    patterns = [e for e in entries if "*" in e]
+    patterns = [e.split(".") for e in entries if "*" in e]
     attributes = {e[1:] for e in entries if e.startswith(".")}
     own = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                     ast.ClassDef))} | set(resolver.stored_attributes)
 
+    def by_pattern(dotted: str) -> bool:
+        """A ``*`` entry matches whole dotted parts, never across dots; ``math.*`` only ``math``'s own
+        attributes (not a module it imports or a function it re-exports: ``typing.sys`` is ``sys``)."""
+        parts = dotted.split(".")
+        for pattern in patterns:
+            if len(pattern) == len(parts) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pattern)):
+                walked = walk(parts)
+                fixed = ".".join(p for p in pattern if "*" not in p)
+                if len(walked) == len(parts) and own_attribute(walked[-1][1], fixed):
+                    return True
+        return False
+
     def listed(dotted: str) -> bool:
-        if dotted in entries or any(fnmatch.fnmatchcase(dotted, p) for p in patterns):
+        if dotted in entries or by_pattern(dotted):
             return True
         if dotted.startswith("torch.Tensor.") and dotted.count(".") == 2:
             return dotted.rsplit(".", 1)[1] in attributes
@@ -201,6 +214,7 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
         namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
     resolver = _Resolver(tree, namespace, own_module)
     found = forbidden_uses(tree, forbidden, resolver=resolver)
+    found += forbidden_identities(resolver.kinded_uses(tree), forbidden)
     if found:
         raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
                              f"({ALLOWED_TEXT})")

@@ -1,0 +1,179 @@
+"""Identity, not spelling (issue 41 item 1): the objects a library path names, walked through modules and
+classes only, and judged by what they *are* against a lesson's lists.
+
+A path (``torch.nn.modules.pooling.F.avg_pool2d``) is walked from the module it starts with (imported in
+the parent when the code imports it) through a module's own attributes (its ``__dict__``, or a submodule)
+and a class's (``inspect.getattr_static``): nothing is called, no instance is touched, no property runs. The
+walk stops at the first object that is neither a module nor a class (a function, a dtype, a tensor).
+
+A lesson's forbidden list (names and ``*`` patterns, as its tests write them) is turned once per grading run
+into the objects it names (:func:`forbidden_objects`): every module whose dotted name has a part it lists,
+and every function, class or module that any loaded module holds under a listed name. An object is
+forbidden when it is one of those (by identity: ``F.avg_pool2d`` re-exported by ten modules is one object),
+when its own name (``__module__``/``__qualname__``, a module's ``__name__``) has a listed part, or, for a
+class, when a class it derives from is forbidden (a layer class no list names, subclass of ``nn.Module``)."""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import functools
+import importlib
+import importlib.util
+import inspect
+import io
+import sys
+from typing import Any, Iterable
+
+_MODULE = type(sys)
+_MISSING = object()
+#: Modules whose import does something beyond defining names (opens a browser, prints, a window): never
+#: imported by the grader's parent to walk a path.
+_NOT_IMPORTED = {"this", "antigravity", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser", "__main__"}
+
+
+def matches(part: str, entries: Iterable[str]) -> bool:
+    """Does one dotted part (``avg_pool2d``) match an entry: a name exactly, or a case-insensitive pattern
+    with ``*`` (``*pool*``)? Parts are whole: a pattern never matches across a dot."""
+    return any(fnmatch.fnmatchcase(part.lower(), e.lower()) if "*" in e else part == e for e in entries)
+
+
+def _import(name: str) -> Any:
+    """The module ``name``, imported in the parent if it is not yet (its output swallowed), or ``_MISSING``."""
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    if name.split(".")[0] in _NOT_IMPORTED:
+        return _MISSING
+    try:
+        if importlib.util.find_spec(name) is None:
+            return _MISSING
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - not importable here: nothing to walk
+        return _MISSING
+
+
+def walk(path: list[str]) -> list[tuple[str, Any]]:
+    """``[(spelled prefix, object)]`` along ``path`` while it can be walked without running code: from the
+    first part as a module, through modules (their attributes, or submodules) and classes
+    (``inspect.getattr_static``); it ends at the first object that is neither, or at a part not found."""
+    if not path:
+        return []
+    current = _import(path[0])
+    if current is _MISSING:
+        return []
+    found = [(path[0], current)]
+    for index, part in enumerate(path[1:], start=1):
+        if isinstance(current, _MODULE):
+            following = current.__dict__.get(part, _MISSING)
+            if following is _MISSING:
+                name = current.__dict__.get("__name__")
+                following = _import(f"{name}.{part}") if isinstance(name, str) else _MISSING
+        elif isinstance(current, type):
+            try:
+                following = inspect.getattr_static(current, part)
+            except AttributeError:
+                following = _MISSING
+        else:
+            break
+        if following is _MISSING:
+            break
+        current = following
+        found.append((".".join(path[:index + 1]), current))
+    return found
+
+
+def _names(value: Any) -> list[str]:
+    """An object's own dotted names: a module's ``__name__``; a function's or class's ``__module__`` and
+    ``__qualname__`` (read from the object itself, never from an instance's class machinery)."""
+    if isinstance(value, _MODULE):
+        name = value.__dict__.get("__name__")
+        return [name] if isinstance(name, str) else []
+    if not (isinstance(value, type) or inspect.isroutine(value) or type(value).__name__ == "ufunc"):
+        return []
+    names = []
+    for attribute in ("__module__", "__qualname__", "__name__"):
+        try:
+            text = inspect.getattr_static(value, attribute) if isinstance(value, type) else getattr(value, attribute)
+        except AttributeError:
+            continue
+        if isinstance(text, str):
+            names.append(text)
+    return names
+
+
+def _holdable(value: Any) -> bool:
+    return isinstance(value, (_MODULE, type)) or inspect.isroutine(value) or type(value).__name__ == "ufunc"
+
+
+@functools.lru_cache(maxsize=64)
+def _forbidden_objects(entries: tuple, loaded: int) -> dict:
+    found: dict[int, tuple[Any, str]] = {}
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, _MODULE):
+            continue
+        if any(matches(part, entries) for part in name.split(".")):
+            found[id(module)] = (module, name)
+        try:
+            items = list(module.__dict__.items())
+        except Exception:  # noqa: BLE001 - a module without a plain namespace
+            continue
+        for attribute, value in items:
+            if matches(attribute, entries) and _holdable(value) and id(value) not in found:
+                found[id(value)] = (value, f"{name}.{attribute}")
+    return found
+
+
+def forbidden_objects(entries: Iterable[str]) -> dict:
+    """``{id: (object, a dotted name of it)}``: the objects ``entries`` names among the loaded modules (once
+    per grading run: cached by the list and by how many modules are loaded)."""
+    return _forbidden_objects(tuple(sorted(set(entries))), len(sys.modules))
+
+
+def judged(value: Any, entries: Iterable[str]) -> str | None:
+    """Why ``value`` is forbidden by ``entries`` (a sentence naming what it is), or ``None``."""
+    entries = tuple(entries)
+    table = forbidden_objects(entries)
+    candidates = [value]
+    if isinstance(value, type):
+        candidates = [c for c in inspect.getmro(value) if c is not object]
+    for candidate in candidates:
+        names = _names(candidate)
+        if id(candidate) in table and table[id(candidate)][0] is candidate:
+            why = table[id(candidate)][1]
+        elif any(matches(part, entries) for text in names for part in text.split(".")):
+            why = ".".join(names[:2])
+        else:
+            continue
+        return why if candidate is value else f"{'.'.join(_names(value)[:2])}, a subclass of {why}"
+    return None
+
+
+def forbidden_identities(uses: Iterable[tuple[str, list[str], str]], entries: Iterable[str]) -> list[str]:
+    """The ``("library"`` or ``"import")`` uses (:meth:`_Resolver.kinded_uses`) whose walked path reaches an
+    object that ``entries`` forbids, at any step: one entry each, as written with what it is."""
+    entries = tuple(entries)
+    found = []
+    for written, path, kind in uses:
+        if kind not in ("library", "import") or any(matches(part, entries) for part in path):
+            continue  # (a path spelled with a listed part is refused by its spelling already)
+        for spelled, value in walk(list(path)):
+            why = judged(value, entries)
+            if why is not None:
+                found.append(f"{written} (it is {why})" if spelled == ".".join(path) else
+                             f"{written} ({spelled} is {why})")
+                break
+    return list(dict.fromkeys(found))
+
+
+def own_attribute(value: Any, prefix: str) -> bool:
+    """Is ``value``, reached as an attribute of module ``prefix`` through a ``prefix.*`` allow-list entry, that
+    module's own (not a module it imports, nor a function or class it re-exports from elsewhere)?"""
+    if isinstance(value, _MODULE):
+        return False
+    names = _names(value)
+    module = names[0] if names and (isinstance(value, type) or inspect.isroutine(value)) else None
+    if isinstance(module, str):
+        return module == prefix or module.startswith(prefix + ".") or module.lstrip("_") == prefix
+    return True
