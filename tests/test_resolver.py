@@ -797,3 +797,33 @@ def test_an_allow_list_pattern_matches_whole_parts_and_only_the_module_own_attri
     honest = "import typing, math\ndef pool(x: typing.Any, k):\n    return torch.zeros(math.ceil(k)) + typing.cast(int, k)"
     tree = ast.parse(honest)
     assert unlisted_uses(tree, allowed, _Resolver(tree, SETUP, None)) == []
+
+
+# --- issue 41 item 2: values of unknown kind are not callable -----------------------------------------------
+UNKNOWN_KIND = [  # (what, cheat, honest of the same shape); lesson 5's list (no allow-list: the rule alone)
+    ("an attribute of a module passed through a library call (copy.copy)",
+     "import copy\ndef pool(c, h, w, k):\n    m = copy.copy(torch)\n    return m.ao.quantization.QuantStub()",
+     "import copy\ndef pool(c, h, w, k):\n    shape = copy.copy([c, h, w])\n    return shape.count(c) * k"),
+    ("an attribute of what the code's own function returns",
+     "def g():\n    return torch\ndef pool(c, h, w, k):\n    return g().ao.quantization.QuantStub()",
+     "def g(c):\n    return np.zeros(c)\ndef pool(c, h, w, k):\n    return g(c).sum() + c * k"),
+    ("a call's result",
+     "def g():\n    return torch.ones\ndef pool(c, h, w, k):\n    return g()(c).sum()",
+     "def g(c):\n    return torch.ones(c)\ndef pool(c, h, w, k):\n    return g(c).sum()"),
+    ("a value through functools.reduce",
+     "import functools\ndef pool(c, h, w, k):\n    m = functools.reduce(lambda a, b: b, [torch])\n    return m.ao.quantization.QuantStub()",
+     "import functools, operator\ndef pool(c, h, w, k):\n    n = functools.reduce(operator.mul, [c, h, w])\n    return n * k"),
+    ("a value through next/min/sorted/dict.get",
+     "def pool(c, h, w, k):\n    m = {'a': torch}.get('a')\n    return max([m], key=id).ao.quantization.QuantStub()",
+     "def pool(c, h, w, k):\n    sizes = {'c': c}\n    return max([sizes.get('c'), k]) * sorted([h, w])[0]"),
+    ("a student function named like the library's does not excuse it",
+     "import copy\ndef QuantStub():\n    return 0\ndef pool(c, h, w, k):\n    return copy.copy(torch.ao.quantization).QuantStub()",
+     "def count(c):\n    return c\ndef pool(c, h, w, k):\n    return count(c) * k"),
+]
+
+
+@pytest.mark.parametrize("what, cheat, honest", UNKNOWN_KIND, ids=[row[0][:40] for row in UNKNOWN_KIND])
+def test_values_of_unknown_kind_are_not_callable(what, cheat, honest):
+    refusal = _refusal(cheat, LESSON5)
+    assert "call functions and classes directly" in refusal or "must not use" in refusal, refusal
+    check_avoids(_Graded(honest), LESSON5, "pool")

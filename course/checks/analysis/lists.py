@@ -15,6 +15,23 @@ KNOWN_DECORATORS = {"staticmethod", "classmethod", "property", "torch.autograd.f
 DATA_BUILTINS = {"isinstance", "issubclass", "len", "print", "str", "repr", "int", "float", "bool", "complex",
                  "abs", "round", "range", "hash", "id", "format", "divmod", "pow", "any", "all", "ord",
                  "chr", "hex", "bin", "oct", "callable", "ascii"}
+#: Library callees whose result is plain data, by resolved dotted path (``*`` matches one whole part): a tensor,
+#: an array, a number, a string, a random generator, or a container of those. The result of any other call
+#: (``copy.copy(F)``, ``functools.reduce(...)``, a call's result) is of unknown kind: it may be a function,
+#: class or module, so calling it, or an attribute of it other than :data:`DATA_METHODS`, is refused.
+RETURNS = {"numpy.*": "array", "numpy.lib.stride_tricks.*": "array", "numpy.linalg.*": "array",
+           "numpy.random.*": "generator or array", "numpy.add.*": "array", "torch.*": "tensor",
+           "torch.nn.functional.*": "tensor", "torch.linalg.*": "tensor", "torch.Tensor.*": "tensor",
+           "math.*": "number", "operator.index": "number", "operator.add": "number", "operator.mul": "number",
+           "numbers.*": "number", "itertools.product": "container", "itertools.accumulate": "container",
+           "itertools.chain": "container", "itertools.repeat": "container", "itertools.count": "container"}
+#: Callees that return a function or what they were given, never data: not in :data:`RETURNS` even where a
+#: pattern there covers them.
+NOT_DATA = {"numpy.vectorize", "numpy.frompyfunc", "torch.vmap", "torch.compile", "torch.jit", "numpy.lib",
+            "torch.nn", "torch.autograd", "torch.func", "torch.library", "torch.ops", "torch.overrides"}
+#: Attributes a value of unknown kind may still be called through: the methods of tensors, arrays and
+#: Python's containers, strings and numbers (filled in by the resolver from those types).
+DATA_TYPES_FOR_METHODS = ("torch.Tensor", "numpy.ndarray", "list", "dict", "str", "tuple", "set", "int", "float")
 #: Calls that look a function up from a string, as ``getattr`` with a computed name does.
 NAME_LOOKUPS = {"operator.attrgetter", "operator.methodcaller", "pydoc.locate", "pkgutil.resolve_name",
                 "torch._C._jit_get_operation", "torch.overrides.get_overridable_functions",

@@ -11,8 +11,8 @@ import inspect
 import sys
 from typing import Any, Iterable
 
-from course.checks.analysis.lists import (_BUILTIN_NAMES, ALLOWED_DUNDERS, DATA_BUILTINS, INSTEAD, KNOWN_DECORATORS,
-                                          NAME_LOOKUPS, UNKNOWN)
+from course.checks.analysis.lists import (_BUILTIN_NAMES, ALLOWED_DUNDERS, DATA_BUILTINS, DATA_TYPES_FOR_METHODS,
+                                          INSTEAD, KNOWN_DECORATORS, NAME_LOOKUPS, NOT_DATA, RETURNS, UNKNOWN)
 from course.checks.analysis.text import _is_constant
 
 
@@ -71,6 +71,28 @@ def _is_constant_expr(node: ast.AST) -> bool:
 
 
 _MISSING = object()
+
+
+@functools.lru_cache(maxsize=1)
+def data_methods() -> frozenset:
+    """The method names of tensors, arrays, NumPy's random generators and Python's containers, strings and
+    numbers (:data:`DATA_TYPES_FOR_METHODS`): what a value of unknown kind may still be called through."""
+    names: set[str] = set()
+    for dotted in DATA_TYPES_FOR_METHODS + ("numpy.random.Generator",):
+        kind = getattr(builtins, dotted, None) if "." not in dotted else _library_object(dotted)
+        if isinstance(kind, type):
+            names |= {n for n in dir(kind) if not n.startswith("_")}
+    return frozenset(names)
+
+
+def returns_data(path: str) -> bool:
+    """Is ``path`` a library callee whose result is plain data (:data:`RETURNS`, less :data:`NOT_DATA`)?
+    ``*`` matches one whole dotted part."""
+    if any(path == n or path.startswith(n + ".") for n in NOT_DATA):
+        return False
+    parts = path.split(".")
+    return any(len(p.split(".")) == len(parts) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, p.split(".")))
+               for p in RETURNS)
 
 
 def _may_call(value: Any) -> bool:
@@ -451,6 +473,8 @@ class _Resolver:
             if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id in _BUILTIN_NAMES:
                 for argument in arguments:  # next, list, sorted, min, zip, type...: their arguments' items
                     found = found | _Carried(argument.taint, argument.holds)
+            elif self.kind(node, scope) == "unknown":  # copy.copy(F), functools.reduce(...), f()(): anything
+                found = found | _Carried(None, True)
             return found
         if isinstance(node, ast.Lambda):
             return _Carried(None, True)
@@ -465,6 +489,62 @@ class _Resolver:
         if isinstance(node, ast.DictComp):
             return self.carried(node.value)
         return _Carried()
+
+    def kind(self, node: ast.AST, scope: _Scope, seen: frozenset = frozenset()) -> str:
+        """What kind of value ``node`` is (issue 41 item 2): ``"library"`` (a path the lists judge), ``"own"``
+        (the code's own def or class, or what calling one gives), ``"data"`` (an argument, a constant, the
+        result of a callee :data:`RETURNS` lists, a data method's result) or ``"unknown"`` (anything else:
+        the result of an unlisted library call or of a call's result; it may be a function, class or module)."""
+        scope = self.scope_of.get(id(node), scope) or self.module
+        if isinstance(node, ast.Name):
+            if self.own(node.id, scope):
+                return "own"
+            carried = self.name(node.id, scope)
+            if carried.paths:
+                return "library"
+            where = self.lookup(node.id, scope)
+            if where is None or (id(where), node.id) in seen:
+                return "data"
+            kinds = set()
+            for binding in where.bindings.get(node.id, []):
+                kind, detail, value_scope, _ = binding
+                if kind in ("def", "class"):
+                    kinds.add("own")
+                elif kind == "assign" and detail is not None:
+                    kinds.add(self.kind(detail, value_scope, seen | {(id(where), node.id)}))
+                elif kind != "param" and self._binding(binding).holds:
+                    kinds.add("unknown")  # a loop target, an item stored, an except target... that may be a function
+            return "unknown" if "unknown" in kinds else "own" if "own" in kinds else "data"
+        if isinstance(node, (ast.Attribute, ast.Subscript)) or _literal_getattr(node):
+            if isinstance(node, ast.Attribute) and self.carried(node, scope).paths:
+                return "library"
+            base = node.value if not _literal_getattr(node) else node.args[0]
+            return self.kind(base, scope, seen)
+        if isinstance(node, ast.Call):
+            callee = node.func
+            if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id in _BUILTIN_NAMES \
+                    and callee.id not in self.namespace:
+                return "unknown" if self.carried(node, scope).holds else "data"
+            callee_kind = self.kind(callee, scope, seen)
+            if callee_kind == "own":
+                return "own"
+            if callee_kind == "library":
+                paths = self.carried(callee, scope).paths
+                return "data" if paths and all(returns_data(p) for p in paths) else "unknown"
+            if isinstance(callee, ast.Attribute) and callee_kind == "data" and callee.attr in data_methods():
+                return "data"
+            return "unknown"
+        if isinstance(node, ast.Lambda):
+            return "own"
+        return "data"
+
+    def own_methods(self) -> set[str]:
+        """The names of the ``def``s in the code's own class bodies, and the attributes it sets."""
+        if not hasattr(self, "_own_methods"):
+            self._own_methods = {name for scope in self.scopes if scope.kind == "class"
+                                 for name, bindings in scope.bindings.items() if any(b[0] == "def" for b in bindings)}
+            self._own_methods |= set(self.stored_attributes)
+        return self._own_methods
 
     def _binding(self, binding: tuple) -> _Carried:
         kind, detail, where, _ = binding
@@ -674,11 +754,28 @@ class _Resolver:
         elif isinstance(callee, ast.Subscript):
             problems.append(f"`{written}(...)` (line {line}) calls an item of a container: {INSTEAD}")
             checked = []
-        elif isinstance(callee, (ast.Call, ast.Lambda)):
+        elif _literal_getattr(callee):  # getattr(x, "name")(...) is x.name(...)
+            checked = [callee.args[1].value]
+        elif isinstance(callee, ast.Call):
+            problems.append(f"`{written}(...)` (line {line}) calls the result of a call, which may be any function or "
+                            f"class: bind what you call to a name (your own def) and call that, or {INSTEAD}")
+            checked = []
+        elif isinstance(callee, ast.Lambda):
             checked = []
         else:
             problems.append(f"`{written}(...)` (line {line}) calls the value of an expression: {INSTEAD}")
             checked = []
+        if (isinstance(callee, ast.Attribute) or _literal_getattr(callee)) and \
+                not (base is not None and self.own(base.id, scope)):
+            value, attribute = (callee.value, callee.attr) if isinstance(callee, ast.Attribute) else \
+                (callee.args[0], callee.args[1].value)
+            kind = self.kind(value, scope)
+            allowed = data_methods() | (self.own_methods() if kind == "own" else set())
+            if kind in ("unknown", "own") and attribute not in allowed:
+                what = "a value of unknown kind (the result of a call the grader does not know to return data: it may " \
+                    "be a function, class or module)" if kind == "unknown" else "what your own code returns"
+                problems.append(f"`{written}(...)` (line {line}) calls `.{attribute}` of {what}, and "
+                                f"`{attribute}` is no tensor, array or container method nor one of your own: {INSTEAD}")
         for attribute in checked:
             stored = self._stored(attribute)  # (on a class of the code's own too: `Own.p = F.avg_pool2d`)
             if stored is not None:
