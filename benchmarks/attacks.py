@@ -53,9 +53,12 @@ TARGETS = {
     "lesson4_torch": [("library pooling", "torch.nn.functional", "avg_pool2d"),
                       ("convolution", "torch.nn.functional", "conv2d"),
                       ("layers", "torch.nn", "AvgPool2d"),
+                      ("unlisted layer", "torch.ao.quantization", "QuantStub"),
                       ("the reference", "course.reference", "avg_pool2d_reference"),
                       ("course helpers", "course.network", "build")],
     "lesson5_gap": [("layers", "torch.nn", "Linear"),
+                    ("unlisted layer", "torch.ao.quantization", "QuantStub"),
+                    ("re-exported F", "torch.functional", "F"),
                     ("course helpers", "course.network", "parameter_total")],
 }
 #: The function each lesson's attack defines (one its tests check with check_avoids), and how it uses the value.
@@ -170,6 +173,8 @@ for _name, _build in {
     if _reexports("importlib") else None,
     "module_reexported": lambda s, r: (lambda pair: (f"_rm.{pair[1]}", [f"import {pair[0]} as _rm"]))(
         r.choice(_reexports(s.module))) if _reexports(s.module) else None,
+    "module_through_a_library_call": lambda s, r: (f"copy.copy({s.module})", ["import copy", f"import {s.module}"]),
+    "module_through_own_function": lambda s, r: ("_om()", [f"import {s.module}", f"def _om():\n    return {s.module}"]),
     "module_string_split": lambda s, r: (f"sys.modules['.'.join({s.module.split('.')!r})]",
                                          ["import sys", f"import {s.module}"]),
 }.items():
@@ -270,6 +275,13 @@ for _name, _build in {
     "value_walrus": lambda e, u: (f"[(w := {e}), w][1]", []),
     "value_except": lambda e, u: (f"_t{u}()", [f"def _t{u}():\n    try:\n        raise ValueError({e})\n"
                                                f"    except ValueError as err:\n        return err.args[0]"]),
+    "value_own_function_returns": lambda e, u: (f"_r{u}()", [f"def _r{u}():\n    return {e}"]),
+    "value_call_of_a_call": lambda e, u: (f"_c{u}()()", [f"def _c{u}():\n    return lambda: {e}"]),
+    "value_max": lambda e, u: (f"max([{e}], key=id)", []),
+    "value_next_default": lambda e, u: (f"next(iter(()), {e})", []),
+    "value_dict_pop": lambda e, u: (f"{{'k': {e}}}.pop('k')", []),
+    "value_list_pop": lambda e, u: (f"[{e}].pop()", []),
+    "value_getattr_default": lambda e, u: (f"getattr(0, 'missing', {e})", []),
     "value_copy": lambda e, u: (f"copy.copy({e})", ["import copy"]),
     "value_setattr_on_own_class": lambda e, u: (f"_S{u}.p", [f"class _S{u}:\n    pass", f"_S{u}.p = {e}"]),
     "value_own_function_of_that_name": lambda e, u: (

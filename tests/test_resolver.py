@@ -816,6 +816,10 @@ UNKNOWN_KIND = [  # (what, cheat, honest of the same shape); lesson 5's list (no
     ("a value through next/min/sorted/dict.get",
      "def pool(c, h, w, k):\n    m = {'a': torch}.get('a')\n    return max([m], key=id).ao.quantization.QuantStub()",
      "def pool(c, h, w, k):\n    sizes = {'c': c}\n    return max([sizes.get('c'), k]) * sorted([h, w])[0]"),
+    ("an attribute read of what the code's own function returns, handed on through max and an alias",
+     "def g():\n    return torch.ao.quantization\nt = max([g().QuantStub], key=id)\n"
+     "def pool(c, h, w, k):\n    f = t\n    return f()",
+     "def g(c):\n    return np.zeros(c)\nt = max([3, 4])\ndef pool(c, h, w, k):\n    f = t\n    return f * g(c).shape[0]"),
     ("a student function named like the library's does not excuse it",
      "import copy\ndef QuantStub():\n    return 0\ndef pool(c, h, w, k):\n    return copy.copy(torch.ao.quantization).QuantStub()",
      "def count(c):\n    return c\ndef pool(c, h, w, k):\n    return count(c) * k"),

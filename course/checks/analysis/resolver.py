@@ -539,10 +539,9 @@ class _Resolver:
         return "data"
 
     def own_methods(self) -> set[str]:
-        """The names of the ``def``s in the code's own class bodies, and the attributes it sets."""
+        """The names bound in the code's own class bodies (methods, class attributes), and the attributes it sets."""
         if not hasattr(self, "_own_methods"):
-            self._own_methods = {name for scope in self.scopes if scope.kind == "class"
-                                 for name, bindings in scope.bindings.items() if any(b[0] == "def" for b in bindings)}
+            self._own_methods = {name for scope in self.scopes if scope.kind == "class" for name in scope.bindings}
             self._own_methods |= set(self.stored_attributes)
         return self._own_methods
 
@@ -662,7 +661,24 @@ class _Resolver:
                     problems.append(f"`{node.id}` (line {line}) is passed around as a value: read attributes as "
                                     "x.name")
             elif isinstance(node, ast.Call):
-                problems += self._call(node, scope)
+                called = self._call(node, scope)
+                problems += called
+                if not called and isinstance(node.func, ast.Name) and not self.own(node.func.id, scope) and \
+                        self._computed(node.func.id, scope) is None and self.kind(node.func, scope) == "unknown":
+                    problems.append(f"`{node.func.id}(...)` (line {line}) calls a name bound to a value of unknown kind "
+                                    f"(it may be any function or class): {INSTEAD}")
+            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or _literal_getattr(node):
+                value, attribute = (node.value, node.attr) if isinstance(node, ast.Attribute) else \
+                    (node.args[0], node.args[1].value)
+                kind = self.kind(value, scope) if not (isinstance(value, ast.Name) and self.own(value.id, scope)) \
+                    else "own class"
+                if kind in ("unknown", "own") and attribute not in data_methods() | (
+                        self.own_methods() if kind == "own" else set()):
+                    what = "a value of unknown kind (it may be a function, class or module)" if kind == "unknown" \
+                        else "what your own code returns"
+                    problems.append(f"`{ast.unparse(node)}` (line {line}) reads `.{attribute}` of {what}, and "
+                                    f"`{attribute}` is no tensor, array or container attribute nor one of your own: "
+                                    f"{INSTEAD}")
             elif isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
                 carried = self.carried(node.value, scope)
                 if carried.taint and carried.taint != UNKNOWN:
