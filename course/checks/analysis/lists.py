@@ -27,8 +27,8 @@ RETURNS = {"numpy.*": "array", "numpy.lib.stride_tricks.*": "array", "numpy.lina
            "itertools.chain": "container", "itertools.repeat": "container", "itertools.count": "container"}
 #: Callees that return a function or what they were given, never data: not in :data:`RETURNS` even where a
 #: pattern there covers them.
-NOT_DATA = {"numpy.vectorize", "numpy.frompyfunc", "torch.vmap", "torch.compile", "torch.jit", "numpy.lib",
-            "torch.nn", "torch.autograd", "torch.func", "torch.library", "torch.ops", "torch.overrides"}
+NOT_DATA = {"numpy.vectorize", "numpy.frompyfunc", "torch.vmap", "torch.compile", "torch.jit", "torch.no_grad",
+            "torch.enable_grad", "torch.autograd", "torch.func", "torch.library", "torch.ops", "torch.overrides"}
 #: Attributes a value of unknown kind may still be called through: the methods of tensors, arrays and
 #: Python's containers, strings and numbers (filled in by the resolver from those types).
 DATA_TYPES_FOR_METHODS = ("torch.Tensor", "numpy.ndarray", "list", "dict", "str", "tuple", "set", "int", "float")
