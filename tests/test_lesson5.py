@@ -132,7 +132,56 @@ def test_small_data_run_shows_which_head_overfits_more():
     assert "The flatten+dense head overfit more" in printed, printed
     gaps = {line.split()[0]: float(line.split("gap")[1].split()[0]) for line in printed.splitlines()
             if line.startswith(("flatten+dense ", "GAP "))}
-    assert gaps["flatten+dense"] > 20 and abs(gaps["GAP"]) < 10, gaps
+    assert gaps["flatten+dense"] > gaps["GAP"] + 5 and abs(gaps["GAP"]) < 10, gaps
+    assert "still climbing" not in printed, printed
+
+
+def small_data_run(seed: int) -> dict[str, dict[str, float]]:
+    """Section 6's 100-image run with the notebook's own code (its backbone, heads, ``train`` and ``accuracy``,
+    read from the source notebook; the run's arguments from its cell) at another ``seed`` of the data, the
+    weights and the shuffling: per head, the means over the last 5 epochs ("train", "held-out") and over
+    the 5 before ("train before")."""
+    import ast
+
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+    from tqdm.auto import tqdm
+
+    import course.network
+    from course.shapes_data import make_shapes
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    namespace = {"np": np, "torch": torch, "F": F, "nn": nn, "tqdm": tqdm, "make_shapes": make_shapes,
+                 **{name: getattr(course.network, name) for name in course.network.__all__}}
+    for cell in nb.cells:  # the definitions only: no other run, no plot
+        if cell.cell_type != "code" or "BEGIN SOLUTION" in cell.source:
+            continue
+        for node in ast.parse(cell.source).body:
+            defines = {getattr(target, "id", None) for target in getattr(node, "targets", [])}
+            if isinstance(node, ast.FunctionDef) and node.name in ("train", "accuracy") or defines & {"backbone", "heads"}:
+                exec(compile(ast.Module([node], []), "<lesson5>", "exec"), namespace)
+    (run,) = [c.source for c in nb.cells if c.source.startswith("small_train = make_shapes(100, seed=10)")]
+    run = run.replace("seed=10)", f"seed={10 + 100 * seed})").replace("seed=11)", f"seed={11 + 100 * seed})")
+    run = run.replace("seed=0)", f"seed={seed})").replace("batch_size=25)", f"batch_size=25, seed={seed})")
+    torch.set_num_threads(1)
+    exec(run, namespace)
+    return {name: {"train": float(np.mean(h["train"][-5:])), "train before": float(np.mean(h["train"][-10:-5])),
+                   "held-out": float(np.mean(h["held-out"][-5:]))} for name, h in namespace["small_histories"].items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_small_data_run_shows_what_its_text_says_at_other_seeds(seed):
+    """Issue 43 item 5: with four more seeds (the notebook's own run is seed 0, above), both heads' training
+    accuracy has levelled off (within 2 points of the 5 epochs before), the flatten+dense head's train -
+    held-out gap is the larger and the GAP head scores higher on held-out images: the text's claim is not
+    one seed's luck, nor an underfitting head's small gap."""
+    run = small_data_run(seed)
+    for name, row in run.items():
+        assert abs(row["train"] - row["train before"]) <= 0.02, (name, row)
+    flat, gap = run["flatten+dense"], run["GAP"]
+    assert flat["train"] - flat["held-out"] > gap["train"] - gap["held-out"], run
+    assert gap["held-out"] > flat["held-out"], run
 
 
 GAP_CELLS = ("overfitting_gap_values", "overfitting_gap_errors")
