@@ -116,3 +116,33 @@ def test_the_floor_rule_sees_a_stage_importing_another_and_the_ground_floor_impo
         "autograder/results/feedback.py:1: the stage results imports autograder.release.leaks"]
     assert floor_violations("autograder/records.py", "import autograder.grading.sandbox\n") == [
         "autograder/records.py:1: the ground floor imports autograder.grading.sandbox"]
+
+
+def test_the_house_drawing_sees_a_cycle_a_stair_across_the_stages_and_a_room_too_large(tmp_path):
+    """benchmarks.house (the drawing ``python -m benchmarks.house`` prints) on a small made-up house: an honest
+    one has nothing to report; a cycle, a stage importing another, ``course`` importing the autograder and a
+    room over MAX_LINES are each reported."""
+    from benchmarks import house
+
+    def build(files: dict[str, str]) -> Path:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for name, text in {"autograder/__init__.py": "", "autograder/grading/__init__.py": "",
+                           "autograder/results/__init__.py": "", "course/__init__.py": "", **files}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        return root
+
+    honest = {"autograder/records.py": "import course\n", "autograder/grading/batch.py": "from autograder import records\n",
+              "autograder/results/export.py": "from ..records import x\n", "autograder/cli.py": "import autograder.grading.batch\n"}
+    assert house.problems(build(honest)) == []
+    assert "stage grading" in house.drawing(build(honest))
+    broken = {**honest, "autograder/grading/a.py": "from autograder.grading import b\n",
+              "autograder/grading/b.py": "from . import a\n",
+              "autograder/results/report.py": "import autograder.grading.batch\n",
+              "course/x.py": "from autograder import records\n",
+              "autograder/records.py": "x = 1\n" * (house.MAX_LINES + 1)}
+    assert house.problems(build(broken)) == [
+        "autograder.results.report (results) imports autograder.grading.batch (grading)",
+        "course.x (course) imports autograder.records (ground)",
+        "an import cycle: autograder.grading.a -> autograder.grading.b",
+        f"autograder.records: {house.MAX_LINES + 1} lines, more than {house.MAX_LINES}"]
