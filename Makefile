@@ -48,9 +48,8 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 
 # The inner loop: tests that execute no notebook and grade no class.
-CHECK_TESTS := $(addprefix tests/test_,course_helpers.py timing.py network.py shapes_data.py torch_checks.py \
-               gradcheck.py pins.py solutions.py stubs.py knowledge_check.py no_answers_in_course.py given_cells.py \
-               validated_release.py resolver.py layout.py)
+CHECK_TESTS := $(foreach name,course_helpers timing network shapes_data torch_checks gradcheck pins solutions stubs \
+               knowledge_check no_answers_in_course given_cells validated_release resolver layout,$(wildcard tests/*/test_$(name).py))
 check: $(STAMP) lint
 	$(PY) -m pytest -q $(CHECK_TESTS)
 

@@ -6,7 +6,7 @@ prints the roof (the commands), the stage floor (release, collect, grading, resu
 modules directly in ``autograder/``) and the course package under it; each room (module) with its lines; each
 flight of stairs (imports from one floor or stage to another) with its count; and what breaks the plan: an
 import across the stage floor or up a floor, an import cycle, a room over ``MAX_LINES`` lines.
-``tests/test_layout.py`` asserts that last list is empty.
+``tests/e2e/test_layout.py`` asserts that last list is empty.
 """
 
 import ast

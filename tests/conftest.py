@@ -2,8 +2,8 @@
 run is shared out between pytest-xdist workers (``make test`` passes ``-n``).
 
 Each test file runs whole on one worker (its module fixtures, e.g. the graded corpus, are built once),
-and so do the tests that read one lesson's executed notebook (``tests/test_notebooks.py``'s case for
-lesson N runs beside ``tests/test_lessonN.py``, so :func:`nbtools.executed` runs that notebook once) and
+and so do the tests that read one lesson's executed notebook (``tests/lessons/test_notebooks.py``'s case for
+lesson N runs beside ``tests/lessons/test_lessonN.py``, so :func:`nbtools.executed` runs that notebook once) and
 the browser tests (one JupyterLab for all; the hub test is a group of its own). The groups start longest first (:data:`LONGEST_FIRST`), so
 two workers end together.
 """
@@ -26,7 +26,7 @@ LONGEST_FIRST = ["corpus", "wheel", "chain", "dask_cluster", "lesson2", "grader_
 
 def group_of(nodeid: str) -> str:
     """The group of a test (by its node id): its file's name without ``test_``; ``lessonN`` for
-    ``tests/test_notebooks.py``'s case of lesson N; ``browser`` for the browser tests, ``hub`` for the hub's."""
+    ``tests/lessons/test_notebooks.py``'s case of lesson N; ``browser`` for the browser tests, ``hub`` for the hub's."""
     path = Path(nodeid.split("::")[0])
     if path.parent.name == "browser":
         return "hub" if path.name == "test_hub.py" else "browser"

@@ -21,7 +21,7 @@ from autograder import solutions
 from benchmarks import course_runs, report
 from benchmarks.pooling import NUMPY_CL
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TOP_KEYS = {"meta", "lessons", "bandwidth", "rows", "speedups", "notebooks", "grading", "goals"}
 
 

@@ -15,7 +15,7 @@ import pytest
 from autograder.grading import sandbox
 from autograder.grading.sandbox import Cgroup, Limits, Sandbox, cgroup_places, containment, hidden_paths, sandbox_uid
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 
 #: ``/proc/self/cgroup`` and ``/proc/self/mountinfo`` of a root grader on a hybrid machine (CI's).

@@ -11,7 +11,7 @@ import pytest
 from autograder import coursedir
 from autograder.release import build as release
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LESSON = "lesson1_by_hand"
 
 

@@ -1,7 +1,7 @@
 """Lesson 1's ``pool_both_tests``, run in-process as the trusted grader's parent runs a test cell: its hidden
 inputs are drawn per grading run (``course.checks.run_seed``), the reference passes at every run seed and
-plausible bugs fail at every one. (The whole notebook runs in tests/test_notebooks.py; the corpus grades
-the lesson with the real grader in tests/test_corpus.py.)"""
+plausible bugs fail at every one. (The whole notebook runs in tests/lessons/test_notebooks.py; the corpus grades
+the lesson with the real grader in tests/grading/test_corpus.py.)"""
 
 import nbformat
 import numpy as np

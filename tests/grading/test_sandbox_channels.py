@@ -20,7 +20,7 @@ import pytest
 from autograder.grading import _child, sandbox
 from autograder.grading.sandbox import Limits, Sandbox, containment, hidden_paths, sandbox_uid
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 COLD = Limits(**{**FAST.as_dict(), "warm": False})
 

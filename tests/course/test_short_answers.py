@@ -9,7 +9,7 @@ hidden part), as the trusted grader runs it. The table: honest answers accepted 
 70 %), wrong answers accepted automatically (must be 0), answers sent to review; no free-text answer ever
 fails silently (it is accepted or goes to the instructor).
 
-Print the table: ``.venv/bin/python -m tests.test_short_answers``.
+Print the table: ``.venv/bin/python -m tests.course.test_short_answers``.
 The structured questions (a shape, a layer) are checked exactly: both sides below.
 """
 
@@ -279,7 +279,7 @@ def format_table(rows: list[dict]) -> str:
 
 
 def test_every_free_text_question_is_measured_with_enough_cases():
-    from tests.test_knowledge_check import LESSONS, _form, _name, _questions
+    from tests.course.test_knowledge_check import LESSONS, _form, _name, _questions
 
     free_text = sorted((name, _name(c)) for name in LESSONS for c in _questions(load_lesson(name, REPO))
                        if _form(c) == "short answer")

@@ -18,7 +18,7 @@ from autograder.grading.sandbox import GraderFault, lease_folder, sandbox_uid
 from workflow_fakes import make_course
 from accounts import local_account, run_as
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ACCOUNT = "avgpool-ta"
 LESSON = "lesson1_by_hand"
 

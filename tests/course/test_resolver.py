@@ -245,7 +245,7 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
     from course.checks import check_kernel_loops, check_output_loops
 
     LOOP_RULES = {"check_kernel_loops": check_kernel_loops, "check_output_loops": check_output_loops}
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     checked = allow_listed = 0
     loops = set()
     for name in ("lesson2_loops", "lesson3_numpy", "lesson4_torch", "lesson5_gap"):

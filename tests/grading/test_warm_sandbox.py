@@ -20,7 +20,7 @@ from autograder.grading.records import cache_key
 from autograder.grading.sandbox import ForkedChild, Limits, Sandbox, containment, hidden_paths, sandbox_uid
 from autograder.grading.verdicts import run_tests
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 COLD = Limits(**{**FAST.as_dict(), "warm": False})
 #: Skipped where the grader itself chooses cold children (its own condition: ``sandbox.warm_here``): no

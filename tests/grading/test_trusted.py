@@ -1,5 +1,5 @@
 """Unit tests of the trusted grader: intake, the plain-data codec, stand-ins, the sandbox's containment
-and limits, and its wiring into nbgrader. The corpus (tests/test_corpus.py) grades whole submissions."""
+and limits, and its wiring into nbgrader. The corpus (tests/grading/test_corpus.py) grades whole submissions."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from autograder.grading.sandbox import (CrashFault, Limits, MemoryFault, Sandbox
                                         sandbox_uid)
 from autograder.grading.verdicts import run_tests, student_exception
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LESSON1 = "lesson1_by_hand"
 FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 

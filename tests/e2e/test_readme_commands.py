@@ -20,7 +20,7 @@ from autograder.sample_class import fill
 from autograder.solutions import solution_cells
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LESSON = "lesson1_by_hand"
 NOISE = re.compile(r"warning|traceback", re.I)
 

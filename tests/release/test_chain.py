@@ -15,7 +15,7 @@ from autograder import coursedir
 from autograder import lessontext
 from autograder.release import leaks, build as rel
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LESSONS = coursedir.lessons(REPO)
 
 
@@ -76,7 +76,7 @@ def test_committed_notebooks_carry_no_outputs():
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_stubs_fail_nbgrader_validate(lesson):
     """Every test cell of the released stubs fails (``nbgrader validate --invert``). That the solutions pass
-    every test cell is checked on the one run of each source notebook (``tests/test_notebooks.py``)."""
+    every test cell is checked on the one run of each source notebook (``tests/lessons/test_notebooks.py``)."""
     stub = rel.validate(coursedir.notebook(REPO, "release", lesson), invert=True)
     assert stub.passed, f"these test cells of release/{lesson} pass without any work: {stub.failed_cells}"
 

@@ -204,7 +204,7 @@ def _error_cell_sources() -> dict:
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "source" / "lesson1_by_hand" / "lesson1_by_hand.ipynb"
+    path = Path(__file__).resolve().parents[2] / "source" / "lesson1_by_hand" / "lesson1_by_hand.ipynb"
     cells = json.loads(path.read_text())["cells"]
     found = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"]) for c in cells}
     return {i: found[i] for i in ("output_size_errors", "output_size_types")}

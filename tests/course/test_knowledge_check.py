@@ -1,6 +1,6 @@
 """The knowledge checks: guessing wins no more than chance, and the visible checks give the same feedback
 to a right and a wrong answer (they never reveal the key). Answers in words are measured question by
-question in ``tests/test_short_answers.py``.
+question in ``tests/course/test_short_answers.py``.
 
 Every question is a graded cell whose visible part calls ``check_answered``; its hidden part decides.
 The cells run here in-process, from the instructor's notebooks, exactly as the trusted grader runs them.

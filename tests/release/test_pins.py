@@ -12,7 +12,7 @@ from packaging.requirements import Requirement
 
 from autograder import pins
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def read(name):
