@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from accounts import local_account, run_as  # noqa: E402
+from shared import REPO  # noqa: E402
 
 ACCOUNT = "avgpool-ta"
 TOOLS = ("useradd", "unshare", "setpriv")
-REPO = Path(__file__).resolve().parent.parent
 
 
 def main(arguments: list[str]) -> int:

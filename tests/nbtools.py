@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 from nbgrader.utils import has_failed
 from traitlets.config import Config
 
-REPO = Path(__file__).resolve().parent.parent
+from shared import REPO
 
 
 def source_notebook(lesson: str) -> Path:

@@ -17,7 +17,7 @@ import pytest
 
 from autograder.coursedir import lessons
 from autograder.grading.lesson import load_lesson, names_bound
-from tests.nbtools import REPO
+from tests.shared import REPO  # as tests.*: this file also runs as `python -m tests.course...`
 
 HIDDEN = "### BEGIN HIDDEN TESTS"
 #: A well-formed wrong answer of each form that is not a list of letters (a boolean is the key's negation).

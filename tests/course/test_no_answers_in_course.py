@@ -28,7 +28,7 @@ import course
 from autograder.coursedir import lessons
 from autograder.grading.lesson import load_lesson, names_read
 from course.reference import avg_pool2d_reference
-from tests.nbtools import REPO
+from shared import REPO
 
 SECONDS_PER_RUN = 20
 #: The source rules a graded cell states first (``check_avoids``: no library shortcut; the loop rules): each

@@ -19,7 +19,7 @@ import io
 import pytest
 
 from autograder.grading.lesson import load_lesson
-from tests.nbtools import REPO
+from tests.shared import REPO  # as tests.*: this file also runs as `python -m tests.course...`
 
 ZW, CYR_O, CYR_E = "\u200b", "\u043e", "\u0435"  # a zero-width space; Cyrillic o and e (look like Latin ones)
 

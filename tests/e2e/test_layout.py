@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from shared import REPO
 
 
 def table() -> list[str]:

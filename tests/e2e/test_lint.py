@@ -4,8 +4,7 @@ passes on the repository, and the same configuration refuses an unused import an
 import subprocess
 import sys
 from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
+from shared import REPO
 
 
 def ruff(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:

@@ -18,9 +18,9 @@ import pytest
 
 from autograder.sample_class import fill
 from autograder.solutions import solution_cells
+from shared import REPO
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[2]
 LESSON = "lesson1_by_hand"
 NOISE = re.compile(r"warning|traceback", re.I)
 

@@ -29,8 +29,8 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.coursedir import copy_course
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LESSON = "lesson1_by_hand"
 REFUSAL = "nbgrader autograde refuses to run"
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".ipynb_checkpoints")

@@ -5,18 +5,19 @@ read from a real cgroup v2 hierarchy, cold and warm, where this machine can moun
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import tempfile
-from pathlib import Path
 
 import pytest
 
 from autograder.grading import sandbox
 from autograder.grading.sandbox import Cgroup, Limits, Sandbox, cgroup_places, containment, hidden_paths, sandbox_uid
+import shared
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
-FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
+FAST = dataclasses.replace(shared.FAST, test_seconds=10, cell_seconds=10)
 
 #: ``/proc/self/cgroup`` and ``/proc/self/mountinfo`` of a root grader on a hybrid machine (CI's).
 HYBRID = ("4:memory:/process_api/53cf\n2:cpuacct:/\n1:cpu:/\n0::/\n",

@@ -26,8 +26,8 @@ from autograder.grading import Limits, containment, grade, load_lesson, load_rec
 from autograder.grading.sandbox import Containment
 from autograder.grading.batch import compute
 from autograder.records import STATUS_GRADER_ERROR, STATUSES
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LIMITS = Limits(test_seconds=5, cell_seconds=5, start_seconds=90, memory_bytes=5 << 29, output_chars=20_000)
 SEED = int(os.environ.get("CORPUS_SEED", "20260531"))
 pytestmark = pytest.mark.slow

@@ -20,7 +20,6 @@ from autograder.grading.sandbox import (PLATFORM, Containment, GraderFault, Limi
                                         platform_level)
 from workflow_fakes import make_course
 
-REPO = Path(__file__).resolve().parents[2]
 NO_BWRAP = Containment("rlimits-only", False, False, False, True, cgroup=True, lacks=(
     ("namespaces", "no bwrap command on PATH"),
     ("uid", "it needs the namespaces")))

@@ -10,11 +10,11 @@ import corpus
 from autograder.grading import load_lesson
 from autograder.coursedir import lessons
 from autograder.grading.lesson import GIVEN_TAG
-from autograder.grading.sandbox import Limits
 from autograder.grading.verdicts import run_tests
-from tests.nbtools import REPO
+import shared
+from shared import REPO
 
-FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=90, memory_bytes=5 << 29, output_chars=2000)
+FAST = dataclasses.replace(shared.FAST, test_seconds=10, cell_seconds=10, start_seconds=90, memory_bytes=5 << 29)
 
 
 @pytest.mark.parametrize("lesson_name", lessons(REPO))

@@ -17,8 +17,8 @@ from autograder.grading import batch, sandbox
 from autograder.grading.sandbox import GraderFault, lease_folder, sandbox_uid
 from workflow_fakes import make_course
 from accounts import local_account, run_as
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 ACCOUNT = "avgpool-ta"
 LESSON = "lesson1_by_hand"
 

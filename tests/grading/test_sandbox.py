@@ -21,9 +21,7 @@ from autograder.grading.sandbox import (LEVELS, Containment, GraderFault, Limits
                                         level_meets, sandbox_uid)
 from autograder.grading.verdicts import run_tests
 from workflow_fakes import make_course
-
-REPO = Path(__file__).resolve().parents[2]
-FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
+from shared import FAST, REPO
 
 
 # --- the policy ------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ does see its channel where it is open."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -19,9 +20,10 @@ import pytest
 
 from autograder.grading import _child, sandbox
 from autograder.grading.sandbox import Limits, Sandbox, containment, hidden_paths, sandbox_uid
+import shared
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
-FAST = Limits(test_seconds=10, cell_seconds=10, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
+FAST = dataclasses.replace(shared.FAST, test_seconds=10, cell_seconds=10)
 COLD = Limits(**{**FAST.as_dict(), "warm": False})
 
 pytestmark = pytest.mark.skipif(not containment().namespaces, reason="needs Linux namespaces")

@@ -27,8 +27,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import coursedir
 from autograder.grading import batch, containment, load_records, sandbox
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LESSON = "tiny"
 SEED = 4242
 #: How long every process of a stopped batch may take to end (the issue: "within a few seconds").

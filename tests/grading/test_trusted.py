@@ -20,10 +20,9 @@ from autograder.grading.nbgrader_plugin import configure
 from autograder.grading.sandbox import (CrashFault, Limits, MemoryFault, Sandbox, TimeoutFault, hidden_paths,
                                         sandbox_uid)
 from autograder.grading.verdicts import run_tests, student_exception
+from shared import FAST, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LESSON1 = "lesson1_by_hand"
-FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 
 
 @pytest.fixture(scope="module")

@@ -32,10 +32,9 @@ from autograder.grading.untrusted import checked, decoded
 from autograder.safe_text import clean_text
 from autograder.grading.verdicts import TestResult as Result, Verdicts, run_tests
 from workflow_fakes import make_course
+from shared import FAST, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LESSON1 = "lesson1_by_hand"
-FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 ProtocolError = _child.ProtocolError
 
 

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from daemon import START_DAEMON
@@ -19,9 +18,8 @@ from autograder.grading.policy import load_policy
 from autograder.grading.records import cache_key
 from autograder.grading.sandbox import ForkedChild, Limits, Sandbox, containment, hidden_paths, sandbox_uid
 from autograder.grading.verdicts import run_tests
+from shared import FAST, REPO
 
-REPO = Path(__file__).resolve().parents[2]
-FAST = Limits(test_seconds=5, cell_seconds=5, start_seconds=60, memory_bytes=1 << 30, output_chars=2000)
 COLD = Limits(**{**FAST.as_dict(), "warm": False})
 #: Skipped where the grader itself chooses cold children (its own condition: ``sandbox.warm_here``): no
 #: warm template in this containment mode, or a checkout or venv under a fresh folder such as ``/tmp``.

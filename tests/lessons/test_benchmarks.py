@@ -10,7 +10,6 @@ import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -20,8 +19,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 from autograder import solutions
 from benchmarks import course_runs, report
 from benchmarks.pooling import NUMPY_CL
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 TOP_KEYS = {"meta", "lessons", "bandwidth", "rows", "speedups", "notebooks", "grading", "goals"}
 
 

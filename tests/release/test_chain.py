@@ -6,7 +6,6 @@ that the rule reports it, so a green run means something.
 
 import copy
 import subprocess
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -14,8 +13,8 @@ import pytest
 from autograder import coursedir
 from autograder import lessontext
 from autograder.release import leaks, build as rel
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LESSONS = coursedir.lessons(REPO)
 
 

@@ -14,8 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from shared import REPO
 
 
 def _free_port() -> int:

@@ -5,14 +5,12 @@ versions; environment.yml installs the lock itself."""
 import json
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 
 from autograder import pins
-
-REPO = Path(__file__).resolve().parents[2]
+from shared import REPO
 
 
 def read(name):

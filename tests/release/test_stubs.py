@@ -11,7 +11,7 @@ import pytest
 from autograder.coursedir import lessons, notebook
 from autograder.coursedir import CourseError, check_config
 from autograder.release.stubs import ClearSolutionsWithOptional
-from tests.nbtools import REPO
+from shared import REPO
 
 SOURCE = '''class Pool:
     def forward(self, x):

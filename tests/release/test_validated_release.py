@@ -3,15 +3,13 @@ that validated (``autograder.release.build.build_key``, recorded in ``.validated
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import nbformat
 import pytest
 
 from autograder import coursedir
 from autograder.release import build as release
+from shared import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LESSON = "lesson1_by_hand"
 
 
