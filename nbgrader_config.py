@@ -11,7 +11,7 @@ import warnings
 
 # nbgrader 0.9's gradebook, under SQLAlchemy 2.1, warns for every submission it adds that an object "not
 # in session" is skipped along a relationship; the row is added through the session itself, so the
-# gradebook is complete (tests/test_wheel.py reads it back). Silenced so nbgrader's commands print none.
+# gradebook is complete (tests/e2e/test_wheel.py reads it back). Silenced so nbgrader's commands print none.
 warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session")
 
 c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)

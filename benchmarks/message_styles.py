@@ -11,7 +11,7 @@ that checks errors for two or more arguments of a function of three or more (:fu
 of two arguments, lesson 5's ``overfitting_gap``, is a known limit, printed as such).
 
 Prints per lesson how many styles of each kind behave, then a table: per style and lesson, the error cells
-an honest style passed ("2/2 pass") and those a catch-all lost ("2/3 out": the rest are known limits). ``tests/test_message_styles.py`` asserts both sides.
+an honest style passed ("2/2 pass") and those a catch-all lost ("2/3 out": the rest are known limits). ``tests/course/test_message_styles.py`` asserts both sides.
 """
 
 from __future__ import annotations

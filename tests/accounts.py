@@ -46,8 +46,35 @@ def local_account(name: str, tools: tuple[str, ...], why: str, system: bool = Fa
     try:
         yield uid
     finally:
+        left = processes_of(uid, wait=10.0)
+        if left:  # what ran as the account outlived the test: say so, end it, then remove the account
+            print(f"WARNING: {len(left)} processes of {name} (uid {uid}) outlived the test: " + "; ".join(left),
+                  file=sys.stderr, flush=True)
+            for line in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(line.split()[0]), 9)
+            processes_of(uid, wait=5.0)
         if created:
             _accounts_command("userdel", name, check=False)
+
+
+def processes_of(uid: int, wait: float = 0.0) -> list[str]:
+    """``"pid command line"`` of each process whose real uid is ``uid``, once none is left or after ``wait``
+    seconds (a process that is ending is given that long)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for status in Path("/proc").glob("[0-9]*/status"):
+            with contextlib.suppress(OSError):
+                uids = next(line for line in status.read_text().splitlines() if line.startswith("Uid:"))
+                if int(uids.split()[1]) == uid:
+                    command = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    found.append(f"{status.parent.name} {command.strip()[:200]}")
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.2)
 
 
 #: Shell lines (run as root in a mount namespace of its own: ``unshare --mount --propagation private``) after

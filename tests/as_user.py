@@ -1,6 +1,6 @@
 """Run tests as an unprivileged account, the way an instructor who is not root grades (issue 28):
 
-    .venv/bin/python tests/as_user.py tests/test_corpus.py tests/test_sandbox_channels.py
+    .venv/bin/python tests/as_user.py tests/grading/test_corpus.py tests/grading/test_sandbox_channels.py
 
 as root: the account ``avgpool-ta`` is made with ``useradd`` when missing (removed afterwards if made here),
 then pytest runs in this repository as that user, with a clean environment and this venv's packages.
@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from accounts import local_account, run_as  # noqa: E402
+from shared import REPO  # noqa: E402
 
 ACCOUNT = "avgpool-ta"
 TOOLS = ("useradd", "unshare", "setpriv")
-REPO = Path(__file__).resolve().parent.parent
 
 
 def main(arguments: list[str]) -> int:

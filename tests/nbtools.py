@@ -4,7 +4,7 @@ Used by the lesson tests to show that a deliberately wrong solution fails the ma
 passes the others (nbgrader's own rule for a failed cell: an error or anything on stderr).
 
 Each source notebook is executed whole, as written, once per test run (:func:`executed`, shared by
-``tests/test_notebooks.py``, which checks that every cell runs, and by each lesson's test that the
+``tests/lessons/test_notebooks.py``, which checks that every cell runs, and by each lesson's test that the
 reference passes every graded cell); the runs with replaced cells are judged in this process
 (:func:`failing_cells`), with no kernel.
 """
@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 from nbgrader.utils import has_failed
 from traitlets.config import Config
 
-REPO = Path(__file__).resolve().parent.parent
+from shared import REPO
 
 
 def source_notebook(lesson: str) -> Path:

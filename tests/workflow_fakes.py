@@ -20,8 +20,8 @@ from autograder import coursedir, solutions
 from autograder import lessontext
 from autograder.grading.nbgrader_plugin import TrustedExecute
 from autograder.records import Record, save_record
+from shared import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 LESSON = "lesson1_by_hand"
 #: A line the fake puts into failure messages, as a traceback through a hidden test would.
 QUOTE_HIDDEN = True

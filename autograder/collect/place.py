@@ -13,9 +13,9 @@ from pathlib import Path, PurePosixPath
 import nbformat
 
 from autograder.coursedir import CourseError
-from autograder.collect.names import (COPY_NUMBER, LINK_REASON, SKIP_PARTS, TIMESTAMP_FORMAT, Name, describe, normalize,
+from autograder.collect.names import (COPY_NUMBER, LINK_REASON, SKIP_PARTS, TIMESTAMP_FORMAT, describe, normalize,
                                       parse_time, read_timestamp_file, time_zone, to_utc)
-from autograder.collect.roster import Person, Roster, _identify, known_students, read_roster
+from autograder.collect.roster import Person, Roster, _Candidate, _identify, known_students, read_roster
 from autograder.collect.unpack import LIMITS, Skipped, UnpackLimits, _strip_common_top, _unpack, unpacked
 
 
@@ -58,19 +58,6 @@ class CollectReport:
             lines.append(f"could not place {len(self.skipped)} files:")
             lines += [f"  ! {s.file}: {s.reason}" for s in self.skipped]
         return "\n".join(lines)
-
-
-@dataclass
-class _Candidate:
-    file: str
-    path: Path
-    name: Name
-    lesson: str
-    timestamp: dt.datetime | None
-    time_from: str | None
-    late_marker: bool
-    copy: int
-    person: Person | None = None
 
 
 def _check_notebook(path: Path) -> str:

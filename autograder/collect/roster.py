@@ -4,17 +4,13 @@ gradebook already knows, matched to the names an export gives."""
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 
 from autograder.coursedir import CourseError
-from autograder.collect.names import normalize, split_name
-
-if TYPE_CHECKING:
-    from autograder.collect.place import _Candidate
+from autograder.collect.names import Name, normalize, split_name
 
 
 @dataclass
@@ -26,6 +22,21 @@ class Person:
     last_name: str = ""
     lms_id: str | None = None
     from_roster: bool = False
+
+
+@dataclass
+class _Candidate:
+    """A notebook of an export that may be placed: its file, parsed name, lesson, time, and the person matched."""
+
+    file: str
+    path: Path
+    name: Name
+    lesson: str
+    timestamp: dt.datetime | None
+    time_from: str | None
+    late_marker: bool
+    copy: int
+    person: Person | None = None
 
 
 @dataclass

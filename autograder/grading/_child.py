@@ -34,7 +34,7 @@ MAX_NODES = 200_000
 #: A frame's JSON part is small (values other than plain data travel as blobs): at most ``MAX_JSON_BYTES``, with
 #: at most ``MAX_SEPARATORS`` of ``, : [ {`` (every JSON value but the first follows one), counted before it is
 #: parsed, so reading any frame costs the reader at most its blobs, read once into one buffer each, plus a
-#: bounded JSON tree (measured: ``tests/test_untrusted.py``).
+#: bounded JSON tree (measured: ``tests/grading/test_untrusted.py``).
 MAX_JSON_BYTES = 16 << 20
 MAX_SEPARATORS = 4 * MAX_NODES
 

@@ -173,7 +173,7 @@ def build_and_check(lesson: str, root: Path = REPO, force: bool = False) -> Less
                          sum(1 for c in cells if c["test"]), solution.passed, stub.passed, problems)
 
 
-# --- Rules that every lesson must keep (checked by tests/test_chain.py and by `release`) -------------
+# --- Rules that every lesson must keep (checked by tests/release/test_chain.py and by `release`) -------------
 
 def find_outputs(nb) -> list[str]:
     """Code cells of ``nb`` that carry outputs or an execution count (committed notebooks must not)."""

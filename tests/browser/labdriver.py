@@ -26,7 +26,8 @@ from pathlib import Path
 
 import nbformat
 
-REPO = Path(__file__).resolve().parents[2]
+from shared import REPO
+
 VENV_BIN = Path(sys.executable).parent
 LESSON = "lesson1_by_hand"
 STUB = f"{LESSON}/{LESSON}.ipynb"            # the release notebook, as the student receives it

@@ -1,0 +1,148 @@
+"""The README's table of where each concern lives matches the folders (issue 27 step 4): every path it
+names exists, and every module of ``autograder/`` is named in it. The floors (issue 44): the stages import the
+ground floor, never each other, and the ground floor imports no stage."""
+
+import ast
+import re
+from pathlib import Path
+
+from shared import REPO
+
+
+def table() -> list[str]:
+    """The rows of the README's "How the code is laid out" table."""
+    text = (REPO / "README.md").read_text()
+    start = text.index("**How the code is laid out.**")
+    return [line for line in text[start:].split("\n\n")[1].splitlines() if line.startswith("|")]
+
+
+def named_paths(rows: list[str]) -> set[str]:
+    """``autograder/...`` paths in the last column, short names (``leaks.py``) completed with the row's
+    first full path's folder."""
+    paths = set()
+    for row in rows:
+        where = row.strip("|").split("|")[-1]
+        full = re.findall(r"`((?:autograder|course|benchmarks|tests)/[\w/.]*)`", where)
+        folder = (full[0] if full[0].endswith("/") else full[0].rsplit("/", 1)[0] + "/") if full else ""
+        paths.update(full)
+        for short in re.findall(r"`([\w]+\.py)`", row):
+            if folder.startswith("autograder/"):
+                paths.add(folder + short)
+    return paths
+
+
+def test_every_path_the_table_names_exists():
+    paths = named_paths(table())
+    assert len(paths) > 20, paths
+    missing = sorted(p for p in paths if not (REPO / p).exists())
+    assert not missing, f"the README's layout table names paths that do not exist: {missing}"
+
+
+def unnamed_modules(paths: set[str]) -> list[str]:
+    """Modules of ``autograder/`` that neither ``paths`` nor a folder in it names."""
+    modules = {str(p.relative_to(REPO)) for p in (REPO / "autograder").rglob("*.py")
+               if p.name not in ("__init__.py", "__main__.py")}
+    return sorted(m for m in modules if m not in paths and m.rsplit("/", 1)[0] + "/" not in paths)
+
+
+def test_every_module_of_the_autograder_is_in_the_table():
+    unnamed = unnamed_modules(named_paths(table()))
+    assert not unnamed, f"modules the README's layout table does not name: {unnamed}"
+
+
+def test_the_checks_see_a_wrong_path_and_a_module_left_out():
+    rows = table() + ["| x | a module that moved | `autograder/moved_away.py` |"]
+    assert "autograder/moved_away.py" in named_paths(rows) and not (REPO / "autograder/moved_away.py").exists()
+    without = [row.replace(", `device_check.py`", "") for row in table()]
+    assert unnamed_modules(named_paths(without)) == ["autograder/device_check.py"]
+
+
+#: The stage packages of ``autograder/`` (issue 44): each imports the ground floor (the modules directly in
+#: ``autograder/``) and ``course``, never another stage; the ground floor imports no stage. Only the commands
+#: (``cli.py``, ``__main__.py``) compose the stages.
+STAGES = ("release", "collect", "grading", "results")
+ROOF = ("autograder/cli.py", "autograder/__main__.py")
+
+
+def imported(path: str, text: str) -> list[tuple[int, str]]:
+    """``(line, dotted module or name)`` of every import in ``text`` (the module at ``path``, relative to the
+    repository), at any depth (a function's imports too), relative imports resolved."""
+    package = path.removesuffix(".py").split("/")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def floor_violations(path: str, text: str) -> list[str]:
+    """The imports of the module at ``path`` that break the floors: a stage's import of another stage, or
+    the ground floor's import of a stage."""
+    parts = path.split("/")
+    stage = parts[1] if len(parts) > 2 and parts[1] in STAGES else None
+    if path in ROOF:
+        return []
+    problems = []
+    for line, name in imported(path, text):
+        target = name.split(".")
+        if target[0] == "autograder" and len(target) > 1 and target[1] in STAGES and target[1] != stage:
+            where = f"the stage {stage}" if stage else "the ground floor"
+            problems.append(f"{path}:{line}: {where} imports {'.'.join(target[:3])}")
+    return problems
+
+
+def test_the_stages_import_only_the_ground_floor_and_the_ground_floor_no_stage():
+    problems = []
+    for module in sorted((REPO / "autograder").rglob("*.py")):
+        path = module.relative_to(REPO).as_posix()
+        problems += floor_violations(path, module.read_text())
+    assert not problems, "imports that run across or up the floors:\n" + "\n".join(problems)
+
+
+def test_the_floor_rule_sees_a_stage_importing_another_and_the_ground_floor_importing_a_stage():
+    honest = ("from autograder import coursedir\nfrom autograder.records import load_record\n"
+              "from autograder.grading.lesson import load_lesson\nimport course.checks\n")
+    assert floor_violations("autograder/grading/batch.py", honest) == []
+    assert floor_violations("autograder/cli.py", "from autograder.grading import grade\n") == []
+    across = "def place():\n    from autograder.grading.batch import ensure_assignment\n"
+    assert floor_violations("autograder/collect/place.py", across) == [
+        "autograder/collect/place.py:2: the stage collect imports autograder.grading.batch"]
+    relative = "from ..release import leaks\nfrom . import templates\n"
+    assert floor_violations("autograder/results/feedback.py", relative) == [
+        "autograder/results/feedback.py:1: the stage results imports autograder.release.leaks"]
+    assert floor_violations("autograder/records.py", "import autograder.grading.sandbox\n") == [
+        "autograder/records.py:1: the ground floor imports autograder.grading.sandbox"]
+
+
+def test_the_house_drawing_sees_a_cycle_a_stair_across_the_stages_and_a_room_too_large(tmp_path):
+    """benchmarks.house (the drawing ``python -m benchmarks.house`` prints) on a small made-up house: an honest
+    one has nothing to report; a cycle, a stage importing another, ``course`` importing the autograder and a
+    room over MAX_LINES are each reported."""
+    from benchmarks import house
+
+    def build(files: dict[str, str]) -> Path:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for name, text in {"autograder/__init__.py": "", "autograder/grading/__init__.py": "",
+                           "autograder/results/__init__.py": "", "course/__init__.py": "", **files}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        return root
+
+    honest = {"autograder/records.py": "import course\n", "autograder/grading/batch.py": "from autograder import records\n",
+              "autograder/results/export.py": "from ..records import x\n", "autograder/cli.py": "import autograder.grading.batch\n"}
+    assert house.problems(build(honest)) == []
+    assert "stage grading" in house.drawing(build(honest))
+    broken = {**honest, "autograder/grading/a.py": "from autograder.grading import b\n",
+              "autograder/grading/b.py": "from . import a\n",
+              "autograder/results/report.py": "import autograder.grading.batch\n",
+              "course/x.py": "from autograder import records\n",
+              "autograder/records.py": "x = 1\n" * (house.MAX_LINES + 1)}
+    assert house.problems(build(broken)) == [
+        "autograder.results.report (results) imports autograder.grading.batch (grading)",
+        "course.x (course) imports autograder.records (ground)",
+        "an import cycle: autograder.grading.a -> autograder.grading.b",
+        f"autograder.records: {house.MAX_LINES + 1} lines, more than {house.MAX_LINES}"]

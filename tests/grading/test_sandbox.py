@@ -1,0 +1,444 @@
+"""The sandbox policy (one place for the child's limits, read by both graders), the containment level
+(stated in every record; ``c.SandboxPolicy.require`` refuses to grade below it) and grader faults in the
+child's set-up (a missing package the lesson needs is the grader's fault, a blocked one is skipped)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+import corpus
+from autograder.grading import _child, batch, load_lesson, sandbox
+from autograder.grading.intake import Intake
+from autograder.grading.lesson import Cell
+from autograder.grading.nbgrader_plugin import TrustedExecute
+from autograder.grading.policy import SandboxPolicy, load_policy
+from autograder.grading.records import make_record
+from autograder.grading.sandbox import (LEVELS, Containment, GraderFault, Limits, Sandbox, containment, hidden_paths,
+                                        level_meets, sandbox_uid)
+from autograder.grading.verdicts import run_tests
+from workflow_fakes import make_course
+from shared import FAST, REPO
+
+
+# --- the policy ------------------------------------------------------------------------------------
+
+def test_the_repository_policy_gives_the_default_limits():
+    assert load_policy(REPO).limits() == Limits()
+
+
+def test_a_value_set_in_nbgrader_config_reaches_both_graders(tmp_path):
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.SandboxPolicy.test_seconds = 7.5\n"
+                                                 "c.SandboxPolicy.memory_mb = 512\n")
+    limits = load_policy(tmp_path).limits()  # what `avgpool-course grade` reads
+    assert (limits.test_seconds, limits.memory_bytes) == (7.5, 512 << 20)
+    assert limits.cell_seconds == Limits().cell_seconds  # the rest keeps its default
+    # `nbgrader autograde`: TrustedExecute has no limit traits of its own, it reads the same policy
+    plugin = TrustedExecute(config=Config({"SandboxPolicy": {"test_seconds": 7.5, "memory_mb": 512}}))
+    assert not {"test_seconds", "cell_seconds", "memory_mb"} & set(plugin.trait_names())
+    assert load_policy(tmp_path, plugin.config).limits() == limits
+
+
+def test_a_missing_config_file_gives_the_defaults(tmp_path):
+    assert load_policy(tmp_path).limits() == Limits()
+
+
+@pytest.mark.parametrize("trait", ["test_seconds", "memory_mb", "output_chars"])
+def test_a_nonpositive_limit_is_refused_with_its_name(trait):
+    with pytest.raises(ValueError, match=f"SandboxPolicy.{trait} must be positive"):
+        SandboxPolicy(**{trait: 0}).limits()
+
+
+# --- the containment level ------------------------------------------------------------------------
+
+#: A TA's machine as issue 28 found it: user namespaces, but no root and no cgroup it may make.
+TA_MACHINE = Containment("user-namespace", True, True, False, True, cgroup=False, lacks=(
+    ("uid", "the grader does not run as root"), ("cgroup", "the grader does not run as root")))
+NO_NAMESPACES = Containment("rlimits-only", False, False, False, True, cgroup=True, lacks=(
+    ("namespaces", "unshare --user failed: unshare: unshare failed: Operation not permitted"),
+    ("uid", "the grader does not run as root")))
+
+
+def test_a_level_meets_itself_and_every_level_below_it_and_no_other():
+    assert [level for level in LEVELS if level_meets("user-namespace+cgroup", level)] == \
+        ["rlimits-only", "rlimits-only+cgroup", "user-namespace", "user-namespace+cgroup"]
+    assert [level for level in LEVELS if level_meets("namespaces", level)] == \
+        ["rlimits-only", "user-namespace", "namespaces"]
+    assert level_meets("", "rlimits-only") and not level_meets("", "user-namespace")  # a record older than levels
+
+
+@pytest.mark.parametrize("require", ["namespaces+cgroups", "root", "", "cgroup"])
+def test_a_required_level_that_is_not_a_level_is_refused_with_its_name(require):
+    with pytest.raises(ValueError, match="SandboxPolicy.require must be .platform. or one of rlimits-only, "):
+        SandboxPolicy(require=require).limits()
+
+
+def test_the_shortfall_is_one_sentence_naming_what_the_machine_lacks():
+    assert TA_MACHINE.level == "user-namespace" and NO_NAMESPACES.level == "rlimits-only+cgroup"
+    assert TA_MACHINE.shortfall("user-namespace") == "" and NO_NAMESPACES.shortfall("rlimits-only+cgroup") == ""
+    said = TA_MACHINE.shortfall("namespaces+cgroup")
+    assert said == ("this machine gives the trusted grader user-namespace containment, below the namespaces+cgroup "
+                    "that c.SandboxPolicy.require asks for: it lacks an unprivileged uid for the child (the grader "
+                    "does not run as root) and a cgroup of the child's own (the grader does not run as root)")
+    assert "cgroup" not in TA_MACHINE.shortfall("namespaces").split("lacks")[1]  # only what the level needs
+    said = NO_NAMESPACES.shortfall("user-namespace")
+    assert "lacks mount, network, PID, IPC and UTS namespaces (unshare --user failed" in said and "uid" not in said
+    assert "\n" not in said and said.endswith("Operation not permitted); " + sandbox.INSTALL_HINT)
+
+
+def test_bubblewrap_gives_the_namespaces_and_without_it_the_level_says_so(monkeypatch):
+    """Where ``bwrap`` runs, cold children get their namespaces from it (root: ``namespaces``, another
+    user: ``user-namespace``) and the description says so; without it the level is ``rlimits-only``,
+    never a silent fallback, and the refusal names the missing command (under CI ``.ci/run`` installs it)."""
+    import os
+    import shutil
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("bubblewrap is Linux's")
+    if shutil.which("bwrap") is None:
+        assert not os.environ.get("CI"), "bwrap is missing: .ci/run installs Debian's bubblewrap"
+        pytest.skip("bwrap is not installed here")
+    assert containment().mode == ("namespaces" if os.geteuid() == 0 else "user-namespace")
+    assert "cold children and the templates of warm ones under bubblewrap" in containment().describe()
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    without = sandbox.containment.__wrapped__()
+    assert without.mode == "rlimits-only" and not without.namespaces and not without.via
+    assert "no bwrap command on PATH); install bubblewrap (Debian" in without.shortfall("user-namespace")
+
+
+def test_one_mount_plan_covers_fresh_folders_binds_back_what_the_child_needs_and_hides_the_rest(tmp_path):
+    """``mount_plan`` is the one list of mounts bubblewrap makes (cold child, warm template): a fresh folder is
+    covered and a needed path inside it bound back with traversable folders above it; a hidden path that
+    the fresh folder already covers needs nothing, one outside is covered (a folder by a tmpfs, a file by
+    /dev/null); an absent path is skipped."""
+    fresh, other = tmp_path / "fresh", tmp_path / "other"
+    venv = fresh / "a" / "b" / "venv"
+    for folder in (venv / "torch", other / "source"):
+        folder.mkdir(parents=True)
+    (fresh / "secret.txt").write_text("x")
+    (other / "gradebook.db").write_text("x")
+    plan, made = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], keep=[str(venv), str(other / "absent")], expose=[],
+                                    hide=[str(fresh / "secret.txt"), str(venv / "torch"), str(other / "source"),
+                                          str(other / "gradebook.db"), str(other / "absent")])
+    assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["dir", str(fresh / "a")], ["dir", str(fresh / "a" / "b")],
+                    ["bind", str(venv)], ["tmpfs", str(venv / "torch"), 64 << 10, 0o755],
+                    ["tmpfs", str(other / "source"), 64 << 10, 0o755], ["null", str(other / "gradebook.db")]]
+    assert made == {"hidden": [str(fresh), str(venv / "torch"), str(other / "source"), str(other / "gradebook.db")],
+                    "kept": [str(venv)]}
+    command = sandbox.bwrap_command(["python"], root=True, plan=plan)
+    assert command[-2:] == ["--", "python"] and command[0] == "bwrap"
+    assert ["--perms", "1777", "--size", str(1 << 20), "--tmpfs", str(fresh), "--dir", str(fresh / "a")] == \
+        command[command.index("--perms"):command.index("--perms") + 8]
+    assert ["--ro-bind", str(venv), str(venv)] == command[command.index(str(venv)) - 1:command.index(str(venv)) + 2]
+    assert ["--ro-bind", "/dev/null", str(other / "gradebook.db")] == command[-5:-2]
+
+
+def test_a_needed_path_inside_another_is_bound_once_with_its_folder(tmp_path):
+    """A venv and the course inside one fresh folder, one needed path inside another (the wheel's venv and its
+    site-packages): the outer folder is bound once, first, whatever order they come in, and nothing is made
+    inside a folder already bound back read-only (a "dir" there fails the child: read-only file system)."""
+    fresh = tmp_path / "fresh"
+    venv, site = fresh / "venv", fresh / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    for keep in ([str(site), str(venv)], [str(venv), str(site)]):
+        plan, _ = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], keep=keep, expose=[], hide=[])
+        assert plan == [["tmpfs", str(fresh), 1 << 20, 0o1777], ["bind", str(venv)]], keep
+
+
+def test_a_hidden_path_inside_a_hidden_folder_needs_no_mount(tmp_path):
+    """The sample class inside the repository (make course): the repository's sample_class/ and the class's own
+    sample_class/source are both instructor paths; the inner one is gone with the outer, whatever order they
+    come in (a mount on it found no such path in the child and stopped every child)."""
+    outer = tmp_path / "repo" / "sample_class"
+    (outer / "source").mkdir(parents=True)
+    (outer / "gradebook.db").write_text("x")
+    for hide in ([str(outer / "source"), str(outer), str(outer / "gradebook.db")], [str(outer), str(outer / "source")]):
+        plan, made = sandbox.mount_plan(fresh=[], keep=[], expose=[], hide=hide)
+        assert [op for op in plan if op[0] != "mqueue"] == [["tmpfs", str(outer), 64 << 10, 0o755]], hide
+        assert str(outer) in made["hidden"] and str(outer / "source") not in made["hidden"]
+
+
+def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
+    root = make_course(tmp_path / "course", ("lesson1_by_hand",))
+    corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")
+    monkeypatch.setattr(sandbox, "containment", lambda: TA_MACHINE)  # as a TA grades
+    limits = Limits(require="namespaces")
+    record = batch.grade_submission(root, "alice", "lesson1_by_hand", limits, seed=1, use_cache=False)
+    assert record.status == "grader-error" and record.score == 0.0
+    assert record.reason.endswith(TA_MACHINE.shortfall("namespaces"))
+    assert "(the grader does not run as root)" in record.reason
+    with pytest.raises(batch.GradingError, match=r"^nothing was graded: this machine gives the trusted grader "
+                                                 r"user-namespace containment, below the namespaces") as refused:
+        batch.grade(root=root, limits=limits, progress=False, gradebook=False)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_record(tmp_path, monkeypatch):
+    """nbgrader logs the traceback of what a preprocessor raises (``convert_notebooks``); a grader fault in
+    ``TrustedExecute`` fails the submission (no score, nbgrader's non-zero exit) and logs one line."""
+    import logging
+    import traceback
+
+    from autograder.grading.intake import sanitized_notebook
+    from autograder.grading.nbgrader_plugin import TrustedGraderError
+    from autograder.records import load_record
+
+    root = make_course(tmp_path / "course", ("lesson1_by_hand",))
+    lesson = load_lesson("lesson1_by_hand", root)
+    monkeypatch.setattr(sandbox, "containment", lambda: TA_MACHINE)
+    plugin = TrustedExecute(config=Config({"SandboxPolicy": {"require": "namespaces"},
+                                           "TrustedExecute": {"course_root": str(root)}}))
+    logged: list[str] = []
+    catcher = logging.Handler()
+    catcher.emit = lambda record: logged.append(record.getMessage())
+    plugin.log.addHandler(catcher)
+    try:
+        with pytest.raises(TrustedGraderError) as raised:
+            plugin.preprocess(sanitized_notebook(lesson, lesson.reference_sources()),
+                              {"nbgrader": {"assignment": lesson.name, "student": "alice", "notebook": "x"}})
+        try:
+            raise raised.value
+        except TrustedGraderError:
+            plugin.log.error(traceback.format_exc())  # what nbgrader does with it
+    finally:
+        plugin.log.removeHandler(catcher)
+    said = TA_MACHINE.shortfall("namespaces")
+    assert logged[-1] == f"the trusted grader failed on alice / {lesson.name} (not the student's fault; no score " \
+                         f"written): {said}", logged
+    assert not any("Traceback" in line for line in logged)
+    record = load_record(root, lesson.name, "alice")
+    assert record.status == "grader-error" and record.score == 0 and record.reason.endswith(said)
+    # `avgpool-course grade` names that line as why nbgrader failed on the submission (else its last error)
+    log = "\n".join(["[AutogradeApp | ERROR] There was an error processing assignment: x", f"[AutogradeApp | ERROR] "
+                     f"{logged[-1]}", "[AutogradeApp | ERROR] Please see the above traceback for details"])
+    assert batch._last_line(log) == logged[-1][:500]
+    assert batch._last_line("Traceback ...\nValueError: bad cell\n[App | ERROR] see above") == "ValueError: bad cell"
+
+
+# --- set-up imports --------------------------------------------------------------------------------
+
+def start(prelude: str, block: list[str]) -> Sandbox:
+    box = Sandbox([{"id": "prelude", "kind": "prelude", "source": prelude},
+                   {"id": "answer", "kind": "solution", "source": "x = 1"}],
+                  limits=FAST, hide=hidden_paths(REPO), uid=sandbox_uid(902), block=block)
+    box.start()
+    return box
+
+
+def test_a_blocked_import_in_the_set_up_is_skipped_and_the_child_starts():
+    box = start("import os\nimport torch\nimport json", ["torch"])
+    try:
+        assert all(o.ok for o in box.outcomes), box.outcomes
+        assert box.student_ran and not box.dead
+    finally:
+        box.kill()
+
+
+def test_a_missing_set_up_package_stops_the_child_before_student_code():
+    box = start("import os\nimport no_such_package_for_the_lesson", ["torch"])
+    try:
+        assert not box.student_ran
+        assert not all(o.ok for o in box.outcomes)
+        assert "set-up import failed" in box.outcomes[-1].error["message"]
+        assert "no_such_package_for_the_lesson" in box.outcomes[-1].error["message"]
+    finally:
+        box.kill()
+
+
+def test_a_missing_set_up_package_is_a_grader_fault_not_a_student_zero():
+    lesson = load_lesson("lesson1_by_hand", REPO)
+    broken = dataclasses.replace(lesson, prelude=lesson.prelude + [
+        Cell("broken-setup", "prelude", "import no_such_package_for_the_lesson")])
+    sources = {c.id: c.source for c in lesson.solutions}
+    with pytest.raises(GraderFault, match="no_such_package_for_the_lesson"):
+        run_tests(broken, sources, FAST, uid=sandbox_uid(903))
+    # the same lesson with its own set-up grades the reference solution fully, here at the level this
+    # machine gives when that is the level required, and every record states it
+    here = containment()
+    verdicts = run_tests(lesson, sources, dataclasses.replace(FAST, require=here.level), uid=sandbox_uid(903))
+    assert all(t.passed for t in verdicts.tests), [t for t in verdicts.tests if not t.passed]
+    assert verdicts.level == here.level
+    assert make_record("ann", lesson, Intake("ok", "", sources), verdicts, verdicts.containment).level == here.level
+    assert make_record("ann", lesson, Intake("invalid submission", "no notebook", {}), None, "").level == here.level
+
+
+# --- forbidden packages are absent -----------------------------------------------------------------
+
+PROBE = """
+import os, sys, importlib
+found = sorted(p for p in sys.path for name in ("torch", "torchgen", "functorch")
+               if os.path.exists(os.path.join(p, name, "__init__.py")))
+for key in [k for k in sys.modules if k.split(".")[0] == "torch"]:
+    del sys.modules[key]
+try:
+    importlib.import_module("torch").nn.functional.avg_pool2d
+    imported = True
+except (ImportError, AttributeError):
+    imported = False
+"""
+
+
+def probe(block: list[str]) -> dict:
+    import time
+
+    box = Sandbox([{"id": "prelude", "kind": "prelude", "source": "import numpy"},
+                   {"id": "answer", "kind": "solution", "source": PROBE}],
+                  limits=FAST, hide=hidden_paths(REPO), uid=sandbox_uid(904), block=block)
+    try:
+        box.start()
+        assert box.outcomes[-1].ok, box.outcomes
+        answers = {}
+        for name in ("found", "imported"):
+            reply, _ = box.request({"op": "get", "name": name}, [], time.monotonic() + 30)
+            answers[name] = reply["ok"]
+        return answers
+    finally:
+        box.kill()
+
+
+@pytest.mark.skipif(not __import__("autograder.grading.sandbox", fromlist=["x"]).containment().namespaces,
+                    reason="needs mount namespaces (Linux)")
+def test_a_forbidden_package_has_no_files_in_the_child_and_an_allowed_one_does():
+    assert probe(["torch"]) == {"found": [], "imported": False}  # lesson 3: no spelling of an import reaches it
+    allowed = probe([])  # lesson 4: torch is there
+    assert allowed["imported"] is True and allowed["found"]
+
+
+@pytest.mark.skipif(not __import__("autograder.grading.sandbox", fromlist=["x"]).containment().namespaces,
+                    reason="needs mount namespaces (Linux)")
+def test_the_course_package_and_the_interpreter_are_read_only_even_for_a_root_child(tmp_path):
+    import time
+
+    import course
+
+    target = Path(course.__file__).resolve().parent / "written-by-the-child.txt"
+    source = f"""
+import errno, sys
+try:
+    open({str(target)!r}, "w").write("x")
+    result = "written"
+except OSError as exc:
+    result = errno.errorcode.get(exc.errno, str(exc.errno))
+"""
+    box = Sandbox([{"id": "prelude", "kind": "prelude", "source": "import os"},
+                   {"id": "answer", "kind": "solution", "source": source}],
+                  limits=FAST, hide=hidden_paths(REPO), uid=None, block=[])  # uid None: the child keeps root
+    try:
+        box.start()
+        reply, _ = box.request({"op": "get", "name": "result"}, [], time.monotonic() + 30)
+    finally:
+        box.kill()
+        written = target.exists()
+        target.unlink(missing_ok=True)
+    assert not written and reply["ok"] == "EROFS", reply
+
+
+def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp_path, monkeypatch):
+    """The warm template's bubblewrap makes the whole mount plan (a covered folder is root's, mode 0755, with the
+    venv bound back inside it); a forked child makes again only a fresh tmpfs on each folder anyone may write
+    and its mqueue (``own_mounts``), and ``_child.make_mounts`` refuses any other mount. A needed path inside a
+    fresh folder (a venv in /tmp), which the child would have to bind itself, makes the child cold."""
+    fresh, cover = tmp_path / "fresh", tmp_path / "cover"
+    venv, source = cover / "venv", tmp_path / "source"
+    for folder in (fresh, venv, source):
+        folder.mkdir(parents=True)
+    plan, made = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], cover=[[str(cover), 1 << 20]], keep=[str(venv)],
+                                    expose=[], hide=[str(source)])
+    mqueue = [op for op in plan if op[0] == "mqueue"]
+    assert [op for op in plan if op[0] != "mqueue"] == [
+        ["tmpfs", str(fresh), 1 << 20, 0o1777], ["tmpfs", str(cover), 1 << 20, 0o755], ["bind", str(venv)],
+        ["tmpfs", str(source), 64 << 10, 0o755]]
+    assert made["kept"] == [str(venv)] and str(cover) in made["hidden"]
+    assert sandbox.own_mounts(plan, [[str(fresh), 1 << 20]]) == [["tmpfs", str(fresh), 1 << 20, 0o1777], *mqueue]
+    inside = fresh / "venv"
+    inside.mkdir()
+    plan, _ = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], keep=[str(inside)], expose=[], hide=[])
+    assert ["bind", str(inside)] in sandbox.own_mounts(plan, [[str(fresh), 1 << 20]])
+    with pytest.raises(OSError, match="only fresh folders"):
+        _child.make_mounts([["bind", str(inside)]])
+    template = sandbox.bwrap_command(["python"], root=True, plan=[], template=True)
+    assert {"--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--dev", "--proc"} <= set(template)
+    assert "--unshare-pid" not in template and "CAP_SYS_ADMIN" in template and "CAP_SYS_ADMIN" not in \
+        sandbox.bwrap_command(["python"], root=True, plan=[])
+    assert template[template.index("--ro-bind"):template.index("--ro-bind") + 3] == ["--ro-bind", "/", "/"]
+    if not (containment().namespaces and sandbox.warm_here()):
+        return
+    cells = [{"id": "a", "kind": "solution", "source": "x = 1"}]
+    assert Sandbox(cells, limits=FAST).warm
+    real = sandbox.needed_paths
+    monkeypatch.setattr(sandbox, "needed_paths", lambda: [*real(), "/tmp"])  # what a venv in /tmp asks for
+    assert not Sandbox(cells, limits=FAST).warm
+
+
+def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, monkeypatch):
+    """A fresh folder that the forked child cannot mount (a path its template does not have) stops the child
+    before any student code, as a failing bubblewrap mount stops a cold one: the grader's fault, never a score."""
+    if not (containment().namespaces and sandbox.warm_here()):
+        pytest.skip("a warm child makes mounts of its own only where there are namespaces")
+    real, absent = sandbox.own_mounts, str(tmp_path / "absent")  # under /tmp: the template's /tmp is its own
+    monkeypatch.setattr(sandbox, "own_mounts", lambda plan, fresh=None: [*real(plan, fresh),
+                                                                        ["tmpfs", absent, 1 << 20, 0o1777]])
+    box = Sandbox([{"id": "a", "kind": "solution", "source": "x = 1"}], limits=FAST, imports=["json"])
+    try:
+        outcomes = box.start()
+    finally:
+        box.kill()
+        for key in [k for k in sandbox._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
+            sandbox._TEMPLATES.pop(key).close()
+    assert box.warm and not box.student_ran, outcomes
+    assert outcomes[-1].id == "<start>" and absent in outcomes[-1].error["message"], outcomes
+    assert outcomes[-1].error["message"].startswith("the grading process ended before any student code ran"), outcomes
+
+
+# --- whose fault a child's end is, and how the grader knows (issue 45) ------------------------------------
+
+SELF_KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\nx = 1"
+
+
+def test_a_child_that_kills_itself_is_its_own_crash_not_a_memory_fault():
+    """A SIGKILL that no out-of-memory killer sent (neither the child's cgroup's count nor the machine's
+    rose) is what the student's code did: a crash, said so, never "memory"."""
+    box = Sandbox([{"id": "answer", "kind": "solution", "source": SELF_KILL}],
+                  limits=dataclasses.replace(FAST, warm=False), hide=hidden_paths(REPO), uid=sandbox_uid(902))
+    try:
+        outcomes = box.start()
+    finally:
+        box.kill()
+    assert outcomes[-1].fault == "crash", outcomes
+    assert "ended by SIGKILL, not by an out-of-memory killer" in outcomes[-1].error["message"]
+
+
+def test_a_child_the_machines_out_of_memory_killer_ended_is_the_graders_fault(monkeypatch):
+    """When the machine's out-of-memory count rose while the child's own cgroup stayed under its cap, the
+    machine ended it (host memory pressure): a grader error with no score, never the student's fault."""
+    counts = iter(range(100, 10_000))
+    monkeypatch.setattr(sandbox, "machine_oom_kills", lambda: next(counts))  # rises between start and end
+    box = Sandbox([{"id": "answer", "kind": "solution", "source": SELF_KILL}],
+                  limits=dataclasses.replace(FAST, warm=False), hide=hidden_paths(REPO), uid=sandbox_uid(902))
+    try:
+        with pytest.raises(GraderFault, match=r"the machine ran out of memory .* not the student's fault"):
+            box.start()
+    finally:
+        box.kill()
+    lesson = load_lesson("lesson1_by_hand", REPO)
+    sources = dict(lesson.reference_sources())
+    sources["output_size"] = SELF_KILL + "\n" + sources["output_size"]
+    with pytest.raises(GraderFault, match="the machine ran out of memory"):
+        run_tests(lesson, sources, dataclasses.replace(FAST, warm=False), uid=sandbox_uid(903))
+
+
+def test_a_cpu_budget_stop_says_how_the_seconds_were_counted():
+    box = Sandbox([{"id": "answer", "kind": "solution", "source": "while True:\n    pass"}],
+                  limits=dataclasses.replace(FAST, cell_seconds=1.0), hide=hidden_paths(REPO), uid=sandbox_uid(902))
+    try:
+        outcomes = box.start()
+    finally:
+        box.kill()
+    message = outcomes[-1].error["message"]
+    assert outcomes[-1].fault == "timeout" and "more than 1 CPU seconds" in message
+    assert ("counted by the kernel in the child's cgroup" if containment().cgroup else
+            "summed over the child's process tree") in message
