@@ -820,6 +820,10 @@ UNKNOWN_KIND = [  # (what, cheat, honest of the same shape); lesson 5's list (no
      "def g():\n    return torch.ao.quantization\nt = max([g().QuantStub], key=id)\n"
      "def pool(c, h, w, k):\n    f = t\n    return f()",
      "def g(c):\n    return np.zeros(c)\nt = max([3, 4])\ndef pool(c, h, w, k):\n    f = t\n    return f * g(c).shape[0]"),
+    ("a method of one's own class named like the library's does not excuse an attribute of a function's result",
+     "class Own:\n    def QuantStub(self):\n        return 0\ndef g():\n    return torch.ao.quantization\n"
+     "def pool(c, h, w, k):\n    return g().QuantStub()",
+     "class Own:\n    def count(self, c):\n        return c\ndef pool(c, h, w, k):\n    return Own().count(c) * k"),
     ("a student function named like the library's does not excuse it",
      "import copy\ndef QuantStub():\n    return 0\ndef pool(c, h, w, k):\n    return copy.copy(torch.ao.quantization).QuantStub()",
      "def count(c):\n    return c\ndef pool(c, h, w, k):\n    return count(c) * k"),

@@ -492,7 +492,8 @@ class _Resolver:
 
     def kind(self, node: ast.AST, scope: _Scope, seen: frozenset = frozenset()) -> str:
         """What kind of value ``node`` is (issue 41 item 2): ``"library"`` (a path the lists judge), ``"own"``
-        (the code's own def or class, or what calling one gives), ``"data"`` (an argument, a constant, the
+        (the code's own def or class, or an object of its class), ``"own result"`` (what its own function
+        returns: only data attributes of it are read, since its own names excuse no library object), ``"data"`` (an argument, a constant, the
         result of a callee :data:`RETURNS` lists, a data method's result) or ``"unknown"`` (anything else:
         the result of an unlisted library call or of a call's result; it may be a function, class or module)."""
         scope = self.scope_of.get(id(node), scope) or self.module
@@ -514,7 +515,7 @@ class _Resolver:
                     kinds.add(self.kind(detail, value_scope, seen | {(id(where), node.id)}))
                 elif kind != "param" and self._binding(binding).holds:
                     kinds.add("unknown")  # a loop target, an item stored, an except target... that may be a function
-            return "unknown" if "unknown" in kinds else "own" if "own" in kinds else "data"
+            return next((k for k in ("unknown", "own result", "own") if k in kinds), "data")
         if isinstance(node, (ast.Attribute, ast.Subscript)) or _literal_getattr(node):
             if isinstance(node, ast.Attribute) and self.carried(node, scope).paths:
                 return "library"
@@ -526,8 +527,10 @@ class _Resolver:
                     and callee.id not in self.namespace:
                 return "unknown" if self.carried(node, scope).holds else "data"
             callee_kind = self.kind(callee, scope, seen)
-            if callee_kind == "own":
-                return "own"
+            if callee_kind == "own":  # an object of one's own class; or what one's own function returns
+                where = self.lookup(callee.id, scope) if isinstance(callee, ast.Name) else None
+                classes = where is not None and all(b[0] == "class" for b in where.bindings.get(callee.id, []))
+                return "own" if classes else "own result"
             if callee_kind == "library":
                 paths = self.carried(callee, scope).paths
                 return "data" if paths and all(returns_data(p) for p in paths) else "unknown"
@@ -672,7 +675,7 @@ class _Resolver:
                     (node.args[0], node.args[1].value)
                 kind = self.kind(value, scope) if not (isinstance(value, ast.Name) and self.own(value.id, scope)) \
                     else "own class"
-                if kind in ("unknown", "own") and attribute not in data_methods() | (
+                if kind in ("unknown", "own", "own result") and attribute not in data_methods() | (
                         self.own_methods() if kind == "own" else set()):
                     what = "a value of unknown kind (it may be a function, class or module)" if kind == "unknown" \
                         else "what your own code returns"
@@ -787,7 +790,7 @@ class _Resolver:
                 (callee.args[0], callee.args[1].value)
             kind = self.kind(value, scope)
             allowed = data_methods() | (self.own_methods() if kind == "own" else set())
-            if kind in ("unknown", "own") and attribute not in allowed:
+            if kind in ("unknown", "own", "own result") and attribute not in allowed:
                 what = "a value of unknown kind (the result of a call the grader does not know to return data: it may " \
                     "be a function, class or module)" if kind == "unknown" else "what your own code returns"
                 problems.append(f"`{written}(...)` (line {line}) calls `.{attribute}` of {what}, and "
