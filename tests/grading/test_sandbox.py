@@ -337,6 +337,29 @@ except OSError as exc:
     assert not written and reply["ok"] == "EROFS", reply
 
 
+def test_a_new_mount_is_one_row_of_the_one_list_that_every_path_reads(tmp_path, monkeypatch):
+    """``sandbox.mounts.MOUNTS`` is the one list of a child's mounts: a ``fresh`` row added to it (and only to
+    it) is a tmpfs of mode 1777 in the cold child's plan and bubblewrap's line, made again by a warm child
+    (``own_mounts``), and a ``cover`` row root's tmpfs of mode 0755; a folder in no row gets no mount. The ``host``, ``dev`` and ``proc`` rows start every bubblewrap line."""
+    new_fresh, new_cover, elsewhere = tmp_path / "scratch", tmp_path / "others", tmp_path / "elsewhere"
+    for folder in (new_fresh, new_cover, elsewhere):
+        folder.mkdir()
+    monkeypatch.setattr(sandbox.mounts, "MOUNTS", (*sandbox.mounts.MOUNTS, ("fresh", str(new_fresh), 1 << 20),
+                                                   ("cover", str(new_cover), 1 << 20)))
+    machine = Containment("namespaces", True, False, True, True)
+    plan, made = sandbox.child_plan(machine)
+    assert ["tmpfs", str(new_fresh), 1 << 20, 0o1777] in plan and ["tmpfs", str(new_cover), 1 << 20, 0o755] in plan
+    assert not [op for op in plan if op[1] == str(elsewhere)] and str(new_fresh) in made["hidden"]
+    command = sandbox.bwrap_command(["python"], root=True, plan=plan)
+    assert ["--perms", "1777", "--size", str(1 << 20), "--tmpfs", str(new_fresh)] == \
+        command[command.index(str(new_fresh)) - 5:command.index(str(new_fresh)) + 1]
+    assert command[command.index("--new-session") + 1:command.index("--new-session") + 8] == \
+        ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    own = sandbox.own_mounts(plan)
+    assert own[0] == ["proc", "/proc"] and ["tmpfs", str(new_fresh), 1 << 20, 0o1777] in own
+    assert not [op for op in own if op[1] == str(elsewhere)]
+
+
 def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp_path, monkeypatch):
     """The warm template's bubblewrap makes the whole mount plan (a covered folder is root's, mode 0755, with the
     venv bound back inside it); a forked child makes again only a fresh tmpfs on each folder anyone may write

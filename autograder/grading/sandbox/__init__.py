@@ -36,7 +36,7 @@ from autograder.grading.sandbox.limits import (HANG_FACTOR, HANG_SECONDS, CrashF
 from autograder.grading.sandbox.uids import SANDBOX_UID_BASE, _running, _uid_processes, lease_folder, sandbox_uid
 from autograder.grading.sandbox.cgroup import (CHILD_CPUS, CHILD_SHARES, CHILD_WEIGHT, CPU_PERIOD_US, Cgroup,
                                                cgroup_places, cgroups_available)
-from autograder.grading.sandbox.mounts import (COVERED_FOLDERS, FRESH_FOLDERS, MOUNTS, child_plan, exposed_paths,
+from autograder.grading.sandbox.mounts import (MOUNTS, base_mounts, child_plan, exposed_paths,
                                                fresh_folders, hidden_paths, mount_plan, needed_paths, own_mounts,
                                                package_paths)
 from autograder.grading.sandbox.bwrap import (BWRAP_BASE, BWRAP_NAMESPACES, BWRAP_VIA, bwrap_command, keyring_filter,

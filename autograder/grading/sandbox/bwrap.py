@@ -47,18 +47,19 @@ def _mount_args(plan: list[list]) -> list[str]:
     return [arg for kind, *rest in plan for arg in _BWRAP_OPS[kind](*rest)]
 
 
-#: The rest of every bubblewrap line: it dies with the grader, has no terminal, and sees the host's files
-#: read-only, a minimal ``/dev`` and its own ``/proc`` (``mounts.base_mounts``).
-BWRAP_BASE = ["--die-with-parent", "--new-session", *_mount_args(base_mounts())]
+#: The rest of every bubblewrap line: it dies with the grader and has no terminal (its first mounts:
+#: ``mounts.base_mounts``).
+BWRAP_BASE = ["--die-with-parent", "--new-session"]
 
 
 def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: bool = False,
                   seccomp: int | None = None) -> list[str]:
     """The bubblewrap command line that runs ``runner`` in :data:`BWRAP_NAMESPACES` (a cold child, ``root`` or
-    not, or the warm ``template``), on :data:`BWRAP_BASE`, with the mounts of ``plan`` (``mounts.mount_plan``) and
-    the seccomp program in open file ``seccomp`` (:func:`keyring_filter_file`)."""
+    not, or the warm ``template``), on :data:`BWRAP_BASE`, with the mounts of ``mounts.base_mounts`` (the host
+    read-only, a minimal ``/dev``, its own ``/proc``) and of ``plan`` (``mounts.mount_plan``), under the seccomp
+    program in open file ``seccomp`` (:func:`keyring_filter_file`)."""
     args = ["bwrap", *BWRAP_NAMESPACES["template" if template else "root" if root else "user"], *BWRAP_BASE]
-    args += _mount_args(plan)
+    args += _mount_args(base_mounts() + plan)
     if seccomp is not None:
         args += ["--seccomp", str(seccomp)]
     return args + ["--", *runner]

@@ -32,10 +32,6 @@ MOUNTS = (("host", "/", 0), ("dev", "/dev", 0), ("proc", "/proc", 0),
 #: What the mounts make, as :meth:`Containment.describe` says it.
 SUMMARY = "fresh tmpfs for every writable folder"
 
-#: ``(path, bytes)`` of the ``fresh`` and of the ``cover`` rows of :data:`MOUNTS`.
-FRESH_FOLDERS = tuple((path, size) for kind, path, size in MOUNTS if kind == "fresh")
-COVERED_FOLDERS = tuple((path, size) for kind, path, size in MOUNTS if kind == "cover")
-
 
 def base_mounts() -> list[list]:
     """The ``host``, ``dev`` and ``proc`` rows of :data:`MOUNTS` as operations (``["bind", "/"]``, ``["dev",
@@ -119,7 +115,7 @@ def child_plan(mode: Containment, hide: list[str] = ()) -> tuple[list[list], dic
     """``(the mounts, what they hide)`` of a child in ``mode`` that must not see ``hide`` (none without namespaces)."""
     if not mode.namespaces:
         return [], None
-    return mount_plan(fresh=fresh_folders(), cover=fresh_folders(COVERED_FOLDERS), keep=needed_paths(),
+    return mount_plan(fresh=fresh_folders(), cover=fresh_folders("cover"), keep=needed_paths(),
                       hide=list(hide), expose=exposed_paths() if mode.drop_uid else [])
 
 
@@ -179,9 +175,9 @@ def hidden_paths(*roots: Path) -> list[str]:
     return found
 
 
-def fresh_folders(folders=FRESH_FOLDERS) -> list[list]:
-    """``folders`` (:data:`FRESH_FOLDERS`, or :data:`COVERED_FOLDERS`) that exist on this machine."""
-    return [[path, size] for path, size in folders if os.path.isdir(path) and not os.path.islink(path)]
+def fresh_folders(kind: str = "fresh") -> list[list]:
+    """``[[path, bytes]]`` of the ``kind`` rows of :data:`MOUNTS` (``fresh`` or ``cover``) whose folder exists here."""
+    return [[path, size] for row, path, size in MOUNTS if row == kind and os.path.isdir(path) and not os.path.islink(path)]
 
 
 def needed_paths() -> list[str]:
