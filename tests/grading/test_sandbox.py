@@ -347,7 +347,7 @@ def test_a_new_mount_is_one_row_of_the_one_list_that_every_path_reads(tmp_path, 
     monkeypatch.setattr(sandbox.mounts, "MOUNTS", (*sandbox.mounts.MOUNTS, ("fresh", str(new_fresh), 1 << 20),
                                                    ("cover", str(new_cover), 1 << 20)))
     machine = Containment("namespaces", True, False, True, True)
-    plan, made = sandbox.child_plan(machine)
+    plan, made = sandbox.child_plan(machine.namespaces, machine.drop_uid)
     assert ["tmpfs", str(new_fresh), 1 << 20, 0o1777] in plan and ["tmpfs", str(new_cover), 1 << 20, 0o755] in plan
     assert not [op for op in plan if op[1] == str(elsewhere)] and str(new_fresh) in made["hidden"]
     command = sandbox.bwrap_command(["python"], root=True, plan=plan)

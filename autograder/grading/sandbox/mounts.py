@@ -9,10 +9,6 @@ import functools
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from autograder.grading.sandbox.levels import Containment
 
 #: Every mount a child gets whatever the lesson, made in this order where the path exists here: ``(kind, path,
 #: bytes)``. ``host``: the host's files read-only; ``dev``: a minimal ``/dev``; ``proc``: its PID namespace's own
@@ -111,12 +107,13 @@ def own_mounts(plan: list[list], fresh: list[list] | None = None) -> list[list]:
     return procs + [op for op in plan if op[0] == "mqueue" or any(_inside(op[1], folder) for folder, _ in fresh)]
 
 
-def child_plan(mode: Containment, hide: list[str] = ()) -> tuple[list[list], dict | None]:
-    """``(the mounts, what they hide)`` of a child in ``mode`` that must not see ``hide`` (none without namespaces)."""
-    if not mode.namespaces:
+def child_plan(namespaces: bool, drop_uid: bool, hide: list[str] = ()) -> tuple[list[list], dict | None]:
+    """``(the mounts, what they hide)`` of a child that must not see ``hide``, in a containment with or without
+    ``namespaces`` (none without) and a dropped uid (``Containment``'s fields of those names)."""
+    if not namespaces:
         return [], None
     return mount_plan(fresh=fresh_folders(), cover=fresh_folders("cover"), keep=needed_paths(),
-                      hide=list(hide), expose=exposed_paths() if mode.drop_uid else [])
+                      hide=list(hide), expose=exposed_paths() if drop_uid else [])
 
 
 @functools.lru_cache(maxsize=None)

@@ -57,7 +57,7 @@ class Sandbox:
         self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
         self.imports = list(imports)  # what a warm template imports first (Lesson.preload_modules)
         self.mode = levels.containment()
-        self.plan, self.mounted = child_plan(self.mode, self.hide + package_paths(self.block))
+        self.plan, self.mounted = child_plan(self.mode.namespaces, self.mode.drop_uid, self.hide + package_paths(self.block))
         self.warm = limits.warm and warm.forks_warm(self.mode, self.plan)
         self.proc: "subprocess.Popen | warm.ForkedChild | None" = None
         self.channel: Channel | None = None

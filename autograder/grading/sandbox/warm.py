@@ -39,7 +39,7 @@ def forks_warm(mode: levels.Containment, plan: list[list]) -> bool:
 def warm_here() -> bool:
     """Whether this machine and checkout grade with warm children (what tests of warm children skip by)."""
     mode = levels.containment()
-    return forks_warm(mode, child_plan(mode)[0])
+    return forks_warm(mode, child_plan(mode.namespaces, mode.drop_uid)[0])
 
 
 class ForkedChild:
