@@ -430,9 +430,9 @@ def _syscall(name: str, *args) -> None:
 
 
 def make_mounts(plan: list) -> None:
-    """Make the mounts of ``plan`` in this warm child's new mount and PID namespaces, in order: its PID
-    namespace's ``/proc``, then ``sandbox.own_mounts`` (a fresh tmpfs on each folder any user may write, the
-    mqueue of its own IPC namespace); the rest are its template's, made by bubblewrap. Raises ``OSError`` at the
+    """Make the mounts of ``plan`` (``sandbox.mounts.own_mounts``, sent as data: its PID namespace's ``/proc``, a
+    fresh tmpfs on each folder any user may write, the mqueue of its own IPC namespace) in this warm child's new
+    mount and PID namespaces, in order; the rest are its template's, made by bubblewrap. Raises ``OSError`` at the
     first that fails (or at any other kind of mount): the child then never runs student code."""
     for kind, path, *rest in plan:
         if kind not in ("proc", "tmpfs", "mqueue"):
@@ -784,7 +784,7 @@ def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _die_with_parent()
         # bubblewrap left the template's mounts slaves of the host's, never shared: nothing propagates back
-        make_mounts([["proc", "/proc"], *mounts])
+        make_mounts(mounts)
     sys.argv = ["-c"]
     serve_child(read_fd, write_fd)
 

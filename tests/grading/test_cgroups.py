@@ -53,11 +53,11 @@ def test_a_container_mount_that_starts_deeper_is_followed_and_one_outside_it_is_
 def test_a_user_without_a_delegated_subtree_gets_none_and_the_reason(tmp_path, monkeypatch):
     folder = tmp_path / "grade.scope"
     folder.mkdir()  # no cgroup.procs it may write: not a cgroup delegated to this user
-    monkeypatch.setattr(sandbox, "_this_process_places", lambda: ({}, str(folder)))
+    monkeypatch.setattr(sandbox.cgroup, "_this_process_places", lambda: ({}, str(folder)))
     with pytest.raises(OSError, match=f"may not write its cgroup {folder} \\(no cgroup v2 subtree delegated"):
         Cgroup.make(1 << 30)
     assert Cgroup.create(1 << 30) is None
-    monkeypatch.setattr(sandbox, "_this_process_places", lambda: ({}, None))
+    monkeypatch.setattr(sandbox.cgroup, "_this_process_places", lambda: ({}, None))
     with pytest.raises(OSError, match="no cgroup hierarchy is mounted"):
         Cgroup.make(1 << 30)
 
@@ -95,7 +95,7 @@ def cgroup2(monkeypatch):
     own = open("/proc/self/cgroup").read()
     places = cgroup_places(own, f"1 1 0:1 / {point} rw - cgroup2 none rw\n")
     assert places[1] is not None, own
-    monkeypatch.setattr(sandbox, "_this_process_places", lambda: places)  # a v2-only machine
+    monkeypatch.setattr(sandbox.cgroup, "_this_process_places", lambda: places)  # a v2-only machine
     try:
         yield places[1]
     finally:

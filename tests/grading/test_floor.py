@@ -33,7 +33,7 @@ def test_the_default_floor_is_the_platforms_strongest_level():
 
 
 def test_without_bubblewrap_the_default_refuses_in_one_sentence_saying_what_to_install(monkeypatch):
-    monkeypatch.setattr(sandbox, "containment", lambda: NO_BWRAP)
+    monkeypatch.setattr(sandbox.levels, "containment", lambda: NO_BWRAP)
     with pytest.raises(GraderFault) as refused:
         check_level(PLATFORM)
     said = refused.value.message

@@ -109,7 +109,7 @@ def test_a_lease_that_cannot_be_made_is_a_grader_error_record_not_a_score(make, 
         (temp / "trusted-grader-uids").write_text("")
         (temp / f"trusted-grader-uids-{os.geteuid()}").write_text("")
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    monkeypatch.setattr(sandbox, "_LEASES", {})  # this process leases again
+    monkeypatch.setattr(sandbox.uids, "_LEASES", {})  # this process leases again
     with pytest.raises(GraderFault) as raised:
         sandbox_uid(0)
     assert "\n" not in raised.value.message and str(temp) in raised.value.message

@@ -165,7 +165,7 @@ def test_a_hidden_path_inside_a_hidden_folder_needs_no_mount(tmp_path):
 def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tmp_path, monkeypatch):
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")
-    monkeypatch.setattr(sandbox, "containment", lambda: TA_MACHINE)  # as a TA grades
+    monkeypatch.setattr(sandbox.levels, "containment", lambda: TA_MACHINE)  # as a TA grades
     limits = Limits(require="namespaces")
     record = batch.grade_submission(root, "alice", "lesson1_by_hand", limits, seed=1, use_cache=False)
     assert record.status == "grader-error" and record.score == 0.0
@@ -189,7 +189,7 @@ def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_rec
 
     root = make_course(tmp_path / "course", ("lesson1_by_hand",))
     lesson = load_lesson("lesson1_by_hand", root)
-    monkeypatch.setattr(sandbox, "containment", lambda: TA_MACHINE)
+    monkeypatch.setattr(sandbox.levels, "containment", lambda: TA_MACHINE)
     plugin = TrustedExecute(config=Config({"SandboxPolicy": {"require": "namespaces"},
                                            "TrustedExecute": {"course_root": str(root)}}))
     logged: list[str] = []
@@ -337,6 +337,29 @@ except OSError as exc:
     assert not written and reply["ok"] == "EROFS", reply
 
 
+def test_a_new_mount_is_one_row_of_the_one_list_that_every_path_reads(tmp_path, monkeypatch):
+    """``sandbox.mounts.MOUNTS`` is the one list of a child's mounts: a ``fresh`` row added to it (and only to
+    it) is a tmpfs of mode 1777 in the cold child's plan and bubblewrap's line, made again by a warm child
+    (``own_mounts``), and a ``cover`` row root's tmpfs of mode 0755; a folder in no row gets no mount. The ``host``, ``dev`` and ``proc`` rows start every bubblewrap line."""
+    new_fresh, new_cover, elsewhere = tmp_path / "scratch", tmp_path / "others", tmp_path / "elsewhere"
+    for folder in (new_fresh, new_cover, elsewhere):
+        folder.mkdir()
+    monkeypatch.setattr(sandbox.mounts, "MOUNTS", (*sandbox.mounts.MOUNTS, ("fresh", str(new_fresh), 1 << 20),
+                                                   ("cover", str(new_cover), 1 << 20)))
+    machine = Containment("namespaces", True, False, True, True)
+    plan, made = sandbox.child_plan(machine.namespaces, machine.drop_uid)
+    assert ["tmpfs", str(new_fresh), 1 << 20, 0o1777] in plan and ["tmpfs", str(new_cover), 1 << 20, 0o755] in plan
+    assert not [op for op in plan if op[1] == str(elsewhere)] and str(new_fresh) in made["hidden"]
+    command = sandbox.bwrap_command(["python"], root=True, plan=plan)
+    assert ["--perms", "1777", "--size", str(1 << 20), "--tmpfs", str(new_fresh)] == \
+        command[command.index(str(new_fresh)) - 5:command.index(str(new_fresh)) + 1]
+    assert command[command.index("--new-session") + 1:command.index("--new-session") + 8] == \
+        ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    own = sandbox.own_mounts(plan)
+    assert own[0] == ["proc", "/proc"] and ["tmpfs", str(new_fresh), 1 << 20, 0o1777] in own
+    assert not [op for op in own if op[1] == str(elsewhere)]
+
+
 def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp_path, monkeypatch):
     """The warm template's bubblewrap makes the whole mount plan (a covered folder is root's, mode 0755, with the
     venv bound back inside it); a forked child makes again only a fresh tmpfs on each folder anyone may write
@@ -353,7 +376,8 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
         ["tmpfs", str(fresh), 1 << 20, 0o1777], ["tmpfs", str(cover), 1 << 20, 0o755], ["bind", str(venv)],
         ["tmpfs", str(source), 64 << 10, 0o755]]
     assert made["kept"] == [str(venv)] and str(cover) in made["hidden"]
-    assert sandbox.own_mounts(plan, [[str(fresh), 1 << 20]]) == [["tmpfs", str(fresh), 1 << 20, 0o1777], *mqueue]
+    assert sandbox.own_mounts(plan, [[str(fresh), 1 << 20]]) == [["proc", "/proc"], ["tmpfs", str(fresh), 1 << 20, 0o1777],
+                                                                *mqueue]
     inside = fresh / "venv"
     inside.mkdir()
     plan, _ = sandbox.mount_plan(fresh=[[str(fresh), 1 << 20]], keep=[str(inside)], expose=[], hide=[])
@@ -370,7 +394,7 @@ def test_a_warm_child_makes_only_its_fresh_folders_and_its_template_the_rest(tmp
     cells = [{"id": "a", "kind": "solution", "source": "x = 1"}]
     assert Sandbox(cells, limits=FAST).warm
     real = sandbox.needed_paths
-    monkeypatch.setattr(sandbox, "needed_paths", lambda: [*real(), "/tmp"])  # what a venv in /tmp asks for
+    monkeypatch.setattr(sandbox.mounts, "needed_paths", lambda: [*real(), "/tmp"])  # what a venv in /tmp asks for
     assert not Sandbox(cells, limits=FAST).warm
 
 
@@ -380,7 +404,7 @@ def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, mo
     if not (containment().namespaces and sandbox.warm_here()):
         pytest.skip("a warm child makes mounts of its own only where there are namespaces")
     real, absent = sandbox.own_mounts, str(tmp_path / "absent")  # under /tmp: the template's /tmp is its own
-    monkeypatch.setattr(sandbox, "own_mounts", lambda plan, fresh=None: [*real(plan, fresh),
+    monkeypatch.setattr(sandbox.mounts, "own_mounts", lambda plan, fresh=None: [*real(plan, fresh),
                                                                         ["tmpfs", absent, 1 << 20, 0o1777]])
     box = Sandbox([{"id": "a", "kind": "solution", "source": "x = 1"}], limits=FAST, imports=["json"])
     try:
@@ -416,7 +440,7 @@ def test_a_child_the_machines_out_of_memory_killer_ended_is_the_graders_fault(mo
     """When the machine's out-of-memory count rose while the child's own cgroup stayed under its cap, the
     machine ended it (host memory pressure): a grader error with no score, never the student's fault."""
     counts = iter(range(100, 10_000))
-    monkeypatch.setattr(sandbox, "machine_oom_kills", lambda: next(counts))  # rises between start and end
+    monkeypatch.setattr(sandbox.process, "machine_oom_kills", lambda: next(counts))  # rises between start and end
     box = Sandbox([{"id": "answer", "kind": "solution", "source": SELF_KILL}],
                   limits=dataclasses.replace(FAST, warm=False), hide=hidden_paths(REPO), uid=sandbox_uid(902))
     try:
