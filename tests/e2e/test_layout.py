@@ -146,3 +146,11 @@ def test_the_house_drawing_sees_a_cycle_a_stair_across_the_stages_and_a_room_too
         "course.x (course) imports autograder.records (ground)",
         "an import cycle: autograder.grading.a -> autograder.grading.b",
         f"autograder.records: {house.MAX_LINES + 1} lines, more than {house.MAX_LINES}"]
+
+
+def test_the_house_has_nothing_that_breaks_its_plan():
+    """Issue 44: release, collect, grading and results on one floor above the ground floor, no import
+    cycle, no module over ``MAX_LINES`` lines but ``_child.py`` (``python -m benchmarks.house`` draws it)."""
+    from benchmarks import house
+
+    assert house.problems() == []

@@ -14,7 +14,8 @@ from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, 
                                           INTERNAL_MODULES, LOOKUP_KEYWORDS, LOOKUP_NAMES, SYS_INTERNALS,
                                           UNREADABLE_PATHS)
 from course.checks.analysis.identity import forbidden_identities, own_attribute, walk
-from course.checks.analysis.resolver import _MISSING, _Resolver, forbidden_uses, untraced_uses
+from course.checks.analysis.objects import _MISSING
+from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
 from course.checks.analysis.text import _parse, source_of
 
 

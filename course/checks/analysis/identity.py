@@ -32,7 +32,7 @@ _MISSING = object()
 _NOT_IMPORTED = {"this", "antigravity", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser", "__main__"}
 
 
-def matches(part: str, entries: Iterable[str]) -> bool:
+def part_matches(part: str, entries: Iterable[str]) -> bool:
     """Does one dotted part (``avg_pool2d``) match an entry: a name exactly, or a case-insensitive pattern
     with ``*`` (``*pool*``)? Parts are whole: a pattern never matches across a dot."""
     return any(fnmatch.fnmatchcase(part.lower(), e.lower()) if "*" in e else part == e for e in entries)
@@ -113,14 +113,14 @@ def _forbidden_objects(entries: tuple, loaded: int) -> dict:
     for name, module in list(sys.modules.items()):
         if not isinstance(module, _MODULE):
             continue
-        if any(matches(part, entries) for part in name.split(".")):
+        if any(part_matches(part, entries) for part in name.split(".")):
             found[id(module)] = (module, name)
         try:
             items = list(module.__dict__.items())
         except Exception:  # noqa: BLE001 - a module without a plain namespace
             continue
         for attribute, value in items:
-            if matches(attribute, entries) and _holdable(value) and id(value) not in found:
+            if part_matches(attribute, entries) and _holdable(value) and id(value) not in found:
                 found[id(value)] = (value, f"{name}.{attribute}")
     return found
 
@@ -142,7 +142,7 @@ def judged(value: Any, entries: Iterable[str]) -> str | None:
         names = _names(candidate)
         if id(candidate) in table and table[id(candidate)][0] is candidate:
             why = table[id(candidate)][1]
-        elif any(matches(part, entries) for text in names for part in text.split(".")):
+        elif any(part_matches(part, entries) for text in names for part in text.split(".")):
             why = ".".join(names[:2])
         else:
             continue
@@ -156,7 +156,7 @@ def forbidden_identities(uses: Iterable[tuple[str, list[str], str]], entries: It
     entries = tuple(entries)
     found = []
     for written, path, kind in uses:
-        if kind not in ("library", "import") or any(matches(part, entries) for part in path):
+        if kind not in ("library", "import") or any(part_matches(part, entries) for part in path):
             continue  # (a path spelled with a listed part is refused by its spelling already)
         for spelled, value in walk(list(path)):
             why = judged(value, entries)

@@ -138,3 +138,41 @@ TENSOR_ARITHMETIC = frozenset({
         "update", "join", "format", "lower", "upper", "strip", "split", "startswith", "endswith",
         "__init__", "__name__", "__qualname__", "__class__", "__doc__")),
 })
+
+
+# --- what the loop reader (loops.py) allows: lesson 3 loops only over the kernel's offsets, lesson 2 over the outputs
+#: The contract's arguments that fix the windows (not the data): a loop may turn as often as they say.
+GEOMETRY = ("kernel_size", "stride", "padding", "count_include_pad")
+#: Every entry of the geometry is read as at most GEOMETRY_BOUND (the largest kernel, stride or padding that a
+#: graded test passes), and a loop nest may turn at most LOOP_LIMIT times there (a loop over a 5×5 kernel's
+#: offsets, or over stride phases and taps, turns 25 to 50 times). Every bound the rule accepts only grows
+#: with the geometry, so no accepted loop turns more than LOOP_LIMIT times in any graded call, and a hidden
+#: case whose outputs are longer than that on both axes leaves a loop over output positions no way through.
+GEOMETRY_BOUND, LOOP_LIMIT = 5, 64
+NPY_MAXDIMS = 64  # the most entries ``x.shape`` can have
+#: The contract's arguments that are shapes: a loop over one turns once per dimension the tests pass (4 at most).
+SHAPE_ARGUMENTS = {"input_shape": 4}
+#: A geometry argument is an int or a short tuple: a loop over one (``tuple(int(k) for k in kernel_size)``) turns
+#: at most as often as the longest tuple a graded call passes (``(2, 2, 2)``, refused as a TypeError).
+GEOMETRY_LENGTH = 3
+#: Built-ins that ``map`` may apply: one conversion per item, so ``map(int, input_shape)`` turns as often as its
+#: iterable is long (and is bounded where that is).
+MAP_CONVERSIONS = {"int", "float", "abs", "round", "bool", "operator.index"}
+#: Library calls that run Python once per element, position or item: a loop that the source does not show.
+PER_ELEMENT_CALLS = {"vectorize", "frompyfunc", "apply_along_axis", "apply_over_axes", "map", "filter", "reduce",
+                     "starmap", "nditer", "ndindex", "ndenumerate"}
+#: Built-ins that iterate over their first argument.
+CONSUMERS = {"sum", "list", "tuple", "set", "frozenset", "dict", "sorted", "min", "max", "any", "all", "enumerate",
+             "zip", "reversed", "iter", "next", "fromiter"}
+#: What sums a window (lesson 2's loops must: ``x[b, c, r0:r1, c0:c1].sum()``), and what only copies or works
+#: element by element (free anywhere); any other library call on the data is whole-array work.
+WINDOW_SUMS = {"sum", "mean", "nansum", "nanmean", "average", "fsum"}
+ELEMENT_WISE = {"pad", "asarray", "array", "ascontiguousarray", "astype", "copy", "reshape", "ravel", "flatten",
+                "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "full", "full_like", "zeros", "ones",
+                "empty", "zeros_like", "ones_like", "empty_like", "broadcast_to", "where", "clip", "maximum",
+                "minimum", "abs", "absolute", "float32", "float64", "float", "int", "max", "min", "len", "range",
+                "slice", "divide", "multiply", "add", "subtract", "true_divide", "isinstance", "tuple", "list",
+                "item", "tolist", "round", "as_pair", "count_nonzero", "dtype", "result_type"}
+LOOP_INSTEAD = ("loop only over the kernel's offsets, e.g. `for di in range(kh)` with `kh, kw = as_pair(kernel_size)` "
+                "(or a fixed tuple such as the two axes), and cover the outputs, channels and images with slices")
+_APPENDS = {"append": 1, "insert": 1, "add": 1, "appendleft": 1, "extend": None, "update": None, "extendleft": None}
