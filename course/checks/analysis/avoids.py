@@ -14,7 +14,6 @@ from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, 
                                           INTERNAL_MODULES, LOOKUP_KEYWORDS, LOOKUP_NAMES, SYS_INTERNALS,
                                           UNREADABLE_PATHS)
 from course.checks.analysis.identity import forbidden_identities, own_attribute, walk
-from course.checks.analysis.objects import _MISSING
 from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
 from course.checks.analysis.text import _parse, source_of
 
@@ -113,40 +112,19 @@ def identity_uses(tree: ast.AST, resolver: "_Resolver") -> list[str]:
     when the code imports it), and each object is judged by what it *is*: a path that reaches ``sys``,
     ``builtins`` or one of :data:`INTERNAL_MODULES` under another spelling (``typing.sys.modules``,
     ``torch.nn.modules.module.importlib``) is refused as that module, whatever it is called there."""
-    import importlib
-
     found = []
     for written, path, kind in resolver.kinded_uses(tree):
         if kind != "library" or not path:
             continue
-        parts = list(path)
-        try:
-            current = sys.modules.get(parts[0]) or importlib.import_module(parts[0])
-        except Exception:  # noqa: BLE001 - not importable here: nothing to walk
-            continue
-        for index, part in enumerate(parts[1:], start=1):
-            if isinstance(current, type(sys)):
-                name = getattr(current, "__name__", "")
-                spelled = ".".join(parts[:index])
-                top = name.split(".")[0]
-                if (top in INTERNAL_MODULES or name == "sys") and spelled != name and \
-                        (name != "sys" or part in SYS_INTERNALS):
-                    found.append(f"`{written}` (the module `{name}`{'.' + part if name == 'sys' else ''}, "
-                                 f"reached as `{spelled}`)")
-                    break
-                following = current.__dict__.get(part, _MISSING)
-                if following is _MISSING:
-                    following = sys.modules.get(f"{name}.{part}", _MISSING)
-            elif isinstance(current, type):
-                try:
-                    following = inspect.getattr_static(current, part)
-                except AttributeError:
-                    following = _MISSING
-            else:
+        for (spelled, current), part in zip(walk(list(path)), path[1:]):
+            if not isinstance(current, type(sys)):
+                continue
+            name = getattr(current, "__name__", "")
+            if (name.split(".")[0] in INTERNAL_MODULES or name == "sys") and spelled != name and \
+                    (name != "sys" or part in SYS_INTERNALS):
+                found.append(f"`{written}` (the module `{name}`{'.' + part if name == 'sys' else ''}, "
+                             f"reached as `{spelled}`)")
                 break
-            if following is _MISSING:
-                break
-            current = following
     return list(dict.fromkeys(found))
 
 
