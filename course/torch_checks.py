@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from course.checks import input_generator, random_input, runs_with_student_code
+from course.checks.values import LAYOUTS, _laid_out, call_on_layout  # noqa: F401 (lesson 4 imports it from here)
 
 __all__ = [
     "forward_backward",
@@ -47,15 +48,16 @@ def _require_tensor(value: Any, name: str):
 
 
 @runs_with_student_code
-def forward_backward(function: Callable, x, grad_out, *args) -> tuple:
+def forward_backward(function: Callable, x, grad_out, *args, grad_layout: str = "contiguous") -> tuple:
     """``(out, grad_x)``: ``out = function(x, *args)`` and the gradient of ``sum(out * grad_out)`` by ``x``.
 
     ``function`` is e.g. ``AvgPool2dFunction.apply`` (``x [B, C, H, W]`` -> ``out [B, C, H_out, W_out]``)
-    and ``grad_out`` has the shape of ``out``. ``x`` is copied first, so the caller's tensor is left
-    alone. Both results are detached tensors; ``grad_x`` is ``None`` when nothing reached ``x``.
+    and ``grad_out`` has the shape of ``out``, laid out as ``grad_layout`` (:data:`LAYOUTS`; autograd hands
+    a backward the upstream gradient in the layout it was given). ``x`` is copied first, so the caller's
+    tensor is left alone. Both results are detached tensors; ``grad_x`` is ``None`` when nothing reached ``x``.
     """
     point = _require_tensor(x, "x").detach().clone().requires_grad_(True)
-    upstream = _require_tensor(grad_out, "grad_out").detach().clone()
+    upstream = _laid_out(_require_tensor(grad_out, "grad_out").detach(), grad_layout)
     out = function(point, *args)
     _require_tensor(out, "the function's result")
     if not out.requires_grad:
@@ -64,34 +66,6 @@ def forward_backward(function: Callable, x, grad_out, *args) -> tuple:
     out.backward(upstream)
     grad = None if point.grad is None else point.grad.detach()
     return out.detach(), grad
-
-
-#: How :func:`call_on_layout` lays out a tensor: the layouts PyTorch users pass every day.
-LAYOUTS = ("contiguous", "channels_last", "strided")
-
-
-@runs_with_student_code
-def call_on_layout(function: Callable, x, layout: str, *args) -> tuple:
-    """``(out, x_after)``: ``out = function(y, *args)`` where ``y`` holds the values of ``x [B, C, H, W]`` laid
-    out as ``layout`` (:data:`LAYOUTS`: ``"contiguous"``; ``"channels_last"``, the same values in
-    ``[B, H, W, C]`` memory; ``"strided"``, every other column of a tensor twice as wide: not contiguous, as
-    a slice is), and ``x_after`` is ``y``'s values after the call (contiguous), so the caller can check that
-    the function left its input unchanged. Both results are detached tensors."""
-    import torch
-
-    x = _require_tensor(x, "x").detach()
-    if layout == "contiguous":
-        y = x.clone().contiguous()
-    elif layout == "channels_last":
-        y = x.clone().contiguous(memory_format=torch.channels_last)
-    elif layout == "strided":
-        wide = x.new_zeros(x.shape[:-1] + (2 * x.shape[-1],))
-        wide[..., ::2] = x
-        y = wide[..., ::2]
-    else:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    out = _require_tensor(function(y, *args), "the function's result")
-    return out.detach(), y.detach().contiguous()
 
 
 @runs_with_student_code

@@ -49,12 +49,14 @@ from course.checks.analysis.text import compile_tree, parse, source_of
 from course.checks.answers import (NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
                                    matches, read_shape, read_words)
 from course.checks.hooks import MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, passed, runs_with_student_code
-from course.checks.values import (CATCH_ALL_NAMES, INPUT_KINDS, STUDENT_ERRORS, WrongValue, check_array, check_form,
+from course.checks.values import (CATCH_ALL_NAMES, INPUT_KINDS, LAYOUTS, STUDENT_ERRORS, WrongValue, call_on_layout,
+                                  check_array, check_form,
                                   check_raises, check_real_divisor, check_real_divisor_backward, check_same_outcome,
                                   check_value, input_generator, random_geometry, random_input)
 
 
 __all__ = [
+    "call_on_layout",
     "check_array",
     "check_form",
     "check_real_divisor",

@@ -779,3 +779,29 @@ def test_course_checks_is_one_facade_over_its_modules(monkeypatch):
     monkeypatch.undo()
     assert hooks.run_seed is None and course.checks.run_seed is None
     assert np.array_equal(course.checks.random_input((3,), seed=2), in_notebook)
+
+
+def test_check_real_divisor_backward_judges_a_window_bug_the_same_at_every_run_seed(monkeypatch):
+    """Issue 43: a backward that forgets the padding offset (its divisor the real elements of its own windows) passes
+    the divisor's check at every run seed; it used to fail it where the drawn grad_out was zero on the windows that
+    tell count_include_pad=False apart (run seeds 11 and 27 on this geometry). A crop still fails (above)."""
+    import course.checks
+    from course.checks import check_real_divisor_backward
+
+    def forgets_offset(grad_out, shape, k, stride, padding, count_include_pad=True):
+        grad_x = np.zeros(tuple(shape), grad_out.dtype)
+        for i in range(grad_out.shape[2]):
+            for j in range(grad_out.shape[3]):
+                r0, r1 = i * stride[0], min(i * stride[0] + k[0], shape[2])
+                c0, c1 = j * stride[1], min(j * stride[1] + k[1], shape[3])
+                n = k[0] * k[1] if count_include_pad else (r1 - r0) * (c1 - c0)
+                grad_x[:, :, r0:r1, c0:c1] += (grad_out[:, :, i, j] / n)[:, :, None, None]
+        return grad_x
+
+    for seed in (11, 27, 1, 2, 3):
+        monkeypatch.setattr(course.checks, "run_seed", seed)
+        for dtype in (np.float32, np.float64):
+            x = random_input((2, 2, 4, 7), dtype, seed=505)
+            grad_out = random_input(avg_pool2d_reference(x, (4, 3), 2, (0, 1)).shape, dtype, seed=605)
+            check_real_divisor_backward(forgets_offset, grad_out, x.shape, (4, 3), (2, 2), (0, 1), "b",
+                                        rtol=1e-5, atol=1e-6)

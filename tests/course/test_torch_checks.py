@@ -308,3 +308,37 @@ def test_call_on_layout_hands_the_same_values_in_each_layout_and_reads_the_input
     out, after = call_on_layout(halves, x, "contiguous")
     assert torch.equal(after, x / 2), "an input changed in place is read back as changed"
     assert torch.equal(x, torch.arange(120, dtype=torch.float32).reshape(2, 3, 4, 5)), "the caller's x is untouched"
+
+
+def test_call_on_layout_lays_out_tensors_and_arrays_and_reads_the_input_back():
+    """Issue 43: the layouts (channels-last, strided) reach the function with the same values, for a tensor (any
+    [..., C, H, W]), an ndarray and forward_backward's grad_out; a view that needs contiguous memory raises there, and
+    an in-place update of the input shows in what is read back."""
+    from course.torch_checks import LAYOUTS, call_on_layout
+
+    x = torch.arange(2 * 3 * 4 * 5, dtype=torch.float64).reshape(2, 3, 4, 5)
+    for value in (x, x[0], x.numpy()):
+        for layout in LAYOUTS:
+            out, after = call_on_layout(lambda y: y * 1, value, layout)
+            assert (out == value).all() and (after == value).all()
+    with pytest.raises(RuntimeError):
+        call_on_layout(lambda y: y.view(6, 20), x, "channels_last")
+    assert call_on_layout(lambda y: y.reshape(6, 20), x, "channels_last")[0].shape == (6, 20)
+    with pytest.raises(RuntimeError):  # a slice: rows and columns cannot be merged by a view either
+        call_on_layout(lambda y: y.view(3, 20), x[0], "strided")
+    _, after = call_on_layout(lambda y: y.__itruediv__(2), x.numpy(), "strided")
+    assert (after == x.numpy() / 2).all()
+
+    def flattens_grad_out(t):
+        class Flat(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad.view(grad.shape[0] * grad.shape[1], -1).view(grad.shape) * 2
+        return Flat.apply(t)
+    assert forward_backward(flattens_grad_out, x, torch.ones_like(x))[1].eq(2).all()
+    with pytest.raises(RuntimeError):
+        forward_backward(flattens_grad_out, x, torch.ones_like(x), grad_layout="channels_last")
