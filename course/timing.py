@@ -379,6 +379,21 @@ def _piece_calls(bound, result_shape, rng):
     return pieces
 
 
+def _judgeable(call: Callable, name: str, described: str, *args, **kwargs) -> Any:
+    """``call(*args, **kwargs)``; where the student's function raises (one of the checks' ``STUDENT_ERRORS``, or
+    ``MemoryError``), an AssertionError that says the rule could not be judged and why, so the cell that judges
+    vectorization does not blame a loop for another mistake (a grader's own fault is never caught here)."""
+    from course.checks import STUDENT_ERRORS
+
+    try:
+        return call(*args, **kwargs)
+    except (*STUDENT_ERRORS, MemoryError) as error:
+        raise AssertionError(
+            f"could not judge whether {name} is vectorized: {described} raised {type(error).__name__}: "
+            f"{str(error)[:300]} (a case this cell needs); the cells that test {name}'s values and errors say "
+            f"what is wrong") from None
+
+
 def check_vectorized(function: Callable, baseline: Callable, calls, name: str, hint: str = "", seed: int = 0
                      ) -> list[float]:
     """Each ``(args, kwargs)`` of ``calls``, a call of average pooling, forward ``(x, kernel_size, stride,
@@ -411,16 +426,16 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
         for _ in range(3):  # the best of three: the baseline's own first-call costs are left out
             expected, seconds = timed_call(baseline, *args, **kwargs)
             base = min(base, seconds)
-        result, seconds = timed_call(function, *args, **kwargs)
         call = f"{name}({_describe(args, kwargs)})"
+        result, seconds = _judgeable(timed_call, name, call, function, *args, **kwargs)
         check_form(result, expected, call)
         if result.size and np.ptp(expected) > 0 and bool((result == result.flat[0]).all()):
             raise AssertionError(f"{call} gives one value, {float(result.flat[0])!r}, everywhere on a random input: the "
                                  f"result must be computed from the input")
         bound = signature.bind(*args, **kwargs)
         for piece, shape, cut, mine, theirs in _piece_calls(bound, expected.shape, rng):
-            own = function(*piece.args, **piece.kwargs)
             where = ", ".join(f"{a}:{a + m}" for a, m in cut)
+            own = _judgeable(function, name, f"{name} on the piece [{where}] of that input", *piece.args, **piece.kwargs)
             check_form(own, np.empty(shape, expected.dtype), f"{name} on the piece [{where}] of that input")
             check_array(result[theirs], own[mine], f"{call} on the piece [{where}] of its input, against your own "
                         f"{name} on that piece alone (the long input must not change what it computes)",

@@ -304,3 +304,23 @@ def test_bandwidth_floor_is_a_copy_rate():
 def test_check_vectorized_names_the_arguments_it_needs():
     with pytest.raises(ValueError, match="baseline must name .* kernel_size"):
         timing.check_vectorized(_sliced_pool, lambda a, k, stride=1: _baseline(a, k, stride), CALLS, "pool")
+
+
+@pytest.mark.parametrize("error", [ValueError("stride must be positive"), MemoryError(), IndexError("index 3")])
+def test_check_vectorized_says_it_could_not_judge_a_function_that_raises(error):
+    """Issue 43 item 3: a function that raises on a case the vectorization cell needs (another mistake, or an
+    intermediate too large) fails with "could not judge", naming the call and the error, never with a message
+    that blames a loop; on its pieces too. A function that works passes (above)."""
+    def raising(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+        raise error
+
+    def raising_on_pieces(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+        if x.shape[2] < 1000:
+            raise error
+        return _sliced_pool(x, kernel_size)
+
+    for function, where in [(raising, r"pool\(x\[1, 1, 60002, 2\]"), (raising_on_pieces, r"pool on the piece \[")]:
+        with pytest.raises(AssertionError, match=rf"could not judge whether pool is vectorized: {where}.*raised "
+                                                 rf"{type(error).__name__}") as failure:
+            timing.check_vectorized(function, _baseline, CALLS, "pool")
+        assert "loops in Python" not in str(failure.value)
