@@ -32,7 +32,9 @@ def main(arguments: list[str]) -> int:
         print(f"tests/as_user.py needs {', '.join(missing)} on PATH (util-linux and passwd): install them first",
               file=sys.stderr)
         return 2
-    code = (f"import pytest, sys; sys.exit(pytest.main({['-q', '-p', 'no:cacheprovider', '-rs', *arguments]!r}))")
+    corpus = {name: value for name, value in os.environ.items() if name.startswith("CORPUS_")}  # which cases, which seed
+    code = (f"import os, pytest, sys; os.environ.update({corpus!r}); "
+            f"sys.exit(pytest.main({['-q', '-p', 'no:cacheprovider', '-rs', *arguments]!r}))")
     with local_account(ACCOUNT, TOOLS, "running tests as an unprivileged user", system=True):
         print(f"as {ACCOUNT} (not root): pytest {' '.join(arguments)}", flush=True)
         return run_as(ACCOUNT, code, REPO, capture=False, timeout=3600).returncode

@@ -8,6 +8,9 @@ output is capped, hangs stop in time, and a subset graded again beside CPU hogs 
 
 The class is graded with one run seed (the hidden inputs): ``CORPUS_SEED`` if set, else a fixed one, so
 this file is deterministic; every expectation must hold at every seed (run it with a few).
+``CORPUS_CATEGORIES`` (e.g. ``correct,cheat,fault,input``), if set, grades the cases of those categories only
+(``.ci/run``'s second run, as an unprivileged user, leaves out the bugs: who grades does not change what the
+hidden tests catch, it changes what the sandbox contains).
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def runnable(case: corpus.Case, mode: Containment | None = None, euid: int | Non
 
 
 ALL_CASES = [c for c in corpus.cases() if c.lesson in coursedir.lessons(REPO, released=True)]
-CASES = [c for c in ALL_CASES if runnable(c) is None]
+CATEGORIES = os.environ.get("CORPUS_CATEGORIES", "").split(",") if os.environ.get("CORPUS_CATEGORIES") else None
+CASES = [c for c in ALL_CASES if runnable(c) is None and (CATEGORIES is None or c.category in CATEGORIES)]
 SKIPPED = [(c, runnable(c)) for c in ALL_CASES if runnable(c) is not None]
 
 
@@ -229,7 +233,7 @@ def test_feedback_shows_verdicts_but_not_hidden_tests(graded):
     from autograder.coursedir import run_nbgrader as nbgrader
 
     root = graded["root"]
-    case = next(c for c in CASES if c.name == "bug_ceil_mode")
+    case = min(CASES, key=lambda c: c.name != "bug_ceil_mode")  # that bug, unless CORPUS_CATEGORIES left bugs out
     result = nbgrader(root, "generate_feedback", case.lesson, f"--student={case.student}")
     assert result.returncode == 0, result.stderr[-2000:]
     html = next((root / "feedback" / case.student / case.lesson).glob("*.html")).read_text()
