@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The repository first, so that ``import course`` (the package) never finds the folder ``tests/course`` (no
+# ``__init__``: a namespace package) when this script's folder comes before it, as the account's
+# ``python -I`` (no working directory on its path) would have it.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from accounts import local_account, run_as  # noqa: E402
 from shared import REPO  # noqa: E402
