@@ -291,7 +291,9 @@ def check_same_outcome(actual: Callable[[], Any], expected: Callable[[], Any], n
     or an error of the same type (one of :data:`STUDENT_ERRORS`) when ``expected()`` raises.
 
     For a wrapper judged against the student's own function that it wraps, at the same arguments: a bug
-    of the wrapped function, which its own test judges, is then not counted a second time.
+    of the wrapped function, which its own test judges, is then not counted a second time (a non-finite
+    value where the wrapped function gives the same one included; ``None`` where it gives ``None``, e.g. a
+    gradient that never reached the input).
     """
     try:
         want = expected()
@@ -304,7 +306,13 @@ def check_same_outcome(actual: Callable[[], Any], expected: Callable[[], Any], n
                                      f" {type(error).__name__}: {error}") from None
             return
         raise AssertionError(f"{name}: returned a result, expected {type(error).__name__}: {error}") from None
-    check_array(actual(), want, name, rtol=rtol, atol=atol)
+    got = actual()
+    if want is None or got is None:
+        if got is not want:
+            raise AssertionError(f"{name}: got {'None' if got is None else 'a result'}, expected"
+                                 f" {'None' if want is None else 'a result'}")
+        return
+    check_array(got, want, name, rtol=rtol, atol=atol, equal_nan=True)
 
 
 

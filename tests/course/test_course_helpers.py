@@ -266,6 +266,15 @@ def test_check_same_outcome_wants_the_wrapped_result_or_its_error():
         check_same_outcome(lambda: (_ for _ in ()).throw(TypeError("no")), fails, "wrapper")
     with pytest.raises(ValueError, match="slice step"):  # the wrapper's own error, where the wrapped one returns
         check_same_outcome(fails, lambda: x, "wrapper")
+    nan = np.array([1.0, np.nan])
+    check_same_outcome(lambda: nan.copy(), lambda: nan, "the wrapped function's NaN, passed on")
+    with pytest.raises(AssertionError, match="got nan at index \(0,\), expected 1.0"):
+        check_same_outcome(lambda: nan[::-1].copy(), lambda: nan, "a NaN where the wrapped function has none")
+    check_same_outcome(lambda: None, lambda: None, "no gradient on either side")
+    with pytest.raises(AssertionError, match="got None, expected a result"):
+        check_same_outcome(lambda: None, lambda: x, "a gradient lost by the wrapper")
+    with pytest.raises(AssertionError, match="got a result, expected None"):
+        check_same_outcome(lambda: x, lambda: None, "a gradient the wrapped function does not give")
 
     class Fault(Exception):  # an error that is no student's (the grader's own): never taken as an outcome
         pass

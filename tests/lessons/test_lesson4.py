@@ -60,6 +60,19 @@ def variants() -> dict:
             {"avg_pool2d_function": replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
              "predict_backward": swapped_predictions()},
             {"backward_tests", "gradcheck_tests", "predict_max_backward", "predict_avg_backward"}),
+        # one bug, one penalty: the wrappers (module_tests, half_precision_tests) are judged against the
+        # student's own Function at the same arguments, so a Function that fails (a divisor that always counts
+        # the padding) or raises (count_include_pad=False left unwritten) costs the Function's cells alone
+        "the divisor always counts the padding": (
+            {"avg_pool2d_function": replaced(ref, "out /= divisor(H, W, (kh, kw), (sh, sw), (ph, pw), (H_out, W_out), "
+                                             "count_include_pad, out)", "out /= kh * kw")},
+            {"forward_tests", "gradcheck_tests"}),
+        "count_include_pad=False raises": (
+            {"avg_pool2d_function": replaced(ref, "        (kh, kw), (sh, sw), (ph, pw) = _pair(",
+                                             "        if not count_include_pad:\n"
+                                             "            raise NotImplementedError('count_include_pad=False')\n"
+                                             "        (kh, kw), (sh, sw), (ph, pw) = _pair(")},
+            {"forward_tests", "backward_tests", "gradcheck_tests"}),
         # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively);
         # a method is read with its class, in the notebook as under the grader, so the backward's
         # check_avoids (backward_tests, gradcheck_tests) sees the forward's call too.
@@ -72,6 +85,11 @@ def variants() -> dict:
             {"avg_pool2d_function": replaced(ref, "ctx.input_size = (H, W)",
                                              "ctx.save_for_backward(x)\n        ctx.input_size = (H, W)")},
             set()),
+        # ... and a wrapper's own bug costs module_tests: the layer drops count_include_pad
+        "the layer drops count_include_pad": (
+            {"wrappers": replaced(wrappers, "self.stride, self.padding, self.count_include_pad)",
+                                  "self.stride, self.padding)")},
+            {"module_tests"}),
         # a rule that fails costs its own points: output, gradient and parameters right, no extra_repr
         "no extra_repr": (
             {"wrappers": replaced(wrappers, 'return (f"kernel_size=', 'return "" and (f"kernel_size=')},

@@ -1,7 +1,7 @@
 # corpus: cheat: a backward that is half the true gradient, and a forward that answers right until it has seen a call with grad (the forward tests make none), then, for small float64 maps, half as steep: every later call, whatever its flags or points, suits the backward; the gradient check holds a forward that passed its own tests to the reference's values
 # category: cheat
 # status: ok
-# fails: backward_tests, gradcheck_tests, module_tests
+# fails: backward_tests, gradcheck_tests
 # %% avg_pool2d_function +
 _after_grad = []
 
