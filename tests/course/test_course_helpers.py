@@ -268,7 +268,7 @@ def test_check_same_outcome_wants_the_wrapped_result_or_its_error():
         check_same_outcome(fails, lambda: x, "wrapper")
     nan = np.array([1.0, np.nan])
     check_same_outcome(lambda: nan.copy(), lambda: nan, "the wrapped function's NaN, passed on")
-    with pytest.raises(AssertionError, match="got nan at index \(0,\), expected 1.0"):
+    with pytest.raises(AssertionError, match=r"got nan at index \(0,\), expected 1.0"):
         check_same_outcome(lambda: nan[::-1].copy(), lambda: nan, "a NaN where the wrapped function has none")
     check_same_outcome(lambda: None, lambda: None, "no gradient on either side")
     with pytest.raises(AssertionError, match="got None, expected a result"):
