@@ -53,7 +53,7 @@ def execute(nb, folder: Path | str | None = None, timeout: int = 120, allow_erro
 
 
 def without_output_widgets(client: NotebookClient) -> NotebookClient:
-    """``client`` without nbclient's stand-in for the ipywidgets ``Output`` widget (lesson 1's explorer has one).
+    """``client`` without nbclient's stand-in for the ipywidgets ``Output`` widget (lesson 1's explorer had one).
 
     The stand-in answers the kernel on the shell channel while the client awaits the cell's reply on that same
     socket, and the reply's wake-up is then lost: the cell waits out its whole timeout and goes on as if nothing
