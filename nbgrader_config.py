@@ -144,3 +144,22 @@ else:
 # (Only zip_collect imports them; every other command works where the course's tools are missing.)
 c.ZipCollectApp.extractor_plugin = "autograder.collect.zip_collect.LMSExtractor"
 c.ZipCollectApp.collector_plugin = "autograder.collect.zip_collect.LMSCollector"
+
+# --- nbgrader collect (and formgrader's Collect) from nbgrader's exchange: the course's collect ---------
+# (autograder/collect/exchange.py): the student is the account that owns the hand-in (never the name written
+# in it), its time the latest change time the kernel recorded (the student's timestamp.txt only shown
+# beside it), no link, device or FIFO followed, files, bytes and depth bounded; every refusal reported.
+# Where the course's tools are missing, collect refuses instead of trusting the names in the exchange.
+try:
+    from autograder.collect.exchange import CourseExchangeCollect
+except ImportError as _collect_missing:
+    from nbgrader.exchange.default.collect import ExchangeCollect as _NbgraderCollect
+
+    class CourseExchangeCollect(_NbgraderCollect):
+        """Refuses: nbgrader's own collect believes the names and times students write in the exchange."""
+
+        def init_src(self, _why=str(_collect_missing)):
+            self.fail(f"nbgrader collect needs the course's tools (autograder.collect.exchange): {_why}; run it "
+                      "from the course repository with its .venv")
+
+c.ExchangeFactory.collect = CourseExchangeCollect

@@ -36,7 +36,9 @@ class UnpackLimits:
     """What collect unpacks at most, checked while streaming (nothing is ever written past a limit):
     bytes of one member, bytes on disk for the whole export at once, a member's growth over its
     compressed size (once it is past ``ratio_from`` bytes), members on disk at once, and archives
-    within archives (the export is depth 1, a student's zip in it depth 2)."""
+    within archives (the export is depth 1, a student's zip in it depth 2). One hand-in through nbgrader's
+    exchange (:mod:`autograder.collect.exchange`): at most ``hand_in_files`` files and folders,
+    ``hand_in_bytes`` in all (each file within ``member_bytes``), ``hand_in_depth`` folders deep."""
 
     member_bytes: int = 64 * MiB
     total_bytes: int = 512 * MiB
@@ -44,6 +46,9 @@ class UnpackLimits:
     ratio_from: int = 1 * MiB
     members: int = 10_000
     depth: int = 3
+    hand_in_files: int = 1_000
+    hand_in_bytes: int = 256 * MiB
+    hand_in_depth: int = 8
 
     def __post_init__(self):
         for name, value in asdict(self).items():
