@@ -38,7 +38,9 @@ streaming, each refusal reported.
 Modules: ``names`` (who, which lesson and when, read from a path), ``roster`` (the roster and the
 students the gradebook knows), ``unpack`` (archives within limits), ``place`` (into ``submitted/``, and
 the gradebook), ``zip_collect`` (nbgrader's plugins: ``autograder.collect.zip_collect.LMSExtractor`` and
-``LMSCollector`` in ``nbgrader_config.py``). What the CLI, the sample class and the tests use:
+``LMSCollector`` in ``nbgrader_config.py``), ``exchange`` (nbgrader's exchange on a hub: the student from
+the uid that owns each hand-in, its time from the kernel, no links, within the same ``UnpackLimits``;
+``c.ExchangeFactory.collect`` in ``nbgrader_config.py``). What the CLI, the sample class and the tests use:
 """
 
 from autograder.collect.names import (TIMESTAMP_FORMAT, UNPACKED, describe, name_in, normalize, parse_due,
