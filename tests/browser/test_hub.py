@@ -7,7 +7,8 @@ and the pinned ``configurable-http-proxy`` on loopback (PAM logins, the local pr
 
 1. both students log in, fetch lesson 1 from the *Assignments* list and submit it; one of them first types
    an answer into a solution cell and presses **Validate**;
-2. the course account (an ordinary user) collects and grades with the trusted grader; the instructor
+2. the course account (an ordinary user) collects (the course's collect: each hand-in under the account
+   that owns it) and grades with the trusted grader; the instructor
    opens formgrader through the hub, sees both scores, gives a manual grade and a comment; the course
    account generates and releases feedback;
 3. each student fetches feedback and sees their own score, the comment and no hidden test (the trusted
@@ -309,6 +310,8 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
         done = hub.as_user(COURSE_ACCOUNT, *argv, cwd=course, timeout=600)
         assert done.returncode == 0, f"{' '.join(argv[1:])} as {COURSE_ACCOUNT}:\n{done.stdout}\n{done.stderr}"
     print(done.stdout.strip().splitlines()[-1])  # the summary line: how many, how long, which containment
+    collected = json.loads((course / "reports" / "exchange_collect.json").read_text())  # the course's collect
+    assert sorted(p["student"] for p in collected["placed"]) == [alice, bob] and not collected["skipped"], collected
     assert export.read_grades(course).score == {(alice, LESSON): 2.0, (bob, LESSON): 0.0}
     # ... the instructor opens formgrader through the hub: the course service, their group's
     with session(INSTRUCTOR) as (page, _):
