@@ -33,9 +33,9 @@ class Placed:
     last_name: str = ""
     name_from: str = "file"           # "roster" or "file": where the display name comes from
     time_from: str | None = None      # "name", "timestamp.txt", "zip" or "ctime" (nbgrader's exchange)
-    stated_time: str | None = None    # the exchange: what the student's timestamp.txt says (shown only)
     marked_late: bool = False         # the LMS wrote LATE in the name
     seconds_late: float | None = None  # after the due date (None: no due date or no time known)
+    stated_time: str | None = None    # the exchange: what the student's timestamp.txt says (shown only)
 
 
 @dataclass
