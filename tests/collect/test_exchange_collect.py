@@ -210,3 +210,26 @@ def test_a_hand_in_owned_by_the_collecting_account_is_refused(uids, course):
     report = collect(root, inbound)
     assert [p["student"] for p in report["placed"]] == [ALICE]
     assert "owned by the account that collects" in report["skipped"][0]["reason"]
+
+
+def test_before_duedate_ranks_hand_ins_by_their_change_time(uids, course, monkeypatch):
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    root, inbound = course
+    hand_in(inbound, uids[ALICE], ALICE, {}, stated="2030-01-01 00:00:00.000000 UTC", tag="r1")
+    time.sleep(0.05)
+    due = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    time.sleep(0.05)
+    # the late one states an earlier time than the on-time one, in its name and its timestamp.txt
+    hand_in(inbound, uids[ALICE], ALICE, {f"{LESSON}.ipynb": b"late"}, stated="2019-01-01 00:00:00.000000 UTC",
+            tag="r2")
+    db = f"sqlite:///{root / 'gradebook.db'}"
+    with Gradebook(db, COURSE) as gb:
+        gb.update_or_create_assignment(LESSON, duedate=due)
+    collect(root, inbound, before_duedate=True)
+    assert (submitted(root, ALICE) / f"{LESSON}.ipynb").read_bytes() == HONEST, "the one handed in before the due date"
+    collect(root, inbound, update=True)
+    assert (submitted(root, ALICE) / f"{LESSON}.ipynb").read_bytes() == b"late", "the latest, with --update"
