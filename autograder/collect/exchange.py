@@ -103,7 +103,7 @@ class _Walk:
             try:
                 child = os.open(name, _OPEN | (os.O_DIRECTORY if stat.S_ISDIR(before.st_mode) else 0), dir_fd=fd)
             except OSError as exc:
-                raise Refused(f"{path} cannot be opened without following a link ({exc.strerror})") from None
+                raise Refused(f"{path} cannot be opened ({exc.strerror}); links are never followed") from None
             try:
                 if (os.fstat(child).st_ino, os.fstat(child).st_dev) != (before.st_ino, before.st_dev):
                     raise Refused(f"{path} changed while it was read; hand it in again")
@@ -190,7 +190,7 @@ def read_hand_in(inbound: Path, hand_in: HandIn, limits: UnpackLimits = LIMITS, 
     try:
         fd = os.open(inbound / hand_in.entry, _OPEN | os.O_DIRECTORY)
     except OSError as exc:
-        raise Refused(f"cannot be opened as a folder without following a link ({exc.strerror})") from None
+        raise Refused(f"cannot be opened as a folder ({exc.strerror}); links are never followed") from None
     try:
         walk.folder(fd, hand_in.entry, into)
     except OSError as exc:
