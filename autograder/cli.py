@@ -250,8 +250,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write a one-page HTML report of the class.
 
     Write one self-contained HTML page (plots inline, readable offline): score distribution per
-    lesson, pass rate per graded cell, the slowest tests, every submission that is not OK with
-    its reason, late submissions, files collect could not place, and the grade table.
+    lesson, pass rate per graded cell, the item analysis of each graded cell (difficulty,
+    discrimination, the most common failures, flags; also as items.csv beside the page), the
+    slowest tests, every submission that is not OK with its reason, late submissions, files
+    collect could not place, and the grade table.
 
     examples:
       avgpool-course report
@@ -261,7 +263,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     root = root_of(args)
     path = report.write_report(root, args.out, args.lesson)
-    print(f"wrote {path} (self-contained: open it in any browser, no network needed)")
+    print(f"wrote {path} (self-contained: open it in any browser, no network needed) and "
+          f"{path.parent / 'items.csv'} (the item analysis)")
     return 0
 
 

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from autograder import collect, sample_class
-from autograder.results import export, report
+from autograder.results import export, items, report
 from autograder.records import Record, load_records, record_dicts, save_record
 from course.checks import check_avoids
 from workflow_fakes import LESSON, fake_grade, make_course
@@ -97,7 +97,7 @@ def test_report_is_self_contained_and_shows_every_figure(graded):
         assert heading in text, heading
     assert text.index("Needs a look") < text.index("Score distribution per lesson"), "near the top"
     images = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", text)
-    assert len(images) == 3
+    assert len(images) == 4
     assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
     assert not re.search(r"""(?:src|href)\s*=\s*['"](?!data:|#)""", text), "no external resource"
     assert "http://" not in text and "https://" not in text and "<pre>" not in text
@@ -198,7 +198,8 @@ def test_no_title_overlaps_another_in_any_plot(graded):
     two = export.Grades(lessons=[LESSON, "lesson2_loops"], max_score={LESSON: 25.0, "lesson2_loops": 10.0},
                         students=grades.students, score={**grades.score, ("x", "lesson2_loops"): 5.0})
     figures = [report.score_distribution_figure(grades), report.score_distribution_figure(two),
-               report.pass_rate_figure(report.pass_rates(grades, orders)), report.slowest_figure(records, orders)]
+               report.pass_rate_figure(report.pass_rates(grades, orders)), report.slowest_figure(records, orders),
+               items.figure(report.items(root))]
     for figure in figures:
         boxes = _titles_and_labels(figure)
         assert boxes, "the figure has labelled axes"
@@ -351,3 +352,104 @@ def test_records_read_back_are_what_was_saved_and_nothing_else_under_records(gra
     (root / "records" / LESSON / "broken.json").write_text("{not json")
     (root / "records" / LESSON / "other.json").write_text(json.dumps({"student": "other", "lesson": LESSON}))
     assert {(d["lesson"], d["student"]): d for d in record_dicts(root)} == saved
+
+
+# --- item analysis (autograder/results/items.py) ---------------------------------------------------
+
+def _item_class():
+    """A made-up lesson of 8 students and 4 cells whose figures are known: ``strong`` is got by the 4
+    students with the best rest-of-lesson totals, ``inverse`` only by the 4 weakest (negative
+    discrimination), ``everyone`` by all (no discrimination: nobody differs), ``half`` gives partial points."""
+    students = [f"s{i}" for i in range(8)]
+    base = {s: float(i) for i, s in enumerate(students)}  # the rest of the lesson: s7 strongest
+    cells = []
+    for s in students:
+        cells += [(s, LESSON, "base", base[s], 10.0), (s, LESSON, "strong", 2.0 * (base[s] >= 4), 2.0),
+                  (s, LESSON, "inverse", 1.0 * (base[s] < 4), 1.0), (s, LESSON, "everyone", 1.0, 1.0),
+                  (s, LESSON, "half", 1.0 if base[s] < 4 else 2.0, 2.0)]
+    grades = export.Grades(lessons=[LESSON], max_score={LESSON: 16.0}, students=students, cells=cells,
+                           score={(s, LESSON): 1.0 for s in students})
+    order = {"base": 0, "strong": 1, "inverse": 2, "everyone": 3, "half": 4}
+    return grades, {LESSON: order}
+
+
+def test_item_analysis_figures_are_the_gradebooks_statistics():
+    import numpy as np
+
+    grades, orders = _item_class()
+    found = {i.cell: i for i in items.analyse(grades, [], orders)}
+    assert list(found) == ["base", "strong", "inverse", "everyone", "half"], "notebook order"
+    for cell, item in found.items():
+        scores = {s: v for s, _, c, v, _ in grades.cells if c == cell}
+        totals = {s: sum(v for t, _, _, v, _ in grades.cells if t == s) for s in scores}
+        x = np.array([scores[s] for s in sorted(scores)])
+        rest = np.array([totals[s] - scores[s] for s in sorted(scores)])
+        assert item.n == item.discrimination_n == 8 and item.difficulty == pytest.approx(x.mean() / item.points)
+        if x.std() and rest.std():
+            assert item.discrimination == pytest.approx(np.corrcoef(x, rest)[0, 1])
+    assert found["strong"].discrimination > 0.8 and found["inverse"].discrimination < -0.8
+    assert found["everyone"].discrimination is None and found["everyone"].difficulty == 1.0
+    assert (found["half"].full, found["half"].partial, found["half"].zero) == (0.5, 0.5, 0.0)
+    assert (found["strong"].full, found["strong"].zero) == (0.5, 0.5)
+    assert "negative discrimination" in found["inverse"].flags and found["strong"].flags == []
+    assert found["everyone"].flags == ["nearly everyone passes"] and found["half"].flags == []
+    nobody = export.Grades(lessons=[LESSON], max_score={LESSON: 1.0}, students=["a", "b"], score={},
+                           cells=[("a", LESSON, "c", 0.0, 1.0), ("b", LESSON, "c", 0.0, 1.0)])
+    assert items.analyse(nobody, [], {})[0].flags == ["nearly everyone fails"]
+    hardest, flat = items.per_lesson(list(found.values()))[LESSON]
+    assert (hardest.cell, flat.cell) == ("base", "inverse"), "base: 3.5 of 10 on average"
+    assert items.summary_lines(list(found.values())) == [
+        f"{LESSON}: hardest base (difficulty 0.35), least discriminating inverse "
+        f"(r = {found['inverse'].discrimination:+.2f}, n = 8)"]
+
+
+def test_failures_are_grouped_when_only_numbers_names_and_lines_differ():
+    grades, orders = _item_class()
+
+    def record(student, message, **test):
+        return {"student": student, "lesson": LESSON, "status": "ok", "reason": "",
+                "tests": [dict({"grade_id": "strong", "passed": False, "message": message}, **test)]}
+
+    records = [
+        record("s0", 'File "<cell>", line 4\nexpected shape (2, 3) but got (3, 2)'),
+        record("s1", 'File "<cell>", line 9\nexpected shape (4, 4) but got (5, 5)'),
+        record("s2", "NameError: name 'out_h' is not defined"),
+        record("s3", "NameError: name 'height' is not defined"),
+        record("s5", "expected dtype float32 but got float64"),  # another mistake: its own group
+        record("s6", "NeedsReview: ...", review="the mean"),  # an answer to read: not a lost point
+        record("s7", "expected shape (1, 1) but got (2, 2)", passed=True),  # passed: not a failure
+    ]
+    item = next(i for i in items.analyse(grades, records, orders) if i.cell == "strong")
+    assert [(f.count, f.student) for f in item.failures] == [(2, "s0"), (2, "s2"), (1, "s5")], "ties by text"
+    assert item.failures[0].pattern == 'File "<cell>", line # expected shape (#, …) but got (#, …)'
+    assert item.failures[1].pattern == "NameError: name '…' is not defined"
+    assert "float32" in item.failures[2].pattern and "float64" in item.failures[2].pattern
+    assert (item.lost, item.review, item.grader_errors) == (5, 1, 0)
+    assert "top failure is a grader error" not in item.flags
+    broken = [dict(record(s, f"the sandbox would not start (exit {n})"), status="grader-error")
+              for n, s in enumerate(("s4", "s5", "s6"))]
+    item = next(i for i in items.analyse(grades, records[:2] + broken, orders) if i.cell == "strong")
+    assert item.failures[0].grader_error and item.failures[0].count == 3 and item.grader_errors == 3
+    assert "top failure is a grader error" in item.flags and item.lost == 2
+
+
+def test_report_shows_the_item_analysis_and_writes_items_csv(graded, tmp_path):
+    root = _course_copy(graded, tmp_path)
+    path = report.write_report(root)
+    section = _section(path.read_text(), "Item analysis per graded cell")
+    assert section.count("data:image/png;base64,") == 1 and "<details>" in section
+    rows = list(csv.DictReader((path.parent / "items.csv").open(encoding="utf-8")))
+    analysed = report.items(root)
+    assert [(r["lesson"], r["graded_cell"]) for r in rows] == [(i.lesson, i.cell) for i in analysed]
+    assert [r["graded_cell"] for r in rows] == sorted({r["graded_cell"] for r in rows},
+                                                      key=export.cell_order(root, LESSON).get)
+    grades = export.read_grades(root)
+    for row in rows:
+        scores = [c[3] for c in grades.cells if c[2] == row["graded_cell"]]
+        assert int(row["n"]) == len(scores) and float(row["difficulty"]) == pytest.approx(
+            sum(scores) / len(scores) / float(row["points"]), abs=1e-3)
+    table = next(t for t in _tables(section) if "items" in t["class"])
+    assert [r[1]["text"] for r in table["rows"][1:]] == [r["graded_cell"] for r in rows]
+    figure = items.figure(analysed)
+    labels = {t.get_text() for t in figure.axes[0].texts}
+    assert labels == {i.cell for i in analysed}, "one labelled point per cell"
