@@ -230,15 +230,30 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     Read the gradebook (manual grades win over automatic ones) and write grades.csv (one row per
     student, one column per lesson, total) and grades_by_cell.csv (one row per student, lesson
-    and graded cell).
+    and graded cell). With --lms canvas or --lms moodle, write instead the LMS's own grade import
+    file (reports/canvas_grades.csv, reports/moodle_grades.csv) for the students of --roster (the
+    roster CSV given to collect): late penalties taken off, manual grades in, an empty cell (never
+    0) where nothing was handed in; a graded student the roster lacks, or gives two LMS ids, is
+    refused and nothing is written.
 
     examples:
       avgpool-course export
       avgpool-course export --out grades/
+      avgpool-course export --lms canvas --roster canvas_gradebook.csv
+      avgpool-course export --lms moodle --roster participants.csv --out upload/
     """
     from autograder.results import export
 
     root = root_of(args)
+    if args.lms:
+        from autograder.results import lms
+
+        if not args.roster:
+            raise CourseError(f"--lms {args.lms} needs --roster CSV: the class roster exported from "
+                              f"{args.lms.capitalize()} (the one collect was given), whose ids the import file uses")
+        out = Path(args.out) / f"{args.lms}_grades.csv" if args.out else None
+        print(lms.describe(lms.write(root, args.lms, args.roster, out, args.lesson), args.lms))
+        return 0
     grades = export.read_grades(root, args.lesson)
     out = Path(args.out) if args.out else root / "reports"
     per_student, per_cell = export.write_csv(grades, out)
@@ -472,6 +487,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = add("export", cmd_export, only=("lesson",))
     sub.add_argument("--out", metavar="DIR", help="folder for the CSV files (default: reports/)")
+    sub.add_argument("--lms", choices=("canvas", "moodle"), help="write the LMS's grade import file instead")
+    sub.add_argument("--roster", metavar="CSV", help="with --lms: the class roster (Canvas gradebook or Moodle "
+                     "participants CSV) whose ids the import file uses")
 
     sub = add("report", cmd_report, only=("lesson",))
     sub.add_argument("--out", metavar="FILE", help="the HTML file (default: reports/report.html)")

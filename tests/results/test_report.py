@@ -453,3 +453,102 @@ def test_report_shows_the_item_analysis_and_writes_items_csv(graded, tmp_path):
     figure = items.figure(analysed)
     labels = {t.get_text() for t in figure.axes[0].texts}
     assert labels == {i.cell for i in analysed}, "one labelled point per cell"
+
+
+# --- grades back into the LMS (autograder/results/lms.py) ------------------------------------------
+
+def _roster(root, path, lms, extra=(), twice=None):
+    """A roster as the LMS exports it, of the gradebook's students (Unicode names kept) plus ``extra``
+    (``(first, last, student, lms id)``, no submission); ``twice``: a student given a second row and LMS id."""
+    from autograder.collect.roster import known_students
+
+    people = [(p.first_name, p.last_name, p.student, p.lms_id or str(20000 + i))
+              for i, p in enumerate(known_students(root))] + list(extra)
+    if twice:
+        people += [(f, l, s, "99" + i) for f, l, s, i in people if s == twice]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        if lms == "canvas":  # Canvas's Grades > Export, with the lesson's assignment (id 4711)
+            writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{LESSON} (4711)"])
+            writer.writerow(["    Points Possible", "", "", "", "", "25"])
+            writer.writerows([f"{last}, {first}" if last else first, lms_id, "", student, "A", ""]
+                             for first, last, student, lms_id in people)
+        else:  # Moodle's participants export
+            writer.writerow(["First name", "Last name", "ID number", "Email address"])
+            writer.writerows([first, last, student, f"{lms_id}@uni.example"] for first, last, student, lms_id in people)
+    return path
+
+
+def test_canvas_import_file_reads_back_with_the_gradebooks_final_scores(graded, tmp_path):
+    """Canvas's gradebook CSV: its identity columns, the assignment's own column and points, one row per
+    roster student (Unicode names as given), manual grades and late penalties in, empty where none handed in."""
+    from autograder import coursedir
+    from autograder.results import lms
+
+    root = _course_copy(graded, tmp_path)
+    records = graded[2]
+    penalised, manual = records[0]["student"], records[1]["student"]
+    with coursedir.open_gradebook(root) as gb:
+        gb.find_submission_notebook(LESSON, LESSON, penalised).late_submission_penalty = 2.0
+        gb.find_grade("kc_q1", LESSON, LESSON, manual).manual_score = 0.5
+        gb.db.commit()
+    grades = export.read_grades(root)
+    assert grades.score[(penalised, LESSON)] == max(0.0, records[0]["score"] - 2.0)
+    roster = _roster(root, tmp_path / "canvas.csv", "canvas", extra=[("Åse", "Ødegaard", "ase_odegaard", "30000")])
+    written = lms.write(root, "canvas", roster)
+    assert written.path == root / "reports" / "canvas_grades.csv" and written.empty >= 1
+    rows = list(csv.reader(written.path.open(encoding="utf-8")))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{LESSON} (4711)"]
+    assert rows[1][0].strip() == "Points Possible" and rows[1][5] == "25"
+    by_login = {row[3]: row for row in rows[2:]}
+    for student in grades.students:
+        assert float(by_login[student][5]) == grades.score[(student, LESSON)], student
+    assert float(by_login[penalised][5]) == grades.score[(penalised, LESSON)], "the late penalty is off"
+    auto = next(t["points"] for t in records[1]["tests"] if t["grade_id"] == "kc_q1")
+    assert float(by_login[manual][5]) == records[1]["score"] - auto + 0.5, "the manual grade wins"
+    assert by_login["ase_odegaard"][:2] == ["Ødegaard, Åse", "30000"] and by_login["ase_odegaard"][5] == "", \
+        "no submission: Canvas's empty cell, never 0"
+    names = {row[0] for row in rows[2:]}
+    assert {"Núñez, José", "李明", "Иванов, Дмитрий"} <= names
+
+
+def test_moodle_import_file_is_keyed_by_the_rosters_identifier(graded, tmp_path):
+    from autograder.results import lms
+
+    root = graded[0]
+    roster = _roster(root, tmp_path / "moodle.csv", "moodle", extra=[("Åse", "Ødegaard", "ase_odegaard", "30000")])
+    written = lms.write(root, "moodle", roster, tmp_path / "out" / "moodle.csv")
+    rows = list(csv.DictReader((tmp_path / "out" / "moodle.csv").open(encoding="utf-8")))
+    assert list(rows[0]) == ["First name", "Last name", "ID number", "Email address", LESSON]
+    grades = export.read_grades(root)
+    by_id = {row["ID number"]: row for row in rows}
+    assert {s: float(by_id[s][LESSON]) for s in grades.students} == {s: grades.score[(s, LESSON)]
+                                                                     for s in grades.students}
+    assert by_id["ase_odegaard"][LESSON] == "" and by_id["jose_nunez"]["Last name"] == "Núñez"
+    assert written.graded == len(grades.students) and written.empty == 1
+
+
+def test_lms_export_refuses_a_student_the_roster_lacks_or_gives_two_lms_ids(graded, tmp_path):
+    from autograder import cli
+    from autograder.coursedir import CourseError
+    from autograder.results import lms
+
+    root = graded[0]
+    full = _roster(root, tmp_path / "full.csv", "canvas")
+    lines = full.read_text(encoding="utf-8").splitlines()
+    missing = tmp_path / "missing.csv"
+    missing.write_text("\n".join(l for l in lines if ",jose_nunez," not in l) + "\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    with pytest.raises(CourseError, match="no row for the graded student 'jose_nunez' \\(LMS id 4242\\)"):
+        lms.write(root, "canvas", missing, out)
+    twice = _roster(root, tmp_path / "twice.csv", "canvas", twice="jose_nunez")
+    with pytest.raises(CourseError, match="'jose_nunez' is 2 roster rows with 2 LMS ids \\(4242, 994242\\)"):
+        lms.write(root, "canvas", twice, out)
+    with pytest.raises(CourseError, match="a Canvas grade import needs the gradebook export's columns"):
+        lms.write(root, "canvas", _roster(root, tmp_path / "moodle.csv", "moodle"), out)
+    assert not out.exists(), "nothing written on a refusal"
+    assert lms.write(root, "canvas", full, out).path == out, "the other side: a roster with everyone"
+    assert cli.main(["export", "--root", str(root), "--lms", "moodle"]) == 2, "--lms needs --roster"
+    assert cli.main(["export", "--root", str(root), "--lms", "canvas", "--roster", str(full), "--out",
+                     str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "canvas_grades.csv").read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
