@@ -340,6 +340,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     """
     from autograder import collect, sample_class
     from autograder.results import export, feedback, report
+    from autograder.results import items as item_analysis
 
     started = time.monotonic()
     root = root_of(args)
@@ -391,10 +392,15 @@ def cmd_course(args: argparse.Namespace) -> int:
     print("\n" + export.table(grades, marks))
     print("(- not handed in, L late, ! not OK: see the report; attack_*: a cheating submission, below)")
     unstopped = attacks_report(results)
+    print("\nItem analysis: each lesson's hardest cell (lowest difficulty) and least discriminating one (see the "
+          "report's item analysis)")
+    for line in item_analysis.summary_lines(report.items(demo)):
+        print(f"  {line}")
     bad = sum(r["status"] != "ok" for r in results)
     print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
           f"{len(collected.skipped)} files not placed")
-    print(f"report:   {page}\ngrades:   {per_student}\n          {per_cell}\n"
+    print(f"report:   {page} (item analysis: {page}#items, {page.parent / 'items.csv'})\n"
+          f"grades:   {per_student}\n          {per_cell}\n"
           f"feedback: {demo / 'feedback'} ({len(pages)} pages)\ngradebook: {coursedir.gradebook_name(demo)}")
     print("time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
           + f"; main job finished in {time.monotonic() - started:.0f} s")

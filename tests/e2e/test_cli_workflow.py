@@ -269,6 +269,10 @@ def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
             from_db[(student.id, "total")] = score
     assert printed == from_db
     assert len(rows) >= 15 and "report:" in out and (demo / "reports" / "report.html").is_file()
+    from autograder.results import items, report
+    lines = items.summary_lines(report.items(demo))
+    assert len(lines) == 1 and lines[0].startswith(f"{LESSON}: hardest ") and f"\n  {lines[0]}\n" in out
+    assert f"{demo / 'reports' / 'report.html'}#items" in out and str(demo / "reports" / "items.csv") in out
     assert not (course / "gradebook.db").exists(), "the instructor's own gradebook is never touched"
 
 
