@@ -178,23 +178,27 @@ def summary_lines(items: list[Item]) -> list[str]:
 
 
 def figure(items: list[Item]):
-    """Difficulty (x) against discrimination (y), one labelled point per graded cell, one panel per lesson;
-    cells with no discrimination (everyone the same) sit on the x axis as hollow points."""
+    """Difficulty (x) against discrimination (y), one labelled point per graded cell, one panel per lesson
+    (cells with the same figures share a point and a label: ``a, b +3``); cells with no discrimination
+    (everyone the same) sit on the x axis as hollow points; flagged cells are red."""
     import matplotlib.pyplot as plt
 
     lessons = list(dict.fromkeys(item.lesson for item in items))
     columns = min(2, len(lessons))
     rows = -(-len(lessons) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 4.0 * rows), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.4 * rows), squeeze=False, layout="constrained")
     for ax, lesson in zip(axes.flat, lessons):
         cells = [item for item in items if item.lesson == lesson]
+        places: dict[tuple[float, float], list[Item]] = {}  # cells on one spot share one label
         for item in cells:
-            rated = item.discrimination is not None
-            y = item.discrimination if rated else 0.0
-            bad = bool(item.flags)
-            ax.scatter([item.difficulty], [y], s=22, facecolors=("#c0504d" if bad else "#4878a8") if rated else "none",
-                       edgecolors="#c0504d" if bad else "#4878a8")
-            ax.annotate(item.cell, (item.difficulty, y), xytext=(3, 2), textcoords="offset points", fontsize=6)
+            y = item.discrimination if item.discrimination is not None else 0.0
+            places.setdefault((round(item.difficulty, 2), round(y, 2)), []).append(item)
+        for (x, y), here in places.items():
+            rated, bad = here[0].discrimination is not None, any(item.flags for item in here)
+            color = "#c0504d" if bad else "#4878a8"
+            ax.scatter([x], [y], s=22 + 6 * (len(here) - 1), facecolors=color if rated else "none", edgecolors=color)
+            label = ", ".join(item.cell for item in here[:2]) + (f" +{len(here) - 2}" if len(here) > 2 else "")
+            ax.annotate(label, (x, y), xytext=(3, 2), textcoords="offset points", fontsize=6)
         ax.axhline(0, color="#999", linewidth=0.6)
         ax.set_xlim(-0.05, 1.12)
         ax.set_ylim(-1.05, 1.05)
