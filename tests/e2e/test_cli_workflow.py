@@ -213,7 +213,8 @@ def test_feedback_export_report_normal_path(graded, capsys):
     rows = list(csv.DictReader((graded / "reports" / "grades.csv").open()))
     assert [(r["student"], r[LESSON]) for r in rows] == [("alice", "25"), ("bob_smith", "0")]
     status, out, _ = run(capsys, "report", "--root", graded, "--out", graded / "week1.html")
-    assert status == 0 and (graded / "week1.html").read_text().count("data:image/png;base64,") == 3
+    assert status == 0 and (graded / "week1.html").read_text().count("data:image/png;base64,") == 4
+    assert "items.csv" in out and (graded / "items.csv").is_file(), "the item analysis beside the page"
 
 
 @pytest.mark.parametrize("command", ["grade", "feedback", "course"])
