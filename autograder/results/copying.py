@@ -1,0 +1,154 @@
+"""Copying leads: pairs of students whose solution cells are much more alike than the class's usual.
+
+A lead for a person, never a grade: nothing here changes a score. Each student's solution cells (in the
+release notebook's order) are made alike where copying changes them: :func:`canonical` drops comments and
+docstrings, writes constants one way and puts runs of independent statements in one order (Python's
+``ast``); copydetect's winnowing over tokens (names as ``V``/``F``, strings as ``S``) then fingerprints the
+result, with the release's own code of those cells (the stubs and what they give) as boilerplate, so a
+class that starts from the same template is not alike for that. A pair's score is the mean of the shares
+of each side's code found in the other; a pair is flagged when its score is at least :data:`FLOOR` and
+far above the class's usual (:func:`threshold`: the median of all pairs plus six median absolute deviations).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+from dataclasses import dataclass
+
+#: copydetect's noise threshold (tokens per k-gram) and window: solution cells are short, so smaller than
+#: its defaults (25 and 6); a match shorter than K tokens is never counted.
+K, WINDOW = 12, 4
+#: No pair scoring under this is flagged, however unlike the rest of the class is.
+FLOOR = 0.6
+#: How many median absolute deviations above the class's median score a flagged pair lies at least.
+SPREAD = 6
+
+_MOVABLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
+            ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _reads_writes(node: ast.stmt) -> tuple[set[str], set[str]]:
+    """(names read, names written) by a movable statement; a definition reads nothing until called."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return set(), {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return set(), {(a.asname or a.name).split(".")[0] for a in node.names}
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    written = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return read | (written if isinstance(node, ast.AugAssign) else set()), written
+
+
+def _shape(node: ast.stmt) -> str:
+    """A statement's text with every name alike: the sort key that renaming cannot change."""
+    return re.sub(r"\b[A-Za-z_]\w*\b", "V", ast.unparse(node))
+
+
+def _ordered(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """``statements`` with each run of consecutive independent assignments, imports and definitions
+    (none writes a name another of the run reads or writes) sorted by :func:`_shape`; a statement that
+    depends on one of the run starts the next run."""
+    out: list[ast.stmt] = []
+    run: list[ast.stmt] = []
+    read: set[str] = set()
+    written: set[str] = set()
+
+    def flush() -> None:
+        out.extend(sorted(run, key=_shape))
+        run.clear()
+        read.clear()
+        written.clear()
+
+    for statement in statements:
+        if not isinstance(statement, _MOVABLE):
+            flush()
+            out.append(statement)
+            continue
+        reads, writes = _reads_writes(statement)
+        if writes & (read | written) or reads & written:
+            flush()
+        run.append(statement)
+        read.update(reads)
+        written.update(writes)
+    flush()
+    return out
+
+
+def canonical(source: str) -> str:
+    """``source`` as :mod:`ast` writes it back: no comments, docstrings or blank lines, one spelling per
+    constant, independent statements in one order. Text that is not Python loses only its comment lines."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return "\n".join(line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                setattr(node, name, _ordered(statements))
+    return ast.unparse(tree)
+
+
+@dataclass
+class Pair:
+    """Two students' code (canonical), its score (0..1) and the matched character ranges in each."""
+
+    a: str
+    b: str
+    score: float
+    code_a: str
+    code_b: str
+    spans_a: list[tuple[int, int]]
+    spans_b: list[tuple[int, int]]
+
+
+def _fingerprint(code: str, boilerplate: list):
+    import copydetect
+
+    return copydetect.CodeFingerprint("cells.py", K, WINDOW, boilerplate=boilerplate, language="python",
+                                      fp=io.StringIO(code))
+
+
+def compare(codes: dict[str, str], template: str = "") -> list[Pair]:
+    """Every pair of ``codes`` (``{student: code}``, each made :func:`canonical` here), highest score
+    first; ``template``: the release's own code of the same cells, never counted as alike."""
+    import copydetect
+
+    canon = {student: canonical(code) for student, code in codes.items()}
+    boilerplate = list(_fingerprint(canonical(template), []).hashes) if template.strip() else []
+    prints = {student: _fingerprint(code, boilerplate) for student, code in canon.items()}
+    students = sorted(prints)
+    pairs = []
+    for i, a in enumerate(students):
+        for b in students[i + 1:]:
+            _, (share_a, share_b), (spans_a, spans_b) = copydetect.compare_files(prints[a], prints[b])
+            pairs.append(Pair(a, b, float(share_a + share_b) / 2, canon[a], canon[b],
+                              [tuple(map(int, s)) for s in zip(*spans_a)] if len(spans_a) else [],
+                              [tuple(map(int, s)) for s in zip(*spans_b)] if len(spans_b) else []))
+    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
+
+
+def threshold(pairs: list[Pair]) -> float:
+    """The score above which a pair is far above the class's usual: the median of all pairs plus
+    :data:`SPREAD` median absolute deviations (robust: copies, a few pairs, do not move it), at least
+    :data:`FLOOR`."""
+    import pandas as pd
+
+    if not pairs:
+        return FLOOR
+    scores = pd.Series([p.score for p in pairs])
+    median = scores.median()
+    return max(FLOOR, float(median + SPREAD * (scores - median).abs().median()))
+
+
+def flagged(pairs: list[Pair]) -> list[Pair]:
+    """The pairs at or above :func:`threshold`, highest first."""
+    limit = threshold(pairs)
+    return [p for p in pairs if p.score >= limit]
