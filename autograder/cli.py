@@ -270,9 +270,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     slowest tests, every submission that is not OK with its reason, late submissions, files
     collect could not place, and the grade table.
 
+    With --copying, also write copying.html beside it: pairs of students whose solution cells
+    are much more alike than the class's usual (names, comments, order and the release's own
+    code left out), side by side; a lead for a person, never a grade.
+
     examples:
       avgpool-course report
       avgpool-course report --out week3.html
+      avgpool-course report --copying
     """
     from autograder.results import report
 
@@ -280,6 +285,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     path = report.write_report(root, args.out, args.lesson)
     print(f"wrote {path} (self-contained: open it in any browser, no network needed) and "
           f"{path.parent / 'items.csv'} (the item analysis)")
+    if args.copying:
+        from autograder.results import copying
+
+        page, found = copying.write_page(root, path.parent / "copying.html",
+                                         coursedir.check_lessons(args.lesson, root))
+        print(f"wrote {page} (copying leads, never a grade):")
+        for line in copying.summary_lines(found):
+            print(f"  {line}")
     return 0
 
 
@@ -499,6 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = add("report", cmd_report, only=("lesson",))
     sub.add_argument("--out", metavar="FILE", help="the HTML file (default: reports/report.html)")
+    sub.add_argument("--copying", action="store_true", help="also write copying.html beside it (copying leads)")
 
     sub = add("bundle", cmd_bundle)
     sub.add_argument("--out", metavar="DIR", help="the bundle folder (default: build/student_bundle)")

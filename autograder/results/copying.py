@@ -16,6 +16,7 @@ import ast
 import io
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 #: copydetect's noise threshold (tokens per k-gram) and window: solution cells are short, so smaller than
 #: its defaults (25 and 6); a match shorter than K tokens is never counted.
@@ -152,3 +153,106 @@ def flagged(pairs: list[Pair]) -> list[Pair]:
     """The pairs at or above :func:`threshold`, highest first."""
     limit = threshold(pairs)
     return [p for p in pairs if p.score >= limit]
+
+
+def _solution_cells(path: Path, ids: list[str] | None = None) -> dict[str, str]:
+    """``{grade_id: source}`` of a notebook's code solution cells (only ``ids``, in their order, when given);
+    empty when the file is no notebook."""
+    import nbformat
+
+    try:
+        cells = nbformat.read(path, as_version=4).cells
+    except Exception:  # a broken hand-in: the grader reports it; here it has no code to compare
+        return {}
+    found = {}
+    for cell in cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("solution") and meta.get("grade_id"):
+            found.setdefault(str(meta["grade_id"]), str(cell.get("source", "")))
+    return {i: found[i] for i in ids if i in found} if ids is not None else found
+
+
+@dataclass
+class Lesson:
+    """One lesson's pairs (highest first), its threshold and the flagged pairs."""
+
+    lesson: str
+    pairs: list[Pair]
+    threshold: float
+    flagged: list[Pair]
+
+
+def lesson_pairs(root: Path, lesson: str) -> Lesson:
+    """Compare every two hand-ins of ``lesson`` under ``root/submitted`` (their code solution cells, in the
+    release notebook's order), the release's code of those cells as the template."""
+    from autograder import coursedir
+
+    template = _solution_cells(coursedir.notebook(root, "release", lesson))
+    ids = list(template)
+    codes = {}
+    for path in sorted((Path(root) / "submitted").glob(f"*/{lesson}/*.ipynb")):
+        cells = _solution_cells(path, ids)
+        if any(text.strip() for text in cells.values()):
+            codes[path.parent.parent.name] = "\n\n".join(cells.values())
+    pairs = compare(codes, "\n\n".join(template.values()))
+    return Lesson(lesson, pairs, threshold(pairs), flagged(pairs))
+
+
+def marked(code: str, spans: list[tuple[int, int]]) -> str:
+    """``code`` as HTML (escaped) with each span in ``<mark>``."""
+    from markupsafe import escape
+
+    out, at = [], 0
+    for start, end in sorted(spans):
+        start = max(start, at)
+        out += [str(escape(code[at:start])), f"<mark>{escape(code[start:end])}</mark>"]
+        at = max(at, end)
+    return "".join(out) + str(escape(code[at:]))
+
+
+def figure(lessons: list[Lesson]):
+    """One histogram per lesson of its pairs' scores, with the flagging threshold as a red line."""
+    import matplotlib.pyplot as plt
+
+    shown = [lesson for lesson in lessons if lesson.pairs]
+    fig, axes = plt.subplots(1, max(1, len(shown)), figsize=(3.2 * max(1, len(shown)), 2.6), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax, lesson in zip(axes[0], shown):
+        ax.hist([p.score for p in lesson.pairs], bins=[i / 20 for i in range(21)], color="#4878a8")
+        ax.axvline(lesson.threshold, color="#c0504d")
+        ax.set_title(f"{lesson.lesson.split('_')[0]} ({len(lesson.pairs)} pairs)", fontsize=9)
+        ax.set_xlabel("score (share alike)")
+    axes[0][0].set_ylabel("pairs of students")
+    return fig
+
+
+def page(root: Path, lessons: list[str], shown: int = 5) -> tuple[str, list[Lesson]]:
+    """The copying page's HTML and each lesson's pairs: the class's distribution, the top pairs and, for the
+    flagged ones (at most ``shown`` per lesson), both students' code side by side with the alike parts marked."""
+    from autograder.results import report, templates
+
+    found = [lesson_pairs(root, lesson) for lesson in lessons]
+    picture = report._png(figure(found)) if any(lesson.pairs for lesson in found) else ""
+    views = [{"lesson": lesson.lesson, "threshold": f"{lesson.threshold:.2f}", "pairs": len(lesson.pairs),
+              "top": [[f"{p.score:.2f}", p.a, p.b, "flagged" if p in lesson.flagged else ""] for p in lesson.pairs[:10]],
+              "sides": [{"a": p.a, "b": p.b, "score": f"{p.score:.2f}", "code_a": marked(p.code_a, p.spans_a),
+                         "code_b": marked(p.code_b, p.spans_b)} for p in lesson.flagged[:shown]]}
+             for lesson in found]
+    return templates.render("copying.html.j2", lessons=views, picture=picture, floor=FLOOR, spread=SPREAD), found
+
+
+def write_page(root: Path, out: Path, lessons: list[str]) -> tuple[Path, list[Lesson]]:
+    """Write :func:`page` to ``out`` (``reports/copying.html``); returns it and each lesson's pairs."""
+    html, found = page(root, lessons)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
+    return out, found
+
+
+def summary_lines(found: list[Lesson]) -> list[str]:
+    """One line per lesson: how many pairs are flagged and the top pair's score."""
+    return [f"{lesson.lesson}: {len(lesson.flagged)} of {len(lesson.pairs)} pairs flagged (line at "
+            f"{lesson.threshold:.2f})" + (f"; top pair {lesson.pairs[0].a} and {lesson.pairs[0].b}: "
+                                          f"{lesson.pairs[0].score:.2f}" if lesson.pairs else "")
+            for lesson in found]

@@ -122,29 +122,38 @@ def _release(cell: str) -> str:
     return next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell)
 
 
-def _class() -> tuple[dict[str, str], str]:
-    """Honest students (the reference, the corpus's other algorithm, :data:`HONEST`), each with their own
-    test cases cell, plus a planted copy of four of them (:data:`PLANTED`); and the release's code of the two cells."""
+def _answers() -> dict[str, dict[str, str]]:
+    """``{student: {grade_id: source}}`` of the forward and test-cases cells: honest students (the reference,
+    the corpus's other algorithm, :data:`HONEST`), each with their own test cases, and a planted copy of four
+    of them (:data:`PLANTED`)."""
     reference = solution_cells(REPO / "source" / LESSON / f"{LESSON}.ipynb")
     corpus = (REPO / "tests" / "data" / "corpus" / LESSON / "correct_padded_copy.py").read_text()
     forward = dict(HONEST, reference=reference[CELL], padded_copy=corpus.split(f"# %% {CELL}\n")[1])
-    cases = {name: f"my_cases = [((1, {i + 1}, {i + 4}, 5), 'float32', {i % 3 + 1}, 0, 0, {i % 2 == 0})]"
-             for i, name in enumerate(forward)}
-    codes = {name: forward[name] + "\n\n" + cases[name] for name in forward}
-    renamed = codes["product"]
+    answers = {name: {CELL: code, "my_cases": f"my_cases = [((1, {i + 1}, {i + 4}, 5), 'float32', {i % 3 + 1}, 0, 0, "
+                                                f"{i % 2 == 0})]"} for i, (name, code) in enumerate(forward.items())}
+    renamed = forward["product"]
     for old, new in [("acc", "total"), ("cnt", "count"), ("pair", "two"), ("oh", "out_rows"), ("ow", "out_cols"),
                      ("kh", "k_rows"), ("kw", "k_cols"), ("y", "res")]:
         renamed = re.sub(rf"\b{old}\b", new, renamed)
-    lines = codes["mean_of_padded"].splitlines()
+    lines = forward["mean_of_padded"].splitlines()
     moved = lines.index("    pad = np.broadcast_to(padding, 2).astype(int)")
     first = lines.index("    kernel = np.broadcast_to(kernel_size, 2).astype(int)")
-    codes.update({  # each a copy of another student: (copy, original)
-        "copy_renamed": renamed,
-        "copy_recommented": "\n".join(line + "  # my own work" if line.strip() else "# worked on this late"
-                                      for line in codes["while_loops"].splitlines()).replace("0.0", "0."),
-        "copy_reordered": "\n".join(lines[:first] + [lines[moved]] + lines[first:moved] + lines[moved + 1:]),
-        "copy_one_cell_changed": forward["padded_copy"] + "\n\nmy_cases = [((2, 2, 6, 6), 'float64', 2, 1, 1, True)]",
+    answers.update({  # each a copy of another student (PLANTED)
+        "copy_renamed": {CELL: renamed, "my_cases": answers["product"]["my_cases"].replace("my_cases", "my_cases ")},
+        "copy_recommented": {name: "\n".join(line + "  # my own work" if line.strip() else "# worked on this late"
+                                             for line in text.splitlines()).replace("0.0", "0.")
+                             for name, text in answers["while_loops"].items()},
+        "copy_reordered": {CELL: "\n".join(lines[:first] + [lines[moved]] + lines[first:moved] + lines[moved + 1:]),
+                           "my_cases": answers["mean_of_padded"]["my_cases"]},
+        "copy_one_cell_changed": {CELL: forward["padded_copy"],
+                                  "my_cases": "my_cases = [((2, 2, 6, 6), 'float64', 2, 1, 1, True)]"},
     })
+    return answers
+
+
+def _class() -> tuple[dict[str, str], str]:
+    """Each student's two cells as one text, and the release's code of the two cells."""
+    codes = {name: cells[CELL] + "\n\n" + cells["my_cases"] for name, cells in _answers().items()}
     return codes, _release(CELL) + "\n\n" + _release("my_cases")
 
 
@@ -180,3 +189,24 @@ def test_canonical_makes_alike_what_copying_changes_and_keeps_what_it_does_not()
     dependent = "a = 1\nb = a + 1\n"
     assert copying.canonical(dependent) == "a = 1\nb = a + 1", "a statement that reads another stays after it"
     assert copying.canonical("def f(:\n  # note\n  pass") == "def f(:\n  pass", "not Python: only comments go"
+
+
+def test_the_copying_page_shows_the_planted_pairs_side_by_side_and_says_it_is_no_grade(tmp_path):
+    from autograder import sample_class
+    from workflow_fakes import make_course
+
+    root = make_course(tmp_path, (LESSON,))
+    release = nbformat.read(REPO / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    for student, cells in _answers().items():
+        target = root / "submitted" / student / LESSON / f"{LESSON}.ipynb"
+        target.parent.mkdir(parents=True)
+        nbformat.write(sample_class.fill(release, cells), str(target))
+    (root / "submitted" / "blank" / LESSON).mkdir(parents=True)  # a stub hand-in: no code to compare
+    nbformat.write(release, str(root / "submitted" / "blank" / LESSON / f"{LESSON}.ipynb"))
+    html, (found,) = copying.page(root, [LESSON])
+    assert {frozenset((p.a, p.b)) for p in found.flagged} == {frozenset(pair) for pair in PLANTED.items()}
+    assert len(found.pairs) == 10 * 9 // 2, "the blank hand-in is left out"
+    assert "never a grade" in html and "nothing is\ndeducted" in html
+    assert html.count("<div class='sides'>") == 4 and html.count("<mark>") > 8
+    assert "data:image/png;base64," in html and not re.search(r"(?:src|href)=['\"](?!data:)", html)
+    assert "0 &lt;= r &lt; H" in html and "0 <= r" not in html, "code is escaped, then marked"

@@ -558,3 +558,16 @@ def test_lms_export_refuses_a_student_the_roster_lacks_or_gives_two_lms_ids(grad
     assert cli.main(["export", "--root", str(root), "--lms", "canvas", "--roster", str(full), "--out",
                      str(tmp_path / "cli")]) == 0
     assert (tmp_path / "cli" / "canvas_grades.csv").read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+
+
+def test_report_copying_writes_the_copying_page_beside_the_report(graded, tmp_path, capsys):
+    from autograder import cli
+
+    root = _course_copy(graded, tmp_path)
+    assert cli.main(["report", "--root", str(root), "--copying"]) == 0
+    out = capsys.readouterr().out
+    page = root / "reports" / "copying.html"
+    assert f"wrote {page}" in out and f"  {LESSON}: " in out and "pairs flagged" in out
+    assert "never a grade" in page.read_text(encoding="utf-8")
+    (root / "reports" / "copying.html").unlink()
+    assert cli.main(["report", "--root", str(root)]) == 0 and not page.exists(), "only when asked"
