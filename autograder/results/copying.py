@@ -183,17 +183,19 @@ class Lesson:
 
 
 def lesson_pairs(root: Path, lesson: str) -> Lesson:
-    """Compare every two hand-ins of ``lesson`` under ``root/submitted`` (their code solution cells, in the
-    release notebook's order), the release's code of those cells as the template."""
+    """Compare every two hand-ins of ``lesson`` under ``root/submitted`` (their code solution cells that
+    differ from the release's, in the release notebook's order), the release's code of those cells as the
+    template; a hand-in with no such cell is left out."""
     from autograder import coursedir
 
     template = _solution_cells(coursedir.notebook(root, "release", lesson))
     ids = list(template)
     codes = {}
     for path in sorted((Path(root) / "submitted").glob(f"*/{lesson}/*.ipynb")):
-        cells = _solution_cells(path, ids)
-        if any(text.strip() for text in cells.values()):
-            codes[path.parent.parent.name] = "\n\n".join(cells.values())
+        written = [text for grade_id, text in _solution_cells(path, ids).items()  # a cell left as the stub says nothing
+                   if text.strip() and text.strip() != template[grade_id].strip()]
+        if written:
+            codes[path.parent.parent.name] = "\n\n".join(written)
     pairs = compare(codes, "\n\n".join(template.values()))
     return Lesson(lesson, pairs, threshold(pairs), flagged(pairs))
 
