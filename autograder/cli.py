@@ -230,15 +230,30 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     Read the gradebook (manual grades win over automatic ones) and write grades.csv (one row per
     student, one column per lesson, total) and grades_by_cell.csv (one row per student, lesson
-    and graded cell).
+    and graded cell). With --lms canvas or --lms moodle, write instead the LMS's own grade import
+    file (reports/canvas_grades.csv, reports/moodle_grades.csv) for the students of --roster (the
+    roster CSV given to collect): late penalties taken off, manual grades in, an empty cell (never
+    0) where nothing was handed in; a graded student the roster lacks, or gives two LMS ids, is
+    refused and nothing is written.
 
     examples:
       avgpool-course export
       avgpool-course export --out grades/
+      avgpool-course export --lms canvas --roster canvas_gradebook.csv
+      avgpool-course export --lms moodle --roster participants.csv --out upload/
     """
     from autograder.results import export
 
     root = root_of(args)
+    if args.lms:
+        from autograder.results import lms
+
+        if not args.roster:
+            raise CourseError(f"--lms {args.lms} needs --roster CSV: the class roster exported from "
+                              f"{args.lms.capitalize()} (the one collect was given), whose ids the import file uses")
+        out = Path(args.out) / f"{args.lms}_grades.csv" if args.out else None
+        print(lms.describe(lms.write(root, args.lms, args.roster, out, args.lesson), args.lms))
+        return 0
     grades = export.read_grades(root, args.lesson)
     out = Path(args.out) if args.out else root / "reports"
     per_student, per_cell = export.write_csv(grades, out)
@@ -250,18 +265,34 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write a one-page HTML report of the class.
 
     Write one self-contained HTML page (plots inline, readable offline): score distribution per
-    lesson, pass rate per graded cell, the slowest tests, every submission that is not OK with
-    its reason, late submissions, files collect could not place, and the grade table.
+    lesson, pass rate per graded cell, the item analysis of each graded cell (difficulty,
+    discrimination, the most common failures, flags; also as items.csv beside the page), the
+    slowest tests, every submission that is not OK with its reason, late submissions, files
+    collect could not place, and the grade table.
+
+    With --copying, also write copying.html beside it: pairs of students whose solution cells
+    are much more alike than the class's usual (names, comments, order and the release's own
+    code left out), side by side; a lead for a person, never a grade.
 
     examples:
       avgpool-course report
       avgpool-course report --out week3.html
+      avgpool-course report --copying
     """
     from autograder.results import report
 
     root = root_of(args)
     path = report.write_report(root, args.out, args.lesson)
-    print(f"wrote {path} (self-contained: open it in any browser, no network needed)")
+    print(f"wrote {path} (self-contained: open it in any browser, no network needed) and "
+          f"{path.parent / 'items.csv'} (the item analysis)")
+    if args.copying:
+        from autograder.results import copying
+
+        page, found = copying.write_page(root, path.parent / "copying.html",
+                                         coursedir.check_lessons(args.lesson, root))
+        print(f"wrote {page} (copying leads, never a grade):")
+        for line in copying.summary_lines(found):
+            print(f"  {line}")
     return 0
 
 
@@ -322,6 +353,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     """
     from autograder import collect, sample_class
     from autograder.results import export, feedback, report
+    from autograder.results import items as item_analysis
 
     started = time.monotonic()
     root = root_of(args)
@@ -373,10 +405,15 @@ def cmd_course(args: argparse.Namespace) -> int:
     print("\n" + export.table(grades, marks))
     print("(- not handed in, L late, ! not OK: see the report; attack_*: a cheating submission, below)")
     unstopped = attacks_report(results)
+    print("\nItem analysis: each lesson's hardest cell (lowest difficulty) and least discriminating one (see the "
+          "report's item analysis)")
+    for line in item_analysis.summary_lines(report.items(demo)):
+        print(f"  {line}")
     bad = sum(r["status"] != "ok" for r in results)
     print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
           f"{len(collected.skipped)} files not placed")
-    print(f"report:   {page}\ngrades:   {per_student}\n          {per_cell}\n"
+    print(f"report:   {page} (item analysis: {page}#items, {page.parent / 'items.csv'})\n"
+          f"grades:   {per_student}\n          {per_cell}\n"
           f"feedback: {demo / 'feedback'} ({len(pages)} pages)\ngradebook: {coursedir.gradebook_name(demo)}")
     print("time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
           + f"; main job finished in {time.monotonic() - started:.0f} s")
@@ -469,9 +506,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = add("export", cmd_export, only=("lesson",))
     sub.add_argument("--out", metavar="DIR", help="folder for the CSV files (default: reports/)")
+    sub.add_argument("--lms", choices=("canvas", "moodle"), help="write the LMS's grade import file instead")
+    sub.add_argument("--roster", metavar="CSV", help="with --lms: the class roster (Canvas gradebook or Moodle "
+                     "participants CSV) whose ids the import file uses")
 
     sub = add("report", cmd_report, only=("lesson",))
     sub.add_argument("--out", metavar="FILE", help="the HTML file (default: reports/report.html)")
+    sub.add_argument("--copying", action="store_true", help="also write copying.html beside it (copying leads)")
 
     sub = add("bundle", cmd_bundle)
     sub.add_argument("--out", metavar="DIR", help="the bundle folder (default: build/student_bundle)")

@@ -3,7 +3,8 @@
 Shows, for the graded class: a summary (students, submissions, late ones, files collect could not
 place), the submissions that need a look (refused, suspicious, crashed or timed out, grader errors, short
 answers to score by hand) with what to do, the score distribution per lesson, the pass rate per graded
-cell, the slowest tests and a sortable grade table. Graded cells are always in the release notebook's order.
+cell, the item analysis of every graded cell (``items.py``: difficulty, discrimination, common failures,
+flags; the same figures in ``items.csv`` beside the page), the slowest tests and a sortable grade table. Graded cells are always in the release notebook's order.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 
 from autograder import coursedir
-from autograder.results import export, templates
+from autograder.results import export, items as item_analysis, templates
 from autograder.records import record_dicts
 
 #: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``
@@ -216,18 +217,30 @@ def late_mark(grades: export.Grades, key: tuple[str, str]) -> dict | None:
     return {"text": text, "title": title}
 
 
+def _inputs(root: Path, lessons: list[str] | None) -> tuple[export.Grades, list[dict], dict[str, dict[str, int]]]:
+    """The gradebook's grades, the records of its lessons and each lesson's cell order; CourseError when
+    nothing is graded."""
+    grades = export.read_grades(root, lessons)
+    if not grades.score:
+        raise coursedir.CourseError("the gradebook holds no graded submission: grade first with "
+                                    "`avgpool-course grade`")
+    records = [r for r in record_dicts(root) if r["lesson"] in grades.lessons]
+    return grades, records, cell_orders(root, grades.lessons)
+
+
+def items(root: Path, lessons: list[str] | None = None) -> list[item_analysis.Item]:
+    """The item analysis of the graded class (one :class:`items.Item` per graded cell)."""
+    return item_analysis.analyse(*_inputs(Path(root), lessons))
+
+
 def build(root: Path, lessons: list[str] | None = None) -> str:
     """The report's HTML text."""
     import matplotlib
 
     matplotlib.use("Agg")
     root = Path(root)
-    grades = export.read_grades(root, lessons)
-    records = [r for r in record_dicts(root) if r["lesson"] in grades.lessons]
-    if not grades.score:
-        raise coursedir.CourseError("the gradebook holds no graded submission: grade first with "
-                                    "`avgpool-course grade`")
-    orders = cell_orders(root, grades.lessons)
+    grades, records, orders = _inputs(root, lessons)
+    analysed = item_analysis.analyse(grades, records, orders)
     collect_log = root / "reports" / "collect.json"
     skipped = json.loads(collect_log.read_text()).get("skipped", []) if collect_log.exists() else []
     late = sum(bool(value) for key, value in grades.late.items() if key in grades.score)
@@ -257,6 +270,8 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
             [s["file"], s["reason"]] for s in skipped], summary=summary,
         score_png=_png(score_distribution_figure(grades)), pass_png=_png(pass_rate_figure(rates)),
         rates=[[l, c, f"{100 * r:.0f}%", n] for l, c, r, n in rates],
+        items=item_analysis.rows(analysed), failures=[item for item in analysed if item.failures],
+        items_png=_png(item_analysis.figure(analysed)) if analysed else "", easy=item_analysis.EASY,
         slow_png=_png(slowest_figure(records, orders)) if records else "",
         slowest=[[f"{s:.2f}", st, l, c, "yes" if p else "no"] for s, st, l, c, p in slowest(records, orders)],
         grade_heads=heads + [f"total / {export.fmt(grades.max_total())}"],
@@ -264,9 +279,11 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
 
 
 def write_report(root: Path, out: Path | None = None, lessons: list[str] | None = None) -> Path:
-    """Write the report (default ``root/reports/report.html``); returns its path."""
+    """Write the report (default ``root/reports/report.html``) and its item analysis as ``items.csv`` in
+    the same folder; returns the report's path."""
     out = Path(out) if out else Path(root) / "reports" / "report.html"
     page = build(root, lessons)  # every mistake is raised here, before anything is written
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
+    item_analysis.write_csv(items(root, lessons), out.parent / "items.csv")
     return out

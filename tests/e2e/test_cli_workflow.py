@@ -213,7 +213,8 @@ def test_feedback_export_report_normal_path(graded, capsys):
     rows = list(csv.DictReader((graded / "reports" / "grades.csv").open()))
     assert [(r["student"], r[LESSON]) for r in rows] == [("alice", "25"), ("bob_smith", "0")]
     status, out, _ = run(capsys, "report", "--root", graded, "--out", graded / "week1.html")
-    assert status == 0 and (graded / "week1.html").read_text().count("data:image/png;base64,") == 3
+    assert status == 0 and (graded / "week1.html").read_text().count("data:image/png;base64,") == 4
+    assert "items.csv" in out and (graded / "items.csv").is_file(), "the item analysis beside the page"
 
 
 @pytest.mark.parametrize("command", ["grade", "feedback", "course"])
@@ -269,6 +270,10 @@ def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
             from_db[(student.id, "total")] = score
     assert printed == from_db
     assert len(rows) >= 15 and "report:" in out and (demo / "reports" / "report.html").is_file()
+    from autograder.results import items, report
+    lines = items.summary_lines(report.items(demo))
+    assert len(lines) == 1 and lines[0].startswith(f"{LESSON}: hardest ") and f"\n  {lines[0]}\n" in out
+    assert f"{demo / 'reports' / 'report.html'}#items" in out and str(demo / "reports" / "items.csv") in out
     assert not (course / "gradebook.db").exists(), "the instructor's own gradebook is never touched"
 
 

@@ -62,16 +62,24 @@ def lms_export(tmp: Path) -> Path:
     return archive
 
 
+def lms_roster(tmp: Path) -> Path:
+    """The class's Canvas roster (its gradebook export), for ``export --lms canvas --roster ROSTER.csv``."""
+    roster = tmp / "ROSTER.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"
+                      "alice,1234,,alice,A\nbob,5678,,bob,A\n", encoding="utf-8")
+    return roster
+
+
 def test_every_instructor_command_of_the_readme_runs_as_written_without_a_warning(tmp_path):
     commands = instructor_commands((REPO / "README.md").read_text())
     assert any(c.startswith("avgpool-course grade") for c in commands)
     assert any(c.startswith("nbgrader autograde") for c in commands)
     root = fresh_course(tmp_path)
-    export = lms_export(tmp_path)
+    export, roster = lms_export(tmp_path), lms_roster(tmp_path)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # the venv, activated
     env.pop("PYTHONWARNINGS", None)
     for command in commands:
-        argv = [str(export) if word == "EXPORT.zip" else word for word in shlex.split(command)]
+        argv = [{"EXPORT.zip": str(export), "ROSTER.csv": str(roster)}.get(word, word) for word in shlex.split(command)]
         if argv[0] == "make":
             continue  # make's targets are run by the tests of release and bundle
         result = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=600)
@@ -81,3 +89,4 @@ def test_every_instructor_command_of_the_readme_runs_as_written_without_a_warnin
         assert not noise, f"{command} printed:\n" + "\n".join(noise[:10])
     assert (root / "feedback" / "alice" / LESSON / f"{LESSON}.html").is_file()
     assert (root / "reports" / "report.html").is_file() and (root / "grades.csv").is_file()
+    assert (root / "reports" / "items.csv").is_file() and (root / "reports" / "canvas_grades.csv").is_file()

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from autograder import collect, sample_class
-from autograder.results import export, report
+from autograder.results import export, items, report
 from autograder.records import Record, load_records, record_dicts, save_record
 from course.checks import check_avoids
 from workflow_fakes import LESSON, fake_grade, make_course
@@ -97,7 +97,7 @@ def test_report_is_self_contained_and_shows_every_figure(graded):
         assert heading in text, heading
     assert text.index("Needs a look") < text.index("Score distribution per lesson"), "near the top"
     images = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", text)
-    assert len(images) == 3
+    assert len(images) == 4
     assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
     assert not re.search(r"""(?:src|href)\s*=\s*['"](?!data:|#)""", text), "no external resource"
     assert "http://" not in text and "https://" not in text and "<pre>" not in text
@@ -198,7 +198,8 @@ def test_no_title_overlaps_another_in_any_plot(graded):
     two = export.Grades(lessons=[LESSON, "lesson2_loops"], max_score={LESSON: 25.0, "lesson2_loops": 10.0},
                         students=grades.students, score={**grades.score, ("x", "lesson2_loops"): 5.0})
     figures = [report.score_distribution_figure(grades), report.score_distribution_figure(two),
-               report.pass_rate_figure(report.pass_rates(grades, orders)), report.slowest_figure(records, orders)]
+               report.pass_rate_figure(report.pass_rates(grades, orders)), report.slowest_figure(records, orders),
+               items.figure(report.items(root))]
     for figure in figures:
         boxes = _titles_and_labels(figure)
         assert boxes, "the figure has labelled axes"
@@ -351,3 +352,222 @@ def test_records_read_back_are_what_was_saved_and_nothing_else_under_records(gra
     (root / "records" / LESSON / "broken.json").write_text("{not json")
     (root / "records" / LESSON / "other.json").write_text(json.dumps({"student": "other", "lesson": LESSON}))
     assert {(d["lesson"], d["student"]): d for d in record_dicts(root)} == saved
+
+
+# --- item analysis (autograder/results/items.py) ---------------------------------------------------
+
+def _item_class():
+    """A made-up lesson of 8 students and 4 cells whose figures are known: ``strong`` is got by the 4
+    students with the best rest-of-lesson totals, ``inverse`` only by the 4 weakest (negative
+    discrimination), ``everyone`` by all (no discrimination: nobody differs), ``half`` gives partial points."""
+    students = [f"s{i}" for i in range(8)]
+    base = {s: float(i) for i, s in enumerate(students)}  # the rest of the lesson: s7 strongest
+    cells = []
+    for s in students:
+        cells += [(s, LESSON, "base", base[s], 10.0), (s, LESSON, "strong", 2.0 * (base[s] >= 4), 2.0),
+                  (s, LESSON, "inverse", 1.0 * (base[s] < 4), 1.0), (s, LESSON, "everyone", 1.0, 1.0),
+                  (s, LESSON, "half", 1.0 if base[s] < 4 else 2.0, 2.0)]
+    grades = export.Grades(lessons=[LESSON], max_score={LESSON: 16.0}, students=students, cells=cells,
+                           score={(s, LESSON): 1.0 for s in students})
+    order = {"base": 0, "strong": 1, "inverse": 2, "everyone": 3, "half": 4}
+    return grades, {LESSON: order}
+
+
+def test_item_analysis_figures_are_the_gradebooks_statistics():
+    import numpy as np
+
+    grades, orders = _item_class()
+    found = {i.cell: i for i in items.analyse(grades, [], orders)}
+    assert list(found) == ["base", "strong", "inverse", "everyone", "half"], "notebook order"
+    for cell, item in found.items():
+        scores = {s: v for s, _, c, v, _ in grades.cells if c == cell}
+        totals = {s: sum(v for t, _, _, v, _ in grades.cells if t == s) for s in scores}
+        x = np.array([scores[s] for s in sorted(scores)])
+        rest = np.array([totals[s] - scores[s] for s in sorted(scores)])
+        assert item.n == item.discrimination_n == 8 and item.difficulty == pytest.approx(x.mean() / item.points)
+        if x.std() and rest.std():
+            assert item.discrimination == pytest.approx(np.corrcoef(x, rest)[0, 1])
+    assert found["strong"].discrimination > 0.8 and found["inverse"].discrimination < -0.8
+    assert found["everyone"].discrimination is None and found["everyone"].difficulty == 1.0
+    assert (found["half"].full, found["half"].partial, found["half"].zero) == (0.5, 0.5, 0.0)
+    assert (found["strong"].full, found["strong"].zero) == (0.5, 0.5)
+    assert "negative discrimination" in found["inverse"].flags and found["strong"].flags == []
+    assert found["everyone"].flags == ["nearly everyone passes"] and found["half"].flags == []
+    nobody = export.Grades(lessons=[LESSON], max_score={LESSON: 1.0}, students=["a", "b"], score={},
+                           cells=[("a", LESSON, "c", 0.0, 1.0), ("b", LESSON, "c", 0.0, 1.0)])
+    assert items.analyse(nobody, [], {})[0].flags == ["nearly everyone fails"]
+    hardest, flat = items.per_lesson(list(found.values()))[LESSON]
+    assert (hardest.cell, flat.cell) == ("base", "inverse"), "base: 3.5 of 10 on average"
+    assert items.summary_lines(list(found.values())) == [
+        f"{LESSON}: hardest base (difficulty 0.35), least discriminating inverse "
+        f"(r = {found['inverse'].discrimination:+.2f}, n = 8)"]
+
+
+def test_failures_are_grouped_when_only_numbers_names_and_lines_differ():
+    grades, orders = _item_class()
+
+    def record(student, message, **test):
+        return {"student": student, "lesson": LESSON, "status": "ok", "reason": "",
+                "tests": [dict({"grade_id": "strong", "passed": False, "message": message}, **test)]}
+
+    records = [
+        record("s0", 'File "<cell>", line 4\nexpected shape (2, 3) but got (3, 2)'),
+        record("s1", 'File "<cell>", line 9\nexpected shape (4, 4) but got (5, 5)'),
+        record("s2", "NameError: name 'out_h' is not defined"),
+        record("s3", "NameError: name 'height' is not defined"),
+        record("s5", "expected dtype float32 but got float64"),  # another mistake: its own group
+        record("s6", "NeedsReview: ...", review="the mean"),  # an answer to read: not a lost point
+        record("s7", "expected shape (1, 1) but got (2, 2)", passed=True),  # passed: not a failure
+    ]
+    item = next(i for i in items.analyse(grades, records, orders) if i.cell == "strong")
+    assert [(f.count, f.student) for f in item.failures] == [(2, "s0"), (2, "s2"), (1, "s5")], "ties by text"
+    assert item.failures[0].pattern == 'File "<cell>", line # expected shape (#, …) but got (#, …)'
+    assert item.failures[1].pattern == "NameError: name '…' is not defined"
+    assert "float32" in item.failures[2].pattern and "float64" in item.failures[2].pattern
+    assert (item.lost, item.review, item.grader_errors) == (5, 1, 0)
+    assert "top failure is a grader error" not in item.flags
+    broken = [dict(record(s, f"the sandbox would not start (exit {n})"), status="grader-error")
+              for n, s in enumerate(("s4", "s5", "s6"))]
+    item = next(i for i in items.analyse(grades, records[:2] + broken, orders) if i.cell == "strong")
+    assert item.failures[0].grader_error and item.failures[0].count == 3 and item.grader_errors == 3
+    assert "top failure is a grader error" in item.flags and item.lost == 2
+
+
+def test_report_shows_the_item_analysis_and_writes_items_csv(graded, tmp_path):
+    root = _course_copy(graded, tmp_path)
+    path = report.write_report(root)
+    section = _section(path.read_text(), "Item analysis per graded cell")
+    assert section.count("data:image/png;base64,") == 1 and "<details>" in section
+    rows = list(csv.DictReader((path.parent / "items.csv").open(encoding="utf-8")))
+    analysed = report.items(root)
+    assert [(r["lesson"], r["graded_cell"]) for r in rows] == [(i.lesson, i.cell) for i in analysed]
+    assert [r["graded_cell"] for r in rows] == sorted({r["graded_cell"] for r in rows},
+                                                      key=export.cell_order(root, LESSON).get)
+    grades = export.read_grades(root)
+    for row in rows:
+        scores = [c[3] for c in grades.cells if c[2] == row["graded_cell"]]
+        assert int(row["n"]) == len(scores) and float(row["difficulty"]) == pytest.approx(
+            sum(scores) / len(scores) / float(row["points"]), abs=1e-3)
+    table = next(t for t in _tables(section) if "items" in t["class"])
+    assert [r[1]["text"] for r in table["rows"][1:]] == [r["graded_cell"] for r in rows]
+    figure = items.figure(analysed)
+    labels = [t.get_text() for t in figure.axes[0].texts]
+    named = [name for label in labels for name in label.split(" +")[0].split(", ")]
+    more = sum(int(label.split(" +")[1]) for label in labels if " +" in label)
+    assert len(named) + more == len(analysed) and set(named) <= {i.cell for i in analysed}, \
+        "every cell labelled (cells with the same figures share a point: 'a, b +3')"
+    alike = [i for i in analysed if (round(i.difficulty, 2), i.discrimination) == (
+        round(analysed[0].difficulty, 2), analysed[0].discrimination)]
+    assert len(alike) > 1 and len(labels) < len(analysed), "the fake grader gives several cells the same figures"
+
+
+# --- grades back into the LMS (autograder/results/lms.py) ------------------------------------------
+
+def _roster(root, path, lms, extra=(), twice=None):
+    """A roster as the LMS exports it, of the gradebook's students (Unicode names kept) plus ``extra``
+    (``(first, last, student, lms id)``, no submission); ``twice``: a student given a second row and LMS id."""
+    from autograder.collect.roster import known_students
+
+    people = [(p.first_name, p.last_name, p.student, p.lms_id or str(20000 + i))
+              for i, p in enumerate(known_students(root))] + list(extra)
+    if twice:
+        people += [(f, l, s, "99" + i) for f, l, s, i in people if s == twice]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        if lms == "canvas":  # Canvas's Grades > Export, with the lesson's assignment (id 4711)
+            writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{LESSON} (4711)"])
+            writer.writerow(["    Points Possible", "", "", "", "", "25"])
+            writer.writerows([f"{last}, {first}" if last else first, lms_id, "", student, "A", ""]
+                             for first, last, student, lms_id in people)
+        else:  # Moodle's participants export
+            writer.writerow(["First name", "Last name", "ID number", "Email address"])
+            writer.writerows([first, last, student, f"{lms_id}@uni.example"] for first, last, student, lms_id in people)
+    return path
+
+
+def test_canvas_import_file_reads_back_with_the_gradebooks_final_scores(graded, tmp_path):
+    """Canvas's gradebook CSV: its identity columns, the assignment's own column and points, one row per
+    roster student (Unicode names as given), manual grades and late penalties in, empty where none handed in."""
+    from autograder import coursedir
+    from autograder.results import lms
+
+    root = _course_copy(graded, tmp_path)
+    records = graded[2]
+    penalised, manual = records[0]["student"], records[1]["student"]
+    with coursedir.open_gradebook(root) as gb:
+        gb.find_submission_notebook(LESSON, LESSON, penalised).late_submission_penalty = 2.0
+        gb.find_grade("kc_q1", LESSON, LESSON, manual).manual_score = 0.5
+        gb.db.commit()
+    grades = export.read_grades(root)
+    assert grades.score[(penalised, LESSON)] == max(0.0, records[0]["score"] - 2.0)
+    roster = _roster(root, tmp_path / "canvas.csv", "canvas", extra=[("Åse", "Ødegaard", "ase_odegaard", "30000")])
+    written = lms.write(root, "canvas", roster)
+    assert written.path == root / "reports" / "canvas_grades.csv" and written.empty >= 1
+    rows = list(csv.reader(written.path.open(encoding="utf-8")))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{LESSON} (4711)"]
+    assert rows[1][0].strip() == "Points Possible" and rows[1][5] == "25"
+    by_login = {row[3]: row for row in rows[2:]}
+    for student in grades.students:
+        assert float(by_login[student][5]) == grades.score[(student, LESSON)], student
+    assert float(by_login[penalised][5]) == grades.score[(penalised, LESSON)], "the late penalty is off"
+    auto = next(t["points"] for t in records[1]["tests"] if t["grade_id"] == "kc_q1")
+    assert float(by_login[manual][5]) == records[1]["score"] - auto + 0.5, "the manual grade wins"
+    assert by_login["ase_odegaard"][:2] == ["Ødegaard, Åse", "30000"] and by_login["ase_odegaard"][5] == "", \
+        "no submission: Canvas's empty cell, never 0"
+    names = {row[0] for row in rows[2:]}
+    assert {"Núñez, José", "李明", "Иванов, Дмитрий"} <= names
+
+
+def test_moodle_import_file_is_keyed_by_the_rosters_identifier(graded, tmp_path):
+    from autograder.results import lms
+
+    root = graded[0]
+    roster = _roster(root, tmp_path / "moodle.csv", "moodle", extra=[("Åse", "Ødegaard", "ase_odegaard", "30000")])
+    written = lms.write(root, "moodle", roster, tmp_path / "out" / "moodle.csv")
+    rows = list(csv.DictReader((tmp_path / "out" / "moodle.csv").open(encoding="utf-8")))
+    assert list(rows[0]) == ["First name", "Last name", "ID number", "Email address", LESSON]
+    grades = export.read_grades(root)
+    by_id = {row["ID number"]: row for row in rows}
+    assert {s: float(by_id[s][LESSON]) for s in grades.students} == {s: grades.score[(s, LESSON)]
+                                                                     for s in grades.students}
+    assert by_id["ase_odegaard"][LESSON] == "" and by_id["jose_nunez"]["Last name"] == "Núñez"
+    assert written.graded == len(grades.students) and written.empty == 1
+
+
+def test_lms_export_refuses_a_student_the_roster_lacks_or_gives_two_lms_ids(graded, tmp_path):
+    from autograder import cli
+    from autograder.coursedir import CourseError
+    from autograder.results import lms
+
+    root = graded[0]
+    full = _roster(root, tmp_path / "full.csv", "canvas")
+    lines = full.read_text(encoding="utf-8").splitlines()
+    missing = tmp_path / "missing.csv"
+    missing.write_text("\n".join(l for l in lines if ",jose_nunez," not in l) + "\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    with pytest.raises(CourseError, match="no row for the graded student 'jose_nunez' \\(LMS id 4242\\)"):
+        lms.write(root, "canvas", missing, out)
+    twice = _roster(root, tmp_path / "twice.csv", "canvas", twice="jose_nunez")
+    with pytest.raises(CourseError, match="'jose_nunez' is 2 roster rows with 2 LMS ids \\(4242, 994242\\)"):
+        lms.write(root, "canvas", twice, out)
+    with pytest.raises(CourseError, match="a Canvas grade import needs the gradebook export's columns"):
+        lms.write(root, "canvas", _roster(root, tmp_path / "moodle.csv", "moodle"), out)
+    assert not out.exists(), "nothing written on a refusal"
+    assert lms.write(root, "canvas", full, out).path == out, "the other side: a roster with everyone"
+    assert cli.main(["export", "--root", str(root), "--lms", "moodle"]) == 2, "--lms needs --roster"
+    assert cli.main(["export", "--root", str(root), "--lms", "canvas", "--roster", str(full), "--out",
+                     str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "canvas_grades.csv").read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+
+
+def test_report_copying_writes_the_copying_page_beside_the_report(graded, tmp_path, capsys):
+    from autograder import cli
+
+    root = _course_copy(graded, tmp_path)
+    assert cli.main(["report", "--root", str(root), "--copying"]) == 0
+    out = capsys.readouterr().out
+    page = root / "reports" / "copying.html"
+    assert f"wrote {page}" in out and f"  {LESSON}: " in out and "pairs flagged" in out
+    assert "never a grade" in page.read_text(encoding="utf-8")
+    (root / "reports" / "copying.html").unlink()
+    assert cli.main(["report", "--root", str(root)]) == 0 and not page.exists(), "only when asked"
