@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from course.checks.answers import Answered
 from course.reference import avg_pool2d_reference
 
 __all__ = ["CHECKS", "divisor_always_full", "stride_zero_ignored", "padding_one_side", "always_float64",
@@ -70,9 +71,14 @@ def first_failure(function: Callable, checks: dict) -> tuple | None:
     return None
 
 
-def check_prediction(prediction: Any, name: str, checks: dict) -> str:
+#: Where lesson 2 teaches what the predictions need (a wrong prediction's feedback points there).
+TAUGHT_IN = "section 1 (the window of output (i, j), the padding, the divisor) and lesson 1's output-size rule"
+
+
+def check_prediction(prediction: Any, name: str, checks: dict, taught_in: str = TAUGHT_IN) -> Answered:
     """Check the form of a prediction, ``(label, (row, col))`` or ``(label, "shape")`` with a label of
-    ``checks``; return how it was read (the same words whether it is right or not)."""
+    ``checks``; return how it was read (the same words whether it is right or not), an
+    :class:`course.checks.answers.Answered` whose ``graded()`` points a wrong prediction to ``taught_in``."""
     ok = (type(prediction) is tuple and len(prediction) == 2 and prediction[0] in checks
           and (prediction[1] == "shape" or (type(prediction[1]) is tuple and len(prediction[1]) == 2
                                             and all(type(i) is int and i >= 0 for i in prediction[1]))))
@@ -81,7 +87,7 @@ def check_prediction(prediction: Any, name: str, checks: dict) -> str:
                              f"(row, col) of the first wrong value or \"shape\"; got {prediction!r}")
     label, where = prediction
     spot = "the output shape is wrong" if where == "shape" else f"the first wrong value is at {where}"
-    return f"{name}: read as: check {label} fails first, and {spot}."
+    return Answered(f"{name}: read as: check {label} fails first, and {spot}.", taught_in)
 
 
 #: Limits on the cases of the *write the test* exercise: a few small, valid inputs.
