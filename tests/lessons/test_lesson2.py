@@ -8,6 +8,8 @@ independent, so each bug must fail only its own cells.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -240,6 +242,15 @@ def test_cases_as_checks_refuses_what_the_card_does_not_allow():
                        ("cases", "must be a list")]:
         with pytest.raises(AssertionError, match=words):
             cases_as_checks(bad)
+    # each rule of the spec card in its own words, never PyTorch's ("effective kernel size", "dilation"; issue 53)
+    for shape, kernel, step, pad, rule in [((1, 1, 4, 4), 3, 1, 2, "padding must be >= 0 and at most kernel_size // 2 = 1, got 2"),
+                                           ((1, 1, 4, 4), 2, 1, -1, "padding must be >= 0 and at most kernel_size // 2 = 1, got -1"),
+                                           ((1, 1, 4, 4), 0, 1, 0, "kernel_size must be >= 1, got 0"),
+                                           ((1, 1, 4, 4), 2, -1, 0, "stride must be >= 0 (0 means kernel_size), got -1"),
+                                           ((1, 1, 2, 9), 5, 1, 1, "smaller than kernel_size 5: no window fits")]:
+        with pytest.raises(AssertionError) as refused:
+            cases_as_checks([(shape, "float64", kernel, step, pad, True)])
+        assert rule in str(refused.value) and not re.search("dilation|effective|pad=|should", str(refused.value))
 
 
 # --- one bug, one penalty, checked in-process (issue 29) ------------------------------------------------
