@@ -14,7 +14,7 @@ import numpy as np
 from course.checks.answers import Answered
 from course.reference import avg_pool2d_reference
 
-__all__ = ["CHECKS", "divisor_always_full", "stride_zero_ignored", "padding_one_side", "always_float64",
+__all__ = ["CHECKS", "PRACTICE", "divisor_always_full", "stride_zero_ignored", "padding_one_side", "always_float64",
            "padding_ignored", "first_failure", "check_prediction", "cases_as_checks"]
 
 #: The exercise's checks, run in this order: label -> (x [1, 1, H, W], kernel_size, stride, padding,
@@ -24,6 +24,14 @@ CHECKS = {
           True),  # the lecture's worked example, default stride
     "B": (np.ones((1, 1, 5, 5)), 3, 2, 1, False),  # all ones, padding not counted
     "C": (np.arange(25.0).reshape(1, 1, 5, 5), 3, 2, 1, True),  # a ramp, padding counted
+}
+#: Three other checks, of other sizes and in another order, that the notebook runs the bugs on after the
+#: predictions (issue 53: it never runs :data:`CHECKS`, whose results are the graded predictions' keys; each
+#: bug is caught first elsewhere here).
+PRACTICE = {
+    "D": (np.ones((1, 1, 7, 7)), 3, 2, 1, False),  # all ones, padding not counted
+    "E": (np.arange(36.0).reshape(1, 1, 6, 6), 3, 0, 0, True),  # a ramp, default stride
+    "F": (np.arange(49.0).reshape(1, 1, 7, 7), 3, 2, 1, True),  # a ramp, padding counted
 }
 
 

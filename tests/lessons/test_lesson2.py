@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import nbformat
 import numpy as np
 import pytest
 import torch
@@ -229,6 +230,21 @@ def test_a_test_without_the_default_stride_misses_only_the_stride_bug():
     stride bug goes unseen and only its cell fails."""
     weaker = edited("my_cases", '    ((1, 1, 4, 4), "float64", 2, 0, 0, True),', "")
     assert failing_cells(LESSON, ALL_CELLS, {"my_cases": weaker}) == {"catches_stride"}
+
+
+def test_the_notebook_never_shows_the_graded_predictions_answers():
+    """Issue 53: the predictions are graded on ``CHECKS``, so no cell a student runs computes the bugs on them;
+    the cell after the predictions runs them on ``PRACTICE``, where each bug is caught first elsewhere."""
+    from course import bugs
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    shown = [cell.source.split("### BEGIN HIDDEN TESTS")[0] for cell in nb.cells if cell.cell_type == "code"]
+    assert not [s for s in shown if re.search(r"first_failure\([^()]*,\s*CHECKS\)", s)], "a cell shows a key"
+    assert any("first_failure(bug, PRACTICE)" in s for s in shown), "the method is shown on other checks"
+    for bug in (bugs.divisor_always_full, bugs.stride_zero_ignored, bugs.padding_one_side):
+        practice, graded = bugs.first_failure(bug, bugs.PRACTICE), bugs.first_failure(bug, bugs.CHECKS)
+        assert practice is not None and practice != graded, f"{bug.__name__}: the practice shows the key {graded}"
+    assert bugs.first_failure(bugs.avg_pool2d_reference, bugs.PRACTICE) is None
 
 
 def test_cases_as_checks_refuses_what_the_card_does_not_allow():
