@@ -14,6 +14,8 @@ so the expected failures add up.
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import re
 from pathlib import Path
 
@@ -312,3 +314,28 @@ def test_a_long_input_shortcut_fails_the_vectorized_cells_only(name, hidden):
                                                    f"    if {LONG_SHAPE}:\n        return {backward}\n{BACKWARD_CHECKS_DONE}")}
     cells = {"forward_tests", "forward_no_pad_count", "forward_vectorized", "backward_tests", "backward_vectorized"}
     assert failing_cells(LESSON, cells, cheat, hidden=hidden) == {"forward_vectorized", "backward_vectorized"}
+
+
+def test_timing_sentences_come_from_the_tables_numbers_and_say_speed_one_way():
+    """Issue 53 item 9: the sentence under the layer table is written from the table's own number (the median of
+    per-round ratios, not a ratio of medians), speed reads "N times faster/slower", the load's effect is said,
+    and the loop limit is explained rather than "64 times for a 5×5 kernel"."""
+    from course.timing import median_ratio, speed
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells)
+    assert not re.search(r"times as (fast|long)|× its time|\d\.\d\d×", text)
+    assert "64 times in all for a 5×5 kernel" not in text and "25 offsets" in text
+    assert "What the machine's load does to these numbers" in text
+    (cell,) = [c for c in nb.cells if c.source.startswith("# What the table above says about your version")]
+    # per round numpy/torch: 2.0, 1.2, 1.5 (the table's median: 1.5); the ratio of the medians would say 1.2
+    times = {"numpy": [1.0, 1.2, 3.0], "torch": [0.5, 1.0, 2.0], "torch channels-last": [0.5, 0.4, 0.6],
+             "numpy channels-last": [0.6, 0.5, 0.9]}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(cell.source, "sentences", "exec"), {"forward": {"times": times}, "speed": speed,
+                                                         "median_ratio": median_ratio})
+    said = printed.getvalue()
+    assert f"your forward is {speed(median_ratio(times['numpy'], times['torch']), 'PyTorch on NCHW')}" in said
+    assert "1.50 times slower than PyTorch on NCHW (time ratio 1.50)" in said and "1.20" not in said
+    assert "went from 2.00 to 5.00" in said and "as fast as" not in said
