@@ -278,6 +278,11 @@ ONE_CELL_BUGS = {  # name: (replaced solution cells, the one graded cell that mu
                                                "np.zeros((batch, channels, height, width))")]), {"backward_avoids"}),
     "backward_grad_out_unchecked": (dict([backward("if grad_out.shape != (batch, channels, out_h, out_w):",
                                                    "if False:")]), {"backward_errors"}),
+    # lesson 3's contract (issue 53 item 7): grad_out's type and dtype and input_shape's length are checked too
+    "backward_dtype_unchecked": (dict([backward("if grad_out.dtype not in (np.float32, np.float64):",
+                                                "if False:")]), {"backward_errors"}),
+    "backward_input_shape_unchecked": (dict([backward("if len(input_shape) != 4:", "if False:")]),
+                                       {"backward_errors"}),
     # always kh·kw: count_include_pad=False's divisor is the *_no_pad_count cells' rule alone (issue 29)
     "forward_divisor_always_kh_kw": (dict([forward("divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)",
                                                    "divisor = kh * kw")]), {"forward_no_pad_count"}),
