@@ -109,11 +109,14 @@ def exercise_of(markdown: str) -> str | None:
 
 def checks_of(source: str, grade_id: str) -> str:
     """What a test cell checks, in one line: its first line when that is a comment (``# The lecture's
-    worked example ...``), "your answer q2" for a knowledge check or prediction (``feedback = check_...(q2, ...)``),
+    worked example ...``; " …" where the comment goes on), "your answer q2" for a knowledge check or prediction (``feedback = check_...(q2, ...)``),
     else its ``grade_id`` in words."""
-    first = source.lstrip().split("\n", 1)[0].strip()
+    lines = source.lstrip().split("\n")
+    first = lines[0].strip()
     if first.startswith("#") and not first.startswith("###"):
-        return first.lstrip("#").strip()
+        said = first.lstrip("#").strip()
+        more = len(lines) > 1 and lines[1].startswith("#") and not lines[1].startswith("###")
+        return said.rstrip(",;:") + " …" if more or said[-1:] in ",;:" else said
     try:
         statement = ast.parse(first).body[0]
         if [t.id for t in statement.targets] == ["feedback"] and isinstance(statement.value.args[0], ast.Name):

@@ -39,6 +39,8 @@ def test_each_test_row_names_its_exercise_and_what_it_checks_lost_points_first()
                      "The lecture's worked example: a 4×4 input", 3.0)]
     assert exercise_of("Some text, no heading") is None and exercise_of("### `output_size` (8 points)") == "output_size"
     assert checks_of("### BEGIN HIDDEN TESTS\nx", "kc_q1") == "kc q1", "a marker is not a description"
+    assert checks_of("# count_include_pad=False, kernel 3:\n# input (0, 0) ...\nx = 1", "c") == \
+        "count_include_pad=False, kernel 3 …", "a comment that goes on is cut where its first line ends"
 
 
 # --- math that renders offline ------------------------------------------------------------------------
