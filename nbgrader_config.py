@@ -87,8 +87,8 @@ except ImportError as _steps_missing:
     ExpectedAnswers = HiddenTestsCleared = MathToMathML = TestRows = _refuse_feedback
 else:
     # The page heads with the graded cells by exercise and what each checks, lost points first, each a link
-    # (TestRows and the template feedback_rows, which extends nbgrader's own feedback template).
-    c.HTMLExporter.template_name = "feedback_rows"
+    # (TestRows and the template feedback-rows, which extends nbgrader's own feedback template).
+    c.HTMLExporter.template_name = "feedback-rows"
     c.HTMLExporter.template_file = "rows.html.j2"
     c.HTMLExporter.extra_template_basedirs = template_basedirs()
 

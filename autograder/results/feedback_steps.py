@@ -90,8 +90,8 @@ class ExpectedAnswers(Preprocessor):
 
 
 def template_basedirs() -> list[str]:
-    """Where nbconvert finds the page's template ``feedback_rows``: the course's templates, then nbgrader's (its
-    ``feedback``, which ``feedback_rows`` extends)."""
+    """Where nbconvert finds the page's template ``feedback-rows``: the course's templates, then nbgrader's (its
+    ``feedback``, which ``feedback-rows`` extends)."""
     import nbgrader
 
     nbgrader_templates = Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates"
