@@ -194,6 +194,22 @@ def _run(module: nn.Module, x: torch.Tensor, where: str) -> torch.Tensor:
         raise _refused(exc, f"{where}: cannot take an input {_format_shape(x.shape)}") from exc
 
 
+def _check_pool_rules(kernel_size, padding, size: tuple, shape: tuple, where: str) -> None:
+    """The spec card's rules of a pooling window, in its words (issue 53: never PyTorch's "effective kernel size
+    ... dilation"): padding at most kernel_size // 2 per axis, and a window that fits the padded map."""
+    kernel = kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size, kernel_size)
+    pad = padding if isinstance(padding, (tuple, list)) else (padding, padding)
+    if any(type(v) is not int for v in (*kernel, *pad, *size)):
+        return  # a symbolic size or an odd argument: PyTorch's own check says what is wrong
+    for k, p, n in zip(kernel, pad, size):
+        if p > k // 2:
+            raise ValueError(f"{where}: padding must be at most kernel_size // 2 = {k // 2} on each axis, got "
+                             f"padding={padding!r} with kernel_size={kernel_size!r}")
+        if n + 2 * p < k:
+            raise ValueError(f"{where}: cannot take an input {_format_shape(shape)}: its map plus padding "
+                             f"{padding!r} on each side is smaller than kernel_size {kernel_size!r}: no window fits")
+
+
 def _check_rules(module: nn.Module, shape: tuple, where: str) -> None:
     """Raise a ValueError naming the layer where ``module`` cannot take an input of ``shape``."""
     if isinstance(module, nn.Conv2d):
@@ -202,9 +218,10 @@ def _check_rules(module: nn.Module, shape: tuple, where: str) -> None:
             raise ValueError(f"{where}: in_channels = {module.in_channels} does not match the input's "
                              f"{channels} channels ({_format_shape(shape)})")
     elif isinstance(module, (nn.AvgPool2d, nn.MaxPool2d)):
-        _need_4d(shape, where)
+        _, height, width = _need_4d(shape, where)
         if getattr(module, "dilation", 1) not in (1, (1, 1)):
             raise ValueError(f"{where}: dilated pooling is not supported by the summary")
+        _check_pool_rules(module.kernel_size, module.padding, (height, width), shape, where)
     elif isinstance(module, (nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d)):
         _need_4d(shape, where)
     elif isinstance(module, nn.Linear):

@@ -51,6 +51,18 @@ def median_ratio(numerators: Sequence[float], denominators: Sequence[float], sca
     return statistics.median(n / d if d > 0 else float("inf") for n, d in zip(numerators, denominators)) * scale
 
 
+def speed(ratio: float, anchor: str) -> str:
+    """A time ratio (a time over ``anchor``'s) as the course says it, one way throughout (issue 53): ``"2.50 times
+    faster than {anchor}"`` for 0.4, ``"1.10 times slower than {anchor}"`` for 1.1, ``"as fast as {anchor}"``
+    within 2 %; the ratio itself follows in brackets, as the tables print it."""
+    if not ratio > 0 or ratio == float("inf"):
+        raise ValueError(f"ratio must be a positive finite time ratio, got {ratio!r}")
+    if abs(ratio - 1) <= 0.02:
+        return f"as fast as {anchor} (time ratio {ratio:.2f})"
+    factor, word = (1 / ratio, "faster") if ratio < 1 else (ratio, "slower")
+    return f"{factor:.2f} times {word} than {anchor} (time ratio {ratio:.2f})"
+
+
 def torch_threads() -> tuple[Callable[[], int], Callable[[int], None]]:
     """``(get, set)`` of torch's intra-op thread count."""
     import torch

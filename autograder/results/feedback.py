@@ -7,8 +7,9 @@ formgrader wins over the automatic one), formgrader's comments and the late pena
 configuration (``nbgrader_config.py``) makes the rest safe to show: the test cells' outputs are the
 trusted grader's verdict messages (``TrustedExecute``, which redacts any quoted hidden-test line and
 withholds expected values until ``c.ExpectedAnswers.reveal``), the
-hidden tests are cleared (nbgrader's ``ClearHiddenTests``) and math is MathML (:mod:`autograder.results.feedback_steps`), which
-renders offline. This module runs it for the chosen lessons and students, then checks every page
+hidden tests are cleared (nbgrader's ``ClearHiddenTests``), math is MathML (:mod:`autograder.results.feedback_steps`), which
+renders offline, and the page opens with the graded cells by exercise and what each checks, lost points first, each a
+link to its cell (``TestRows`` and the template ``templates/feedback-rows``, which extends nbgrader's own). This module runs it for the chosen lessons and students, then checks every page
 before it is kept: no hidden-test line, and nothing loaded from the network (the link to MathJax that
 nbgrader's template still writes is removed; MathML needs none). It also writes
 ``feedback/<student>/index.html`` listing the student's lessons. ``jobs`` nbgrader processes write the pages

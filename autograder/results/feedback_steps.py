@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -85,4 +86,64 @@ class ExpectedAnswers(Preprocessor):
                              "avgpool-course grade)", info["student"], info["assignment"], root / "records")
             return nb, resources
         reveal_expected(nb, record, hidden_test_lines(root, info["assignment"]), output_chars(self.config))
+        return nb, resources
+
+
+def template_basedirs() -> list[str]:
+    """Where nbconvert finds the page's template ``feedback-rows``: the course's templates, then nbgrader's (its
+    ``feedback``, which ``feedback-rows`` extends)."""
+    import nbgrader
+
+    nbgrader_templates = Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates"
+    return [str(Path(__file__).resolve().parent / "templates"), str(nbgrader_templates)]
+
+
+def exercise_of(markdown: str) -> str | None:
+    """The last heading of a markdown cell, without its ``#``, backticks and points (``"Exercise 2.1 — the
+    forward pass with loops"``), or None."""
+    headings = [line.lstrip("#").strip() for line in markdown.splitlines() if re.match(r"#{1,6}\s", line)]
+    if not headings:
+        return None
+    return re.sub(r"\s*\([^()]*\bpoints?\b[^()]*\)\s*$", "", headings[-1].replace("`", "")).strip()
+
+
+def checks_of(source: str, grade_id: str) -> str:
+    """What a test cell checks, in one line: its first line when that is a comment (``# The lecture's
+    worked example ...``; " …" where the comment goes on), "your answer q2" for a knowledge check or prediction (``feedback = check_...(q2, ...)``),
+    else its ``grade_id`` in words."""
+    lines = source.lstrip().split("\n")
+    first = lines[0].strip()
+    if first.startswith("#") and not first.startswith("###"):
+        said = first.lstrip("#").strip()
+        more = len(lines) > 1 and lines[1].startswith("#") and not lines[1].startswith("###")
+        return said.rstrip(",;:") + " …" if more or said[-1:] in ",;:" else said
+    try:
+        statement = ast.parse(first).body[0]
+        if [t.id for t in statement.targets] == ["feedback"] and isinstance(statement.value.args[0], ast.Name):
+            return f"your answer {statement.value.args[0].id}"
+    except (SyntaxError, IndexError, AttributeError):
+        pass
+    return grade_id.replace("_", " ")
+
+
+class TestRows(Preprocessor):
+    """The page's list of graded test cells (see the module docstring); after nbgrader's ``GetGrades`` (the
+    scores) and :class:`HiddenTestsCleared` (what a row quotes is visible text)."""
+
+    enabled = Bool(True, help="on wherever it is listed (nbconvert's preprocessors are off by default)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        rows, exercise = [], ""
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                exercise = exercise_of(cell.source) or exercise
+            grading = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not grading.get("grade") or grading.get("solution"):
+                continue
+            score, points = grading.get("score"), float(grading.get("points") or 0)
+            rows.append({"grade_id": grading["grade_id"], "exercise": exercise, "points": points,
+                         "checks": checks_of(cell.source, grading["grade_id"]),
+                         "score": None if score is None else float(score)})
+        rows.sort(key=lambda row: row["score"] is not None and row["score"] >= row["points"])  # lost first
+        resources["test_rows"] = rows
         return nb, resources

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import math
 import re
@@ -38,9 +39,29 @@ def _is_number(value: Any) -> bool:
     return (type(value) in (int, float) or isinstance(value, (np.integer, np.floating))) and math.isfinite(value)
 
 
-def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
+class Answered(str):
+    """The feedback line of an answer whose form was checked (to print), which also knows where the topic is
+    taught: a hidden test runs its check of the key inside :meth:`graded`, so a wrong answer points there too."""
+
+    def __new__(cls, text: str, taught_in: str):
+        line = super().__new__(cls, text)
+        line.taught_in = taught_in
+        return line
+
+    @contextlib.contextmanager
+    def graded(self):
+        """Run the check of the key: a wrong answer (:class:`WrongValue`) says where it is taught, never the key."""
+        try:
+            yield
+        except WrongValue as wrong:
+            pointer = f"; it is taught in {self.taught_in}"
+            raise WrongValue(f"{wrong}{pointer}", f"{wrong.withheld}{pointer}") from None
+
+
+def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> Answered:
     """Check the *form* of a knowledge-check answer; return formative feedback (to print) that never
-    depends on the key: how the answer was read, and where the topic is taught.
+    depends on the key: how the answer was read, and where the topic is taught (an :class:`Answered`,
+    whose ``graded()`` gives a wrong answer the same pointer).
 
     ``form`` is a list of letters (multiple choice), ``"true/false"``, ``"short answer"`` (words:
     :func:`check_words` grades them), ``"shape"`` (:func:`check_shape`), ``"layer"`` (:func:`check_layer`) or
@@ -73,7 +94,7 @@ def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> str:
     if not ok:
         wanted = _FORMS.get(form) if isinstance(form, str) else f"one of {list(form)!r}"
         raise AssertionError(f"{name}: answer with {wanted}, got {answer!r}")
-    return f"{name}: answered, read as {read}. Unsure? It is taught in {taught_in}."
+    return Answered(f"{name}: answered, read as {read}. Unsure? It is taught in {taught_in}.", taught_in)
 
 
 #: A grammar: ``{rule: [alternative, ...]}``, started at ``"answer"``. An alternative is words separated

@@ -814,3 +814,15 @@ def test_check_real_divisor_backward_judges_a_window_bug_the_same_at_every_run_s
             grad_out = random_input(avg_pool2d_reference(x, (4, 3), 2, (0, 1)).shape, dtype, seed=605)
             check_real_divisor_backward(forgets_offset, grad_out, x.shape, (4, 3), (2, 2), (0, 1), "b",
                                         rtol=1e-5, atol=1e-6)
+
+
+def test_a_time_ratio_reads_one_way_faster_or_slower_with_the_tables_number():
+    """Issue 53: speed is said one way throughout ("N times faster/slower than ..."), never "0.72 times as fast"."""
+    from course.timing import speed
+
+    assert speed(0.4, "PyTorch") == "2.50 times faster than PyTorch (time ratio 0.40)"
+    assert speed(1.1, "PyTorch") == "1.10 times slower than PyTorch (time ratio 1.10)"
+    assert speed(0.99, "PyTorch") == "as fast as PyTorch (time ratio 0.99)"
+    for wrong in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="ratio must be a positive finite time ratio"):
+            speed(wrong, "PyTorch")

@@ -106,8 +106,8 @@ def test_the_reference_answers_score_every_point_and_one_wrong_answer_loses_exac
 
 @pytest.mark.parametrize("lesson_name", LESSONS)
 def test_a_wrong_option_fails_naming_its_question_but_not_the_key(lesson_name):
-    """What graded feedback shows of a wrong option or boolean (``WrongValue.withheld``) names the question
-    and the answer given, never the key; the full message (the record's, for the instructor to release)
+    """What graded feedback shows of a wrong option or boolean (``WrongValue.withheld``) names the question,
+    the answer given and where it is taught, never the key; the full message (the record's, for the instructor to release)
     names it."""
     import course.checks as checks
     from course.checks import WrongValue
@@ -124,7 +124,9 @@ def test_a_wrong_option_fails_naming_its_question_but_not_the_key(lesson_name):
         namespace.update({**answers, name: wrong})
         with pytest.raises(WrongValue) as failed, contextlib.redirect_stdout(io.StringIO()):
             exec(compile(cell.source, cell.id, "exec"), namespace)
-        assert failed.value.withheld == f"{name}: got {wrong!r} ({type(wrong).__name__}), not the expected value"
+        taught_in = ast.literal_eval(_call(cell).args[3])  # a wrong answer is told where it is taught (issue 53)
+        assert failed.value.withheld == (f"{name}: got {wrong!r} ({type(wrong).__name__}), not the expected value; "
+                                         f"it is taught in {taught_in}")
         assert repr(answers[name]) in str(failed.value), f"{cell.id}: the record keeps the key"
 
 
@@ -175,3 +177,40 @@ def test_the_visible_check_prints_the_same_feedback_for_a_right_and_a_wrong_answ
             printed.add(re.sub(r" read as .*?\. Unsure", " read as <answer>. Unsure", text))
         assert len(printed) == 1, f"{cell.id}: the feedback depends on the answer: {printed}"
         assert not _passes(cell, {**answers, name: 3.5}, visible_only=True)[0], f"{cell.id} accepts 3.5"
+
+
+KEY_CHECKS = ("check_value(", "check_array(", "check_shape(", "check_layer(")
+
+
+def test_every_checked_key_points_a_wrong_answer_to_where_it_is_taught():
+    """Every hidden check of a key that follows a visible ``feedback = check_answered(...)`` or
+    ``check_prediction(...)`` runs inside ``feedback.graded()`` (issue 53: a wrong answer got no pointer)."""
+    seen = 0
+    for name in lessons(REPO):
+        for cell in load_lesson(name, REPO).tests:
+            visible, _, hidden = cell.source.partition(HIDDEN)
+            if re.match(r"feedback = check_(answered|prediction)\(", visible) and any(k in hidden for k in KEY_CHECKS):
+                seen += 1
+                assert "with feedback.graded():" in hidden, f"{name}/{cell.id}: the key's check is not in graded()"
+    assert seen >= 20
+
+
+def test_a_wrong_prediction_is_told_where_it_is_taught_never_the_key():
+    """Lesson 2's predictions: the withheld message of a wrong one names the section, not the right answer."""
+    import course.bugs as bugs
+    from course.checks import WrongValue, check_value
+
+    lesson = load_lesson("lesson2_loops", REPO)
+    cells = [c for c in lesson.tests if c.source.startswith("feedback = check_prediction(")]
+    assert len(cells) == 3
+    for cell in cells:
+        namespace = {**{n: getattr(bugs, n) for n in bugs.__all__}, "check_value": check_value,
+                     "prediction_divisor": ("C", (2, 2)), "prediction_stride": ("C", (2, 2)),
+                     "prediction_padding": ("C", (2, 2))}
+        with pytest.raises(WrongValue) as failed, contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(cell.source, cell.id, "exec"), namespace)
+        assert failed.value.withheld.endswith(f"; it is taught in {bugs.TAUGHT_IN}"), failed.value.withheld
+        bug = {"predict_divisor": bugs.divisor_always_full, "predict_stride": bugs.stride_zero_ignored,
+               "predict_padding": bugs.padding_one_side}[cell.id]
+        key = str(bugs.first_failure(bug, bugs.CHECKS))
+        assert key not in failed.value.withheld and key in str(failed.value)

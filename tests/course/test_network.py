@@ -184,10 +184,11 @@ def test_parameter_total():
 
 def test_window_must_fit_the_map():
     build([conv(4, kernel_size=3), avg_pool(6)], ("B", 1, 8, 8))  # 6x6 map, window 6: fits
-    with pytest.raises(ValueError, match=r"layer 1 \(n1, avg_pool\): cannot take an input \[B, 4, 6, 6\]: .*Output size is too small"):
+    with pytest.raises(ValueError, match=r"layer 1 \(n1, avg_pool\): cannot take an input \[B, 4, 6, 6\]: .*smaller than "
+                                         r"kernel_size 7: no window fits"):
         build([conv(4, kernel_size=3), avg_pool(7)], ("B", 1, 8, 8))
     build([avg_pool(5, padding=1)], ("B", 1, 3, 3))  # 3 + 2 >= 5
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, max_pool\): cannot take an input \[B, 1, 3, 3\]: .*too small"):
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, max_pool\): cannot take an input \[B, 1, 3, 3\]: .*no window fits"):
         build([max_pool(4, padding=0)], ("B", 1, 3, 3))
     with pytest.raises(ValueError, match=r"layer 0 \(n0, conv\): cannot take an input \[B, 1, 4, 9\]: .*Kernel size can't be greater"):
         build([conv(2, kernel_size=5)], ("B", 1, 4, 9))
@@ -196,9 +197,11 @@ def test_window_must_fit_the_map():
 def test_padding_at_most_half_the_kernel():
     build([avg_pool(3, stride=1, padding=1)], ("B", 1, 5, 5))
     build([avg_pool(4, stride=1, padding=2)], ("B", 1, 5, 5))
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): .*pad should be at most half of effective kernel size"):
+    # the spec card's words, never PyTorch's "pad should be at most half of effective kernel size ... dilation" (issue 53)
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): padding must be at most kernel_size // 2 = 1 on "
+                                         r"each axis, got padding=2 with kernel_size=3$"):
         build([avg_pool(3, stride=1, padding=2)], ("B", 1, 5, 5))
-    with pytest.raises(ValueError, match=r"layer 2 \(n2, max_pool\): .*pad should be at most half"):
+    with pytest.raises(ValueError, match=r"layer 2 \(n2, max_pool\): padding must be at most kernel_size // 2 = 1"):
         build([conv(2, kernel_size=1), relu(), max_pool(2, padding=2)], ("B", 1, 5, 5))
 
 
@@ -223,7 +226,7 @@ def test_conv_channels_must_match_in_a_given_sequential():
 
 def test_a_pool_in_a_given_sequential_obeys_the_card():
     summary(nn.Sequential(nn.AvgPool2d(5)), ("B", 1, 5, 5))
-    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): cannot take an input \[B, 1, 4, 4\]: .*too small"):
+    with pytest.raises(ValueError, match=r"layer 0 \(n0, avg_pool\): cannot take an input \[B, 1, 4, 4\]: .*no window fits"):
         summary(nn.Sequential(nn.AvgPool2d(5)), ("B", 1, 4, 4))
 
 

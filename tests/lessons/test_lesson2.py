@@ -8,6 +8,9 @@ independent, so each bug must fail only its own cells.
 
 from __future__ import annotations
 
+import re
+
+import nbformat
 import numpy as np
 import pytest
 import torch
@@ -229,6 +232,21 @@ def test_a_test_without_the_default_stride_misses_only_the_stride_bug():
     assert failing_cells(LESSON, ALL_CELLS, {"my_cases": weaker}) == {"catches_stride"}
 
 
+def test_the_notebook_never_shows_the_graded_predictions_answers():
+    """Issue 53: the predictions are graded on ``CHECKS``, so no cell a student runs computes the bugs on them;
+    the cell after the predictions runs them on ``PRACTICE``, where each bug is caught first elsewhere."""
+    from course import bugs
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    shown = [cell.source.split("### BEGIN HIDDEN TESTS")[0] for cell in nb.cells if cell.cell_type == "code"]
+    assert not [s for s in shown if re.search(r"first_failure\([^()]*,\s*CHECKS\)", s)], "a cell shows a key"
+    assert any("first_failure(bug, PRACTICE)" in s for s in shown), "the method is shown on other checks"
+    for bug in (bugs.divisor_always_full, bugs.stride_zero_ignored, bugs.padding_one_side):
+        practice, graded = bugs.first_failure(bug, bugs.PRACTICE), bugs.first_failure(bug, bugs.CHECKS)
+        assert practice is not None and practice != graded, f"{bug.__name__}: the practice shows the key {graded}"
+    assert bugs.first_failure(bugs.avg_pool2d_reference, bugs.PRACTICE) is None
+
+
 def test_cases_as_checks_refuses_what_the_card_does_not_allow():
     from course.bugs import cases_as_checks
 
@@ -240,6 +258,15 @@ def test_cases_as_checks_refuses_what_the_card_does_not_allow():
                        ("cases", "must be a list")]:
         with pytest.raises(AssertionError, match=words):
             cases_as_checks(bad)
+    # each rule of the spec card in its own words, never PyTorch's ("effective kernel size", "dilation"; issue 53)
+    for shape, kernel, step, pad, rule in [((1, 1, 4, 4), 3, 1, 2, "padding must be >= 0 and at most kernel_size // 2 = 1, got 2"),
+                                           ((1, 1, 4, 4), 2, 1, -1, "padding must be >= 0 and at most kernel_size // 2 = 1, got -1"),
+                                           ((1, 1, 4, 4), 0, 1, 0, "kernel_size must be >= 1, got 0"),
+                                           ((1, 1, 4, 4), 2, -1, 0, "stride must be >= 0 (0 means kernel_size), got -1"),
+                                           ((1, 1, 2, 9), 5, 1, 1, "smaller than kernel_size 5: no window fits")]:
+        with pytest.raises(AssertionError) as refused:
+            cases_as_checks([(shape, "float64", kernel, step, pad, True)])
+        assert rule in str(refused.value) and not re.search("dilation|effective|pad=|should", str(refused.value))
 
 
 # --- one bug, one penalty, checked in-process (issue 29) ------------------------------------------------
@@ -251,6 +278,11 @@ ONE_CELL_BUGS = {  # name: (replaced solution cells, the one graded cell that mu
                                                "np.zeros((batch, channels, height, width))")]), {"backward_avoids"}),
     "backward_grad_out_unchecked": (dict([backward("if grad_out.shape != (batch, channels, out_h, out_w):",
                                                    "if False:")]), {"backward_errors"}),
+    # lesson 3's contract (issue 53 item 7): grad_out's type and dtype and input_shape's length are checked too
+    "backward_dtype_unchecked": (dict([backward("if grad_out.dtype not in (np.float32, np.float64):",
+                                                "if False:")]), {"backward_errors"}),
+    "backward_input_shape_unchecked": (dict([backward("if len(input_shape) != 4:", "if False:")]),
+                                       {"backward_errors"}),
     # always kh·kw: count_include_pad=False's divisor is the *_no_pad_count cells' rule alone (issue 29)
     "forward_divisor_always_kh_kw": (dict([forward("divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)",
                                                    "divisor = kh * kw")]), {"forward_no_pad_count"}),

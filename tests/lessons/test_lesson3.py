@@ -14,6 +14,8 @@ so the expected failures add up.
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import re
 from pathlib import Path
 
@@ -312,3 +314,62 @@ def test_a_long_input_shortcut_fails_the_vectorized_cells_only(name, hidden):
                                                    f"    if {LONG_SHAPE}:\n        return {backward}\n{BACKWARD_CHECKS_DONE}")}
     cells = {"forward_tests", "forward_no_pad_count", "forward_vectorized", "backward_tests", "backward_vectorized"}
     assert failing_cells(LESSON, cells, cheat, hidden=hidden) == {"forward_vectorized", "backward_vectorized"}
+
+
+def test_timing_sentences_come_from_the_tables_numbers_and_say_speed_one_way():
+    """Issue 53 item 9: the sentence under the layer table is written from the table's own number (the median of
+    per-round ratios, not a ratio of medians), speed reads "N times faster/slower", the load's effect is said,
+    and the loop limit is explained rather than "64 times for a 5×5 kernel"."""
+    from course.timing import median_ratio, speed
+
+    nb = nbformat.read(source_notebook(LESSON), as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells)
+    assert not re.search(r"times as (fast|long)|× its time|\d\.\d\d×", text)
+    assert "64 times in all for a 5×5 kernel" not in text and "25 offsets" in text
+    assert "What the machine's load does to these numbers" in text
+    (cell,) = [c for c in nb.cells if c.source.startswith("# What the table above says about your version")]
+    # per round numpy/torch: 2.0, 1.2, 1.5 (the table's median: 1.5); the ratio of the medians would say 1.2
+    times = {"numpy": [1.0, 1.2, 3.0], "torch": [0.5, 1.0, 2.0], "torch channels-last": [0.5, 0.4, 0.6],
+             "numpy channels-last": [0.6, 0.5, 0.9]}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(cell.source, "sentences", "exec"), {"forward": {"times": times}, "speed": speed,
+                                                         "median_ratio": median_ratio})
+    said = printed.getvalue()
+    assert f"your forward is {speed(median_ratio(times['numpy'], times['torch']), 'PyTorch on NCHW')}" in said
+    assert "1.50 times slower than PyTorch on NCHW (time ratio 1.50)" in said and "1.20" not in said
+    assert "went from 2.00 to 5.00" in said and "as fast as" not in said
+
+
+def _error_rules(lesson: str, grade_id: str, function: str) -> set:
+    """The rules a lesson's error cell grades for ``function``: ``{(error, mentions)}`` of its check_raises calls."""
+    nb = nbformat.read(source_notebook(lesson), as_version=4)
+    found = set()
+    for node in ast.walk(ast.parse(cell_by_id(nb, grade_id).source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check_raises" \
+                and getattr(node.args[2], "id", "") == function:
+            found.add((node.args[0].id, tuple(ast.literal_eval(node.args[1]))))
+    return found
+
+
+def test_lessons_2_and_3_grade_one_contract_which_their_texts_and_the_card_state_alike():
+    """Issue 53 item 7: lesson 3 claims lesson 2's contract, so both grade the same error rules, forward and backward
+    (lesson 2's backward lacked grad_out's TypeError and input_shape's ValueError); both texts say float16 is refused
+    and their error cells check it; lesson 4 accepts float16, as the card's float16 note implies."""
+    for cell, (loops, numpy_) in {"forward_errors": ("avg_pool2d_loops", "avg_pool2d_numpy"),
+                                  "backward_errors": ("avg_pool2d_loops_backward", "avg_pool2d_numpy_backward")}.items():
+        two, three = _error_rules("lesson2_loops", cell, loops), _error_rules(LESSON, cell, numpy_)
+        assert two == three, f"{cell}: lesson 2 and lesson 3 grade other rules: {sorted(two ^ three)}"
+    for lesson in ("lesson2_loops", LESSON):
+        nb = nbformat.read(source_notebook(lesson), as_version=4)
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert "float16 too" in text, f"{lesson}: the text says float16 is refused"
+        errors = cell_by_id(nb, "forward_errors").source + cell_by_id(nb, "backward_errors").source
+        assert errors.count("np.float16") == 2, f"{lesson}: x and grad_out in float16 are refused, as the text says"
+    two = "\n".join(c.source for c in nbformat.read(source_notebook("lesson2_loops"), as_version=4).cells)
+    assert "narrow the card to **float32 and float64**" in two and "`input_shape` not 4 numbers" in two
+    three = "\n".join(c.source for c in nbformat.read(source_notebook(LESSON), as_version=4).cells)
+    assert "with the contract of lesson 2's backward" in three and "`input_shape` not 4" in three
+    four = nbformat.read(source_notebook("lesson4_torch"), as_version=4)
+    assert "np.float16" not in cell_by_id(four, "forward_errors").source, "lesson 4 does not refuse float16"
+    assert "torch.float16" in cell_by_id(four, "half_precision_tests").source

@@ -13,8 +13,34 @@ import pytest
 from autograder import collect, coursedir, sample_class
 from autograder.results import feedback
 from autograder import lessontext
-from autograder.results.feedback_steps import to_mathml
+from autograder.results.feedback_steps import TestRows, checks_of, exercise_of, to_mathml
 from workflow_fakes import LESSON, fake_grade, make_course
+
+
+# --- the list that heads the page (issue 53) ----------------------------------------------------------
+
+def test_each_test_row_names_its_exercise_and_what_it_checks_lost_points_first():
+    cell = nbformat.v4.new_code_cell
+    graded = lambda grade_id, score, points, source: cell(source, metadata={"nbgrader": {  # noqa: E731
+        "grade": True, "solution": False, "grade_id": grade_id, "score": score, "points": points}})
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("### Exercise 2.1 — the forward pass with loops (9 points)\nWrite it."),
+        graded("forward_tests", 3.0, 3, "# The lecture's worked example: a 4×4 input\ncheck_array(...)"),
+        graded("forward_errors", 0.0, 2, "check_raises(ValueError, ['x'], f, 1)"),
+        nbformat.v4.new_markdown_cell("## 7. Knowledge check (10 points)"),
+        graded("kc_q2", None, 1, 'feedback = check_answered(q2, "q2", "true/false", "section 4")'),
+        graded("kc_q3", 0.0, 1, 'feedback = check_answered(q3, "q3", ["a", "b"], "section 2")')])
+    _, resources = TestRows().preprocess(nb, {})
+    rows = [(r["grade_id"], r["exercise"], r["checks"], r["score"]) for r in resources["test_rows"]]
+    assert rows == [("forward_errors", "Exercise 2.1 — the forward pass with loops", "forward errors", 0.0),
+                    ("kc_q2", "7. Knowledge check", "your answer q2", None),  # not read yet: not a full score
+                    ("kc_q3", "7. Knowledge check", "your answer q3", 0.0),
+                    ("forward_tests", "Exercise 2.1 — the forward pass with loops",
+                     "The lecture's worked example: a 4×4 input", 3.0)]
+    assert exercise_of("Some text, no heading") is None and exercise_of("### `output_size` (8 points)") == "output_size"
+    assert checks_of("### BEGIN HIDDEN TESTS\nx", "kc_q1") == "kc q1", "a marker is not a description"
+    assert checks_of("# count_include_pad=False, kernel 3:\n# input (0, 0) ...\nx = 1", "c") == \
+        "count_include_pad=False, kernel 3 …", "a comment that goes on is cut where its first line ends"
 
 
 # --- math that renders offline ------------------------------------------------------------------------
@@ -122,6 +148,14 @@ def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline_in_par
     page = (root / "feedback" / planted / LESSON / f"{LESSON}.html").read_text()
     assert "q2: got False (bool), not the expected value" in page and "expected True" not in page, "key withheld"
     assert re.search(r"Score: [\d.]+ / 25", page), "the gradebook's score heads the page"
+    for student in (planted, wrong):  # the list heads each page: every graded cell named and linked, lost first
+        page = (root / "feedback" / student / LESSON / f"{LESSON}.html").read_text()
+        rows = re.findall(r'<tr class="(lost|full)">\s*<td>(.*?)</td><td>(.*?)</td>\s*<td><a href="#(\w+)">', page)
+        assert len(rows) == 19 and "Test cell" not in page
+        assert [r[0] for r in rows] == sorted((r[0] for r in rows), key="lost full".split().index)
+        assert all(f'name="{r[3]}"' in page for r in rows), "each row links to its cell"
+        assert any(r[1:] == ("7. Knowledge check", "your answer q1", "kc_q1") for r in rows)
+    assert rows[0][0] == "lost", f"{wrong} lost points"
     assert "<math" in page and "$$" not in page
     for path in pages:
         text = path.read_text()
