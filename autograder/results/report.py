@@ -40,7 +40,8 @@ TODO = {
     "suspicious": "the grader refused how the code works (a forbidden library, or code that hides what it "
                   "calls): read the solution cells before the score stands; talk to the student if deliberate",
     "review": "an answer in words the grader could not be sure of (it is none of the question's accepted forms, or "
-              "it has hidden or foreign characters, a question or a quotation): it counts 0 "
+              "it has hidden or foreign characters, a question or a quotation), or code a source rule could neither "
+              "prove allowed nor forbidden (the construct, its line in the cell and the code are shown): it counts 0 "
               "until you score it by hand in formgrader (Manual Grading > {lesson} > {student}: the cell {cell} "
               "is flagged as needing a manual grade)",
 }
@@ -149,8 +150,8 @@ def needs_a_look(records: list[dict]) -> list[dict]:
 
     A record that is not OK (refused, timed out, out of memory, crashed, grader error), or OK but with a
     test the grader failed for integrity (:data:`INTEGRITY`: cheating caught, or at least a rule broken on
-    purpose); and every short answer to score by hand (a test whose verdict has a ``review``: the
-    question's cell and the student's answer).
+    purpose); and every cell to score by hand (a test whose verdict has a ``review``: a short answer, or
+    code a source rule could not prove allowed or forbidden, with the construct, its line and the code).
     """
     found = []
     for record in records:
