@@ -17,11 +17,12 @@ from autograder import coursedir
 from autograder.results import export, templates
 from autograder.records import record_dicts
 
-#: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``
-#: (a forbidden library, or code that hides what it calls) and ``StudentObject`` (a result that is not
-#: plain data, e.g. an object with its own ``==``). A submission with one of them is "suspicious".
-INTEGRITY = ("this exercise must not use", "code that hides what it calls", "code that reaches into the interpreter",
-             "is not plain data")
+#: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``'s
+#: proved-forbidden verdict (a forbidden library reached by identity, or code the grader cannot read) and
+#: ``StudentObject`` (a result that is not plain data, e.g. an object with its own ``==``). A submission with
+#: one of them is "suspicious". What a rule could not prove (reflection, untraced calls) is a review verdict
+#: instead, listed as a cell to read (issue 50 item 2).
+INTEGRITY = ("this exercise must not use", "so it is not accepted here", "is not plain data")
 
 #: What the instructor does about each kind of submission under "Needs a look".
 TODO = {

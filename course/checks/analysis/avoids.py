@@ -216,8 +216,8 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
     hidden = dynamic_code(tree) + [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f
                                    for f in identity_uses(tree, resolver)]
     if hidden:
-        raise _unproved(name, f"{name} (or a helper it uses) uses code that hides what it calls, so the grader "
-                        "cannot check it", hidden, text, cells)
+        raise _unproved(name, f"{name} (or a helper it uses) hides from the grader what it calls (reflection or code "
+                        "built from text), so no rule can check it", hidden, text, cells)
     untraced = untraced_uses(tree, resolver=resolver)
     if untraced:
         raise _unproved(name, f"{name} (or a helper it uses) calls what the grader cannot trace", untraced, text, cells)
