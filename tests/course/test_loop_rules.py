@@ -237,11 +237,12 @@ def test_band_matrices_copied_are_never_allowed():
 
 
 def test_no_loops_is_forbidden_and_unreadable_loops_go_to_review():
-    """Three verdicts: no loop at all is proved forbidden (0); loops the rule cannot read as a nest over the
+    """Three verdicts: no loop over the data, every loop read, is proved forbidden (0); loops the rule cannot read as a nest over the
     outputs (a ``while``) are unproved: the instructor reads them (NeedsReview, the construct's line quoted)."""
-    with pytest.raises(AssertionError) as caught:
-        check_output_loops(_Graded(FORWARD + _PREAMBLE + "    return out\n"), "avg_pool2d_loops")
-    assert not isinstance(caught.value, NeedsReview)
+    for body in ("    return out\n", "    n, c = (int(v) for v in x.shape[:2])\n    return xp[:n, :c, ::sh, ::sw] * 0\n"):
+        with pytest.raises(AssertionError) as caught:  # (every loop read, none over the data)
+            check_output_loops(_Graded(FORWARD + _PREAMBLE + body), "avg_pool2d_loops")
+        assert not isinstance(caught.value, NeedsReview)
     looped = FORWARD + _PREAMBLE + """
     i = 0
     while i < out_h:

@@ -772,8 +772,7 @@ def _loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNes
         own_module = getattr(function, "__module__", None)
         namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
     nests = _LoopNests(tree, _Resolver(tree, namespace, own_module), name, given)
-    nests.text, nests.cells, nests.loops = text, cells_of(function), any(
-        isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)) for n in ast.walk(tree))
+    nests.text, nests.cells = text, cells_of(function)
     return nests
 
 
@@ -795,7 +794,8 @@ def check_output_loops(function: Any, name: str, given: Iterable[str] = ("output
     *Proved allowed*: at least two nested loops whose length grows with the input (output rows and columns, in
     any order, or batch and channel too) around a value the function (or a helper it calls) writes and computes
     there: a sum or mean of a window of the input taken inside the nest, or ``+=`` / ``acc = acc + ...`` of the
-    data (:meth:`_LoopNests._computes`). *Proved forbidden* (``AssertionError``): no loop at all, or a nest that
+    data (:meth:`_LoopNests._computes`). *Proved forbidden* (``AssertionError``): every loop read and none such a
+    nest (whole-array code), or a nest that
     copies what whole-array code computed (``sliding_window_view``, prefix sums, shift-and-add outside the nest,
     band matrices with ``@``), every binding on the way read. *Unproved* (:class:`~course.checks.NeedsReview`):
     loops the rule cannot read as such a nest, or a copy through a binding it does not read."""
@@ -822,7 +822,7 @@ def check_output_loops(function: Any, name: str, given: Iterable[str] = ("output
             f"{nests.write_depth} loop(s) over the data around what it writes: loop over the output rows and columns, "
             f"e.g. `for i in range(out_h):` and `for j in range(out_w):`, and write each output "
             f"(`out[b, c, i, j] = ...` or `+=` into grad_x)")
-    if not nests.loops:
+    if not nests.unread():  # every loop read: none is a nest over the data around a write
         raise AssertionError(text)
     found = [in_cells(p, nests.text, nests.cells) for p in nests.unread()[:3]]
     raise NeedsReview(f"{text}. The rule cannot read your loops as such a nest ({'; '.join(found) or 'no nest found'})"
