@@ -385,3 +385,25 @@ def test_kernel_loops_still_refuse_what_they_cannot_bound(case):
     with pytest.raises(AssertionError, match="for di in range") as refused:
         check_kernel_loops(_Graded(source), "avg_pool2d_numpy_backward")
     assert words in str(refused.value)
+
+
+def test_parameters_are_read_by_their_position_not_their_name():
+    """Issue 50 item 3: the tests call ``avg_pool2d_numpy(x, kernel_size, ...)`` by position, so a loop over the
+    images reads as bounded only when the bound comes from the argument in the kernel_size position; a data
+    argument renamed ``kernel_size`` (and the kernel renamed ``x``) is data."""
+    honest = "def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):" + '''
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    out = np.zeros(x.shape)
+    for a in range(kh):
+        out += x
+    return out
+'''
+    check_kernel_loops(_Graded(honest), "avg_pool2d_numpy")
+    renamed = '''def avg_pool2d_numpy(kernel_size, x, stride=0, padding=0, count_include_pad=True):
+    out = np.zeros(kernel_size.shape)
+    for b in range(len(kernel_size)):
+        out[b] = kernel_size[b]
+    return out
+'''
+    with pytest.raises(AssertionError, match="for b in range"):
+        check_kernel_loops(_Graded(renamed), "avg_pool2d_numpy")

@@ -157,6 +157,15 @@ GEOMETRY = ("kernel_size", "stride", "padding", "count_include_pad")
 #: case whose outputs are longer than that on both axes leaves a loop over output positions no way through.
 GEOMETRY_BOUND, LOOP_LIMIT = 5, 64
 NPY_MAXDIMS = 64  # the most entries ``x.shape`` can have
+#: The graded functions' contracts, by position: the tests call them positionally, so a parameter's role (the
+#: data, a geometry argument, a shape) is the one its *position* has here, whatever the code names it (a data
+#: argument named ``kernel_size`` is data: issue 50 item 3). A function not listed is read by its names.
+CONTRACTS = {
+    "avg_pool2d_loops": ("x", "kernel_size", "stride", "padding", "count_include_pad"),
+    "avg_pool2d_numpy": ("x", "kernel_size", "stride", "padding", "count_include_pad"),
+    "avg_pool2d_loops_backward": ("grad_out", "input_shape", "kernel_size", "stride", "padding", "count_include_pad"),
+    "avg_pool2d_numpy_backward": ("grad_out", "input_shape", "kernel_size", "stride", "padding", "count_include_pad"),
+}
 #: The contract's arguments that are shapes: a loop over one turns once per dimension the tests pass (4 at most).
 SHAPE_ARGUMENTS = {"input_shape": 4}
 #: A geometry argument is an int or a short tuple: a loop over one (``tuple(int(k) for k in kernel_size)``) turns

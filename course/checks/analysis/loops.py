@@ -9,8 +9,8 @@ import inspect
 import math
 from typing import Any, Iterable
 
-from course.checks.analysis.lists import (_APPENDS, CONSUMERS, ELEMENT_WISE, GEOMETRY, GEOMETRY_BOUND, GEOMETRY_LENGTH,
-                                          LOOP_INSTEAD, LOOP_LIMIT, MAP_CONVERSIONS, NPY_MAXDIMS, PER_ELEMENT_CALLS,
+from course.checks.analysis.lists import (_APPENDS, CONSUMERS, CONTRACTS, ELEMENT_WISE, GEOMETRY, GEOMETRY_BOUND,
+                                          GEOMETRY_LENGTH, LOOP_INSTEAD, LOOP_LIMIT, MAP_CONVERSIONS, NPY_MAXDIMS, PER_ELEMENT_CALLS,
                                           SHAPE_ARGUMENTS, WINDOW_SUMS)
 from course.checks.analysis.resolver import _Resolver, _Scope
 from course.checks.analysis.text import _parse, cells_of, in_cells, source_of
@@ -29,6 +29,7 @@ class _LoopNests:
 
     def __init__(self, tree: ast.Module, resolver: _Resolver, entry: str, given: Iterable[str] = ()):
         self.r, self.problems, self.data_depth, self.entry_def = resolver, [], 0, None
+        self.roles: dict[str, str | None] = {}  # the entry's parameters -> their role in the contract (by position)
         self.write_depth = 0  # the most loops over the data around any write (computed there or not)
         self.unsure = False  # a value written in a nest came through a binding the rule does not read
         self.copies: list[ast.AST] = []  # writes in a nest of values it did not compute
@@ -69,8 +70,13 @@ class _LoopNests:
             self.problems.append(f"`{entry}` is not a `def` the rule can read: write it as `def {entry}(...)`")
             return
         entry_def = self.entry_def = found[-1]
-        params = {name: GEOMETRY_BOUND if name in GEOMETRY else None for name in self._params(entry_def)}
-        lengths = {name: SHAPE_ARGUMENTS.get(name, GEOMETRY_LENGTH if name in GEOMETRY else None)
+        contract = CONTRACTS.get(entry)
+        positional = [a.arg for a in entry_def.args.posonlyargs + entry_def.args.args]
+        self.roles = {name: (name if contract is None else None) for name in self._params(entry_def)}
+        if contract is not None:  # by position, as the tests call it
+            self.roles.update({name: contract[i] for i, name in enumerate(positional) if i < len(contract)})
+        params = {name: GEOMETRY_BOUND if self.roles[name] in GEOMETRY else None for name in self._params(entry_def)}
+        lengths = {name: SHAPE_ARGUMENTS.get(self.roles[name], GEOMETRY_LENGTH if self.roles[name] in GEOMETRY else None)
                    for name in self._params(entry_def)}
         inner = id(self._inner(entry_def))
         self._invoke(entry_def, {inner: params, ("len", inner): lengths}, 1, 0)
@@ -447,7 +453,8 @@ class _LoopNests:
                     passed = frame.get("passed", {}).get((id(where), node.id))
                     if passed is not None:
                         result = [a or b for a, b in zip(result, passed)]
-                    elif where is not self._inner(self.entry_def) or node.id not in GEOMETRY + tuple(SHAPE_ARGUMENTS):
+                    elif where is not self._inner(self.entry_def) or \
+                            self.roles.get(node.id) not in GEOMETRY + tuple(SHAPE_ARGUMENTS):
                         result[0] = True
                     continue
                 if kind in ("def", "class", "import"):
