@@ -16,6 +16,7 @@ from torch import nn
 from course.checks import (TENSOR_ARITHMETIC, NeedsReview, _Resolver, check_avoids, forbidden_uses, unlisted_uses,
                            untraced_uses)
 from course.checks.analysis.identity import TEXT_EVALUATORS, evaluates_text, walk
+from course.checks.analysis.text import in_cells
 
 #: The lesson set-up's names as the grader's parent resolves them.
 SETUP = {"np": np, "torch": torch, "F": F, "nn": nn}
@@ -882,6 +883,9 @@ def test_rule_messages_count_lines_in_the_cell_and_quote_them():
     with pytest.raises(NeedsReview) as caught:
         check_avoids(graded, LESSON4, "pool")
     assert "line 4 of its cell, `return getattr(F, 'avg' + '_pool2d')(x, k)`" in caught.value.answer
+    text = "def pool(x):\n    y = F\n    return out"  # a line two cells share: the cell holding the rest of it
+    assert in_cells("(line 3)", text, ["def a():\n    return out", "\n# mine\ndef pool(x):\n    y = F\n    return out"]) \
+        == "(line 5 of its cell, `return out`)"
 
 
 def test_a_notebook_function_counts_lines_in_its_own_cell(tmp_path):

@@ -128,16 +128,18 @@ def in_cells(message: str, text: str, cells: list[str]) -> str:
     instead, and that line quoted: "line 37 of its cell, `out[b, c, i, j] = acc[b, c, i, j]`" (issue 53 item 1).
     A line found in no cell (or with no cells) keeps its number in ``text``."""
     lines = text.splitlines()
+    read = {line.strip() for line in lines if line.strip()}
+    split = [[line.strip() for line in cell.splitlines()] for cell in cells]
+    split.sort(key=lambda cell: -len(read & set(cell)))  # a line common to cells (`return out`): the likeliest cell
 
     def located(match: re.Match) -> str:
         number = int(match.group(1))
         if not 1 <= number <= len(lines) or not lines[number - 1].strip():
             return match.group(0)
         code = lines[number - 1].strip()
-        for cell in cells:
-            found = [n for n, line in enumerate(cell.splitlines(), 1) if line.strip() == code]
-            if found:
-                return f"line {found[0]} of its cell, `{code}`"
+        for cell in split:
+            if code in cell:
+                return f"line {cell.index(code) + 1} of its cell, `{code}`"
         return f"line {number}, `{code}`"
 
     return _LINE.sub(located, message)
