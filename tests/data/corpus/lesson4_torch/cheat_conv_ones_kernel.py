@@ -2,7 +2,6 @@
 # category: cheat
 # status: ok
 # fails: forward_tests, backward_tests, gradcheck_tests, module_tests, module_repr, half_precision_tests
-# reviews: backward_tests, forward_tests, gradcheck_tests, half_precision_tests, module_repr, module_tests
 # %% avg_pool2d_function +
 def _pair(value):
     return (int(value), int(value)) if isinstance(value, (int, np.integer)) else (int(value[0]), int(value[1]))
