@@ -19,9 +19,16 @@ loops as comprehensions where the lesson allows), runs each against the course's
 grader (kept when equal), and every one must pass every rule of the lesson (its ``check_avoids`` and loop
 rules).
 
-Prints per lesson and target: generated, confirmed, refused, and per lesson honest generated / passed; each
-confirmed program that was not refused is printed whole. Exit status 1 when one was not refused or an honest
-program failed.
+Beside the generated ones, hand-written attacks of the classes a tester used (:data:`WRITTEN_ATTACKS`: string
+evaluators in allowed modules, rebound parameters, iterator tools with lambdas, loops in strings, copy nests)
+and honest forms the rules once refused (:data:`HONEST_FORMS`: a helper computing a window, a float64 sum,
+accumulators, any loop order, a layer keeping its options in a dict), each run first.
+
+Every verdict is one of three (issue 50): proved allowed, proved forbidden, or review (unproved: the
+instructor reads it). Prints per lesson and target: generated, confirmed, refused (forbidden / review), per
+lesson the honest programs, and a closing table per lesson: attacks and honest programs as allowed /
+forbidden / review; each confirmed program that was allowed is printed whole. Exit status 1 when an attack
+was allowed or an honest program was not.
 """
 
 from __future__ import annotations
@@ -373,8 +380,8 @@ class _Graded:
         self.__trusted_globals__ = namespace
 
 
-def refused(lesson: str, program: str) -> str | None:
-    """The refusal of the lesson's rule for its attacked function in ``program``, or None (it passed)."""
+def attack_verdict(lesson: str, program: str) -> tuple[str, str]:
+    """The verdict of the lesson's ``check_avoids`` on its attacked function in ``program`` (:func:`verdict_of`)."""
     from autograder.grading.lesson import definition_source
     from course.checks import check_avoids
 
@@ -384,11 +391,17 @@ def refused(lesson: str, program: str) -> str | None:
         if target.split(".")[0] != entry:
             continue
         source = definition_source([program], entry) or program
-        try:
-            check_avoids(_Graded(source, namespace), list(forbidden), target, **dict(options))
-        except AssertionError as refusal:
-            return str(refusal)
-    return None
+        found = verdict_of(check_avoids, _Graded(source, namespace), list(forbidden), target, **dict(options))
+        if found[0] != "allowed":
+            return found
+    return "allowed", ""
+
+
+def refused(lesson: str, program: str) -> str | None:
+    """The refusal (proved forbidden, or sent to review) of the lesson's rule for its attacked function in
+    ``program``, or None (it passed)."""
+    kind, message = attack_verdict(lesson, program)
+    return message if kind != "allowed" else None
 
 
 def confirmed(lesson: str, module: str, attr: str, program: str, expr: str) -> bool:
@@ -412,7 +425,8 @@ def run_attacks(lesson: str, depth: int = 3, limit: int | None = None, seed: int
     """{target label: {"generated", "confirmed", "refused", "passed": [programs confirmed and not refused]}}."""
     result = {}
     for label, module, attr in TARGETS[lesson]:
-        row = {"generated": 0, "confirmed": 0, "refused": 0, "passed": [], "module": f"{module}.{attr}"}
+        row = {"generated": 0, "confirmed": 0, "refused": 0, "forbidden": 0, "review": 0, "passed": [],
+               "module": f"{module}.{attr}"}
         if importlib.util.find_spec(module.split(".")[0]) is None:
             row["missing"] = True  # not installed here: nothing can reach it
             result[label] = row
@@ -422,8 +436,10 @@ def run_attacks(lesson: str, depth: int = 3, limit: int | None = None, seed: int
             if not confirmed(lesson, module, attr, program, expr):
                 continue
             row["confirmed"] += 1
-            if refused(lesson, program) is not None:
+            kind, _ = attack_verdict(lesson, program)
+            if kind != "allowed":
                 row["refused"] += 1
+                row[kind] += 1
             else:
                 row["passed"].append((steps, program))
         result[label] = row
@@ -548,31 +564,9 @@ def honest_programs(lesson: str) -> list[tuple[str, str]]:
     return [(way, rewrite(source, entries)) for way, rewrite in HONEST_WAYS.items()]
 
 
-def honest_verdict(lesson: str, program: str) -> str | None:
-    """None when every rule of the lesson passes ``program``; else the first refusal."""
-    from autograder.grading.lesson import definition_source
-    from course import checks
-
-    namespace, avoids, loops = lesson_rules(lesson)
-    for target, forbidden, options in avoids:
-        source = definition_source([program], target.split(".")[0])
-        if source is None:
-            return f"{target}: not defined"
-        try:
-            checks.check_avoids(_Graded(source, namespace), list(forbidden), target, **dict(options))
-        except AssertionError as refusal:
-            return str(refusal)
-    for rule, target in loops:
-        try:
-            getattr(checks, rule)(_Graded(definition_source([program], target), namespace), target)
-        except AssertionError as refusal:
-            return str(refusal)
-    return None
-
-
-def honest_runs(lesson: str, program: str) -> bool:
-    """Run outside the grader: the rewritten solution computes what the original does (its entries' values on
-    one input equal the reference solution's)."""
+def honest_runs(lesson: str, program: str, entry: str | None = None) -> bool:
+    """Run outside the grader: the rewritten solution computes what the original does (its entry's values on
+    one input equal the reference solution's; a layer class: its output and its ``extra_repr``)."""
     import contextlib
     import io
 
@@ -592,11 +586,16 @@ def honest_runs(lesson: str, program: str) -> bool:
         except Exception:
             return False
         results.append(scope)
-    entry = ENTRY[lesson][1]
+    entry = entry or ENTRY[lesson][1]
     a, b = results[0].get(entry), results[1].get(entry)
     if a is None or b is None:
         return False
     try:
+        if isinstance(a, type):  # a layer: AvgPool2d(3, 2, 1)
+            import torch
+            x = torch.from_numpy(np.random.default_rng(0).standard_normal((1, 2, 7, 6)))
+            first, second = a(3, 2, 1), b(3, 2, 1)
+            return bool(torch.equal(first(x), second(x))) and first.extra_repr() == second.extra_repr()
         if lesson == "lesson5_gap":
             return a(8, 4, 4, 5) == b(8, 4, 4, 5)
         x = np.random.default_rng(0).standard_normal((1, 2, 7, 6))
@@ -604,25 +603,288 @@ def honest_runs(lesson: str, program: str) -> bool:
             import torch
             x = torch.from_numpy(x).to(torch.float16)
             return bool(torch.equal(a(x, 3, 2, 1), b(x, 3, 2, 1)))
-        return bool(np.array_equal(a(x, 3, 2, 1), b(x, 3, 2, 1)))
+        return bool(np.allclose(a(x, 3, 2, 1), b(x, 3, 2, 1), rtol=1e-12, atol=1e-12))  # (a sum's order)
     except Exception:
         return False
 
 
 def run_honest(lesson: str) -> dict:
-    row = {"generated": 0, "ran": 0, "passed": 0, "failed": []}
+    """The honest rewrites of the lesson's solution: generated, ran, passed (proved allowed), review, forbidden."""
+    row = {"generated": 0, "ran": 0, "passed": 0, "review": 0, "forbidden": 0, "failed": []}
     for way, program in honest_programs(lesson):
         row["generated"] += 1
         if not honest_runs(lesson, program):
             row["failed"].append((way, "did not compute what the solution computes"))
             continue
         row["ran"] += 1
-        verdict = honest_verdict(lesson, program)
-        if verdict is None:
+        kind, message = judge(lesson, program)
+        if kind == "allowed":
             row["passed"] += 1
         else:
-            row["failed"].append((way, verdict))
+            row[kind] += 1
+            row["failed"].append((way, f"{kind}: {message}"))
     return row
+
+
+# --- three verdicts (issue 50 items 2 and 6) -----------------------------------------------------------------
+def verdict_of(rule, *args, **kwargs) -> tuple[str, str]:
+    """``("allowed" | "forbidden" | "review", message)`` of one rule call: a plain ``AssertionError`` is proved
+    forbidden, :class:`~course.checks.NeedsReview` is unproved (manual review), no exception is proved allowed."""
+    from course.checks import NeedsReview
+
+    try:
+        rule(*args, **kwargs)
+    except NeedsReview as review:
+        return "review", str(review)
+    except AssertionError as refusal:
+        return "forbidden", str(refusal)
+    return "allowed", ""
+
+
+def judge(lesson: str, program: str, entries: set[str] | None = None) -> tuple[str, str]:
+    """The lesson's verdict on ``program``: every ``check_avoids`` and loop rule of its tests (those of
+    ``entries`` when given), each on the source the grader would hand it; forbidden wins over review."""
+    from autograder.grading.lesson import definition_source
+    from course import checks
+
+    namespace, avoids, loops = lesson_rules(lesson)
+    found = []
+    for target, forbidden, options in avoids:
+        if entries is not None and target.split(".")[0] not in entries:
+            continue
+        source = definition_source([program], target.split(".")[0])
+        if source is None:
+            return "forbidden", f"{target}: not defined"
+        found.append(verdict_of(checks.check_avoids, _Graded(source, namespace), list(forbidden), target,
+                                **dict(options)))
+    for rule, target in loops:
+        if entries is not None and target not in entries:
+            continue
+        source = definition_source([program], target)
+        found.append(verdict_of(getattr(checks, rule), _Graded(source or program, namespace), target))
+    for kind in ("forbidden", "review"):
+        if any(k == kind for k, _ in found):
+            return kind, next(m for k, m in found if k == kind)
+    return "allowed", ""
+
+
+#: Attacks written by hand, one per class the tester used in issue 50 (and spellings of them): each pools
+#: (confirmed by running it against PyTorch's pooling), and none may be allowed.
+_L2_HEAD = ("def avg_pool2d_loops(x, kernel_size, stride=0, padding=0, count_include_pad=True):\n"
+            "    k = int(kernel_size)\n    out_h, out_w = x.shape[2] // k, x.shape[3] // k\n"
+            "    out = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)\n")
+_L2_NEST = ("    for b in range(x.shape[0]):\n        for c in range(x.shape[1]):\n"
+            "            for i in range(out_h):\n                for j in range(out_w):\n")
+_L4_HEAD = "def avg_pool2d_half(x, kernel_size, stride=0, padding=0, count_include_pad=True):\n"
+WRITTEN_ATTACKS = {
+    "lesson2_loops": {
+        "copy nest: shift-and-add (acc = acc + ...)": _L2_HEAD + (
+            "    acc = np.zeros((x.shape[0], x.shape[1], x.shape[2] - k + 1, x.shape[3] - k + 1))\n"
+            "    for di in range(k):\n        for dj in range(k):\n"
+            "            acc = acc + x[:, :, di:di + acc.shape[2], dj:dj + acc.shape[3]]\n") + _L2_NEST + (
+            "                    out[b, c, i, j] = acc[b, c, i * k, j * k] / (k * k)\n    return out\n"),
+        "copy nest: band matrices": _L2_HEAD + (
+            "    rows = np.zeros((out_h, x.shape[2]))\n    cols = np.zeros((out_w, x.shape[3]))\n"
+            "    for i in range(out_h):\n        rows[i, i * k:i * k + k] = 1.0 / k\n"
+            "    for j in range(out_w):\n        cols[j, j * k:j * k + k] = 1.0 / k\n"
+            "    pooled = rows @ x @ cols.T\n") + _L2_NEST + (
+            "                    out[b, c, i, j] = pooled[b, c, i, j]\n    return out\n"),
+        "copy nest: strided sums with +=": _L2_HEAD + (
+            "    total = np.zeros_like(out)\n    for di in range(k):\n        for dj in range(k):\n"
+            "            total += x[:, :, di:di + k * out_h:k, dj:dj + k * out_w:k]\n") + _L2_NEST + (
+            "                    out[b, c, i, j] = total[b, c, i, j] / (k * k)\n    return out\n"),
+        "string evaluator: typing._eval_type": "import typing\n\n" + _L2_HEAD + (
+            "    return np.asarray(typing._eval_type(typing.ForwardRef('__import__(\"torch\").nn.functional.avg_' + "
+            "'pool2d(__import__(\"torch\").from_numpy(x), k)'), {'x': x, 'k': k}, None))\n"),
+        "loop in a string": _L2_HEAD + (
+            "    scope = {'x': x, 'out': out, 'k': k}\n    exec('for b in range(x.shape[0]):\\n for c in "
+            "range(x.shape[1]):\\n  for i in range(out.shape[2]):\\n   for j in range(out.shape[3]):\\n    "
+            "out[b, c, i, j] = x[b, c, i*k:i*k+k, j*k:j*k+k].mean()', scope)\n    return out\n"),
+    },
+    "lesson4_torch": {
+        "string evaluator: typing._eval_type": "import typing\n\n" + _L4_HEAD + (
+            "    return typing._eval_type(typing.ForwardRef('F.avg_' + 'pool2d(x, kernel_size)'), "
+            "{'F': F, 'x': x, 'kernel_size': kernel_size}, None)\n"),
+        "string evaluator: an alias of typing._eval_type": "import typing as t\n\n" + _L4_HEAD + (
+            "    run = t._eval_type\n    return run(t.ForwardRef('F.avg_' + 'pool2d(x, kernel_size)'), "
+            "{'F': F, 'x': x, 'kernel_size': kernel_size}, None)\n"),
+        "string evaluator: get_type_hints": "from typing import get_type_hints\n\n" + _L4_HEAD + (
+            "    def f(a: 'F.avg_' + 'pool2d(x, kernel_size)'):\n        pass\n"
+            "    return get_type_hints(f, {'F': F, 'x': x, 'kernel_size': kernel_size})['a']\n"),
+        "rebound parameter (nonlocal)": _L4_HEAD + (
+            "    op = torch.add\n    def swap():\n        nonlocal op\n        op = F.avg_pool2d\n    swap()\n"
+            "    return op(x, kernel_size)\n"),
+        "rebound parameter (a default replaced in a closure)": _L4_HEAD + (
+            "    def outer(fn=torch.add):\n        def inner():\n            nonlocal fn\n"
+            "            fn = getattr(F, 'avg_' + 'pool2d')\n            return fn(x, kernel_size)\n"
+            "        return inner()\n    return outer()\n"),
+        "iterator tool with a lambda": "import functools\n\n" + _L4_HEAD + (
+            "    return functools.reduce(lambda a, f: f, [torch.add, F.avg_pool2d])(x, kernel_size)\n"),
+        "iterator tool: map of a lambda": _L4_HEAD + (
+            "    return next(map(lambda f: f(x, kernel_size), [F.avg_pool2d]))\n"),
+    },
+}
+
+
+def attack_pools(lesson: str, program: str) -> bool:
+    """Run outside the grader: does the program's entry compute PyTorch's average pooling (kernel 2)?"""
+    import contextlib
+    import io
+
+    import numpy as np
+    import torch
+
+    namespace, _, _ = lesson_rules(lesson)
+    scope = dict(namespace)
+    entry = ENTRY[lesson][1]
+    x = np.random.default_rng(1).standard_normal((2, 3, 6, 8))
+    expected = torch.nn.functional.avg_pool2d(torch.from_numpy(x), 2)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            exec(compile(program, "<attack>", "exec"), scope)
+            given = torch.from_numpy(x) if lesson == "lesson4_torch" else x
+            got = scope[entry](given, 2)
+        got = got if isinstance(got, torch.Tensor) else torch.from_numpy(np.asarray(got))
+        return bool(torch.allclose(got.double(), expected))
+    except Exception:
+        return False
+
+
+def run_written_attacks(lesson: str) -> dict:
+    """{label: (confirmed, verdict, message)} of :data:`WRITTEN_ATTACKS` under the lesson's rules for its entry."""
+    entry = ENTRY[lesson][1]
+    return {label: (attack_pools(lesson, program), *judge(lesson, program, {entry}))
+            for label, program in WRITTEN_ATTACKS.get(lesson, {}).items()}
+
+
+#: Honest forms (issue 50): one function of the lesson's reference solution replaced by a way students write it
+#: that the rules once refused; each is run against the reference and must be proved allowed.
+_L2_BODY_HEAD = ('''def avg_pool2d_loops(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Average pooling of x [B, C, H, W] with Python loops -> [B, C, H_out, W_out], in x's dtype."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
+    height, width = x.shape[2], x.shape[3]
+    out_h, out_w = output_size((height, width), kernel_size, stride, padding)
+    kh, kw = as_pair(kernel_size)
+    sh, sw = as_pair(stride)
+    sh, sw = sh or kh, sw or kw
+    ph, pw = as_pair(padding)
+    out = np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)
+''')
+_L2_CORNERS = '''                    top, left = i * sh - ph, j * sw - pw
+                    r0, r1 = max(top, 0), min(top + kh, height)
+                    c0, c1 = max(left, 0), min(left + kw, width)
+                    divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)
+'''
+HONEST_FORMS = {
+    "lesson2_loops": {
+        "a helper computing the window's mean, called in the loops": ("avg_pool2d_loops", '''
+def window_total(x, b, c, r0, r1, c0, c1):
+    return x[b, c, r0:r1, c0:c1].sum()
+
+
+''' + _L2_BODY_HEAD + '''    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+''' + _L2_CORNERS + '''                    out[b, c, i, j] = window_total(x, b, c, r0, r1, c0, c1) / divisor
+    return out
+'''),
+        "a float64 window sum": ("avg_pool2d_loops", _L2_BODY_HEAD + '''    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+''' + _L2_CORNERS + '''                    out[b, c, i, j] = x[b, c, r0:r1, c0:c1].astype(np.float64).sum() / divisor
+    return out
+'''),
+        "an accumulator acc = acc + ...": ("avg_pool2d_loops", _L2_BODY_HEAD + '''    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+''' + _L2_CORNERS + '''                    acc = 0.0
+                    for r in range(r0, r1):
+                        for q in range(c0, c1):
+                            acc = acc + x[b, c, r, q]
+                    out[b, c, i, j] = acc / divisor
+    return out
+'''),
+        "columns outer, rows inner, += over the window": ("avg_pool2d_loops", _L2_BODY_HEAD + '''    for j in range(out_w):
+        for i in range(out_h):
+            for b in range(x.shape[0]):
+                for c in range(x.shape[1]):
+''' + _L2_CORNERS + '''                    total = 0.0
+                    for r in range(r0, r1):
+                        total += x[b, c, r, c0:c1].sum()
+                    out[b, c, i, j] = total / divisor
+    return out
+'''),
+    },
+    "lesson4_torch": {
+        "a layer that keeps its options in a dict": ("AvgPool2d", '''
+class AvgPool2d(nn.Module):
+    def __init__(self, kernel_size, stride=0, padding=0, count_include_pad=True):
+        super().__init__()
+        self.options = dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                            count_include_pad=count_include_pad)
+
+    def forward(self, x):
+        return avg_pool2d_torch(x, **self.options)
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={v}" for k, v in self.options.items())
+'''),
+        "a layer that keeps its options in a dict literal and a list": ("AvgPool2d", '''
+class AvgPool2d(nn.Module):
+    def __init__(self, kernel_size, stride=0, padding=0, count_include_pad=True):
+        super().__init__()
+        self.sizes = [kernel_size, stride, padding]
+        self.options = {"count_include_pad": count_include_pad}
+
+    def forward(self, x):
+        return avg_pool2d_torch(x, *self.sizes, self.options["count_include_pad"])
+
+    def extra_repr(self):
+        k, s, p = self.sizes
+        return f"kernel_size={k}, stride={s}, padding={p}, count_include_pad={self.options['count_include_pad']}"
+'''),
+        "float16 through a helper bound by position": ("avg_pool2d_half", '''
+def _in_float32(x):
+    return x.float() if x.dtype == torch.float16 else x
+
+
+def avg_pool2d_half(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    out = avg_pool2d_torch(_in_float32(x), kernel_size, stride, padding, count_include_pad)
+    return out.half() if x.dtype == torch.float16 else out
+'''),
+    },
+}
+
+
+def _replaced(source: str, name: str, replacement: str) -> str:
+    """``source`` with its top-level ``def``/``class`` ``name`` replaced by ``replacement``."""
+    tree = ast.parse(source)
+    node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+    lines = source.splitlines()
+    start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+    return "\n".join(lines[:start] + replacement.strip("\n").splitlines() + lines[node.end_lineno:]) + "\n"
+
+
+def run_honest_forms(lesson: str) -> dict:
+    """{label: (runs, verdict, message)} of :data:`HONEST_FORMS` (each in the lesson's reference solution)."""
+    from autograder.grading.lesson import load_lesson
+
+    loaded = load_lesson(lesson, REPO)
+    source = "\n\n\n".join(c for c in (loaded.reference_sources().get(i, "") for i in loaded.code_solution_ids)
+                           if c.strip())
+    found = {}
+    for label, (name, replacement) in HONEST_FORMS.get(lesson, {}).items():
+        program = _replaced(source, name, replacement)
+        found[label] = (honest_runs(lesson, program, name), *judge(lesson, program))
+    return found
 
 
 def main(argv=None) -> int:
@@ -638,21 +900,44 @@ def main(argv=None) -> int:
           f"{sum(k == 'attribute' for k, _ in PRIMITIVES.values())} attribute, "
           f"{sum(k == 'value' for k, _ in PRIMITIVES.values())} value), depth {args.depth}, seed {args.seed}")
     bad = 0
+    table = []
     for lesson in args.lesson or list(TARGETS):
         honest = run_honest(lesson)
-        print(f"{lesson}: honest generated {honest['generated']}, ran {honest['ran']}, passed {honest['passed']}")
+        forms = run_honest_forms(lesson)
+        print(f"{lesson}: honest generated {honest['generated']}, ran {honest['ran']}, passed {honest['passed']}, "
+              f"review {honest['review']}, forbidden {honest['forbidden']}")
         for way, why in honest["failed"]:
             bad += 1
             print(f"  HONEST FAILED ({way}): {why[:300]}")
+        for label, (runs, kind, why) in forms.items():
+            print(f"  honest form {label!r}: {'runs' if runs else 'DOES NOT RUN'}, {kind} {why[:300]}")
+            bad += (not runs) + (kind != "allowed")
+        attack = {"allowed": 0, "forbidden": 0, "review": 0}
         for label, row in run_attacks(lesson, args.depth, args.limit or None, args.seed).items():
             if row.get("missing"):
                 print(f"  {label:16} ({row['module']}: not installed here)")
                 continue
             print(f"  {label:16} generated {row['generated']:6}  confirmed {row['confirmed']:6}  "
-                  f"refused {row['refused']:6}  ({row['module']})")
+                  f"refused {row['refused']:6} (forbidden {row['forbidden']}, review {row['review']})  ({row['module']})")
+            attack["forbidden"] += row["forbidden"]
+            attack["review"] += row["review"]
+            attack["allowed"] += len(row["passed"])
             bad += len(row["passed"])
             for steps, program in row["passed"][:args.show]:
                 print(f"    NOT REFUSED {' > '.join(steps)}:\n" + "\n".join("      " + line for line in program.splitlines()))
+        for label, (pools, kind, why) in run_written_attacks(lesson).items():
+            print(f"  written attack {label!r}: {'pools' if pools else 'DOES NOT POOL'}, {kind} "
+                  f"{why[:120] if kind != 'allowed' else 'NOT REFUSED'}")
+            attack[kind] += pools
+            bad += (not pools) + (kind == "allowed")
+        honest_counts = {"allowed": honest["passed"] + sum(k == "allowed" for _, k, _ in forms.values()),
+                         "forbidden": honest["forbidden"] + sum(k == "forbidden" for _, k, _ in forms.values()),
+                         "review": honest["review"] + sum(k == "review" for _, k, _ in forms.values())}
+        table.append((lesson, attack, honest_counts))
+    print("\nlesson          attacks: allowed / forbidden / review    honest: allowed / forbidden / review")
+    for lesson, attack, honest in table:
+        print(f"{lesson:15} {attack['allowed']:16} / {attack['forbidden']:9} / {attack['review']:6}    "
+              f"{honest['allowed']:15} / {honest['forbidden']:9} / {honest['review']:6}")
     return 1 if bad else 0
 
 

@@ -154,8 +154,9 @@ class TrustedExecute(NbGraderPreprocessor):
 
 
 class TrustedSaveAutoGrades(SaveAutoGrades):
-    """nbgrader's ``SaveAutoGrades``, which also flags every test cell whose verdict is a short answer to
-    read by hand (``course.checks.NeedsReview``, listed by :class:`TrustedExecute` in the resources) as
+    """nbgrader's ``SaveAutoGrades``, which also flags every test cell whose verdict is to be read by hand (a
+    short answer, or code a source rule could not prove allowed or forbidden: ``course.checks.NeedsReview``,
+    listed by :class:`TrustedExecute` in the resources) as
     "needs manual grade": its auto score is 0, formgrader lists the submission as needing grading, and the
     instructor's manual score on the cell (formgrader's score box of an autograder test cell) replaces it."""
 

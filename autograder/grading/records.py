@@ -73,7 +73,7 @@ def make_record(student: str, lesson: Lesson, intake: Intake, verdicts: Verdicts
     if not reason and failed:
         reason = f"{len(failed)} of {len(tests)} tests failed: {', '.join(failed)}"
     review = [t["grade_id"] for t in tests if t.get("review") is not None]
-    if review:  # an answer in words the grader could not be sure of: the instructor scores it by hand
+    if review:  # an answer in words, or code a rule could not prove either way: the instructor scores it by hand
         reason += f"; needs a look (0 until scored by hand): {', '.join(review)}"
     return Record(student, lesson.name, status, score, lesson.max_score, tests, reason, verdicts.containment,
                   verdicts.content_key, verdicts.cells, list(intake.notes), verdicts.seconds, verdicts.seed,

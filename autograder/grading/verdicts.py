@@ -41,7 +41,8 @@ class TestResult:
     seconds: float
     fault: str | None = None  # "timeout", "memory" or "crash" when student code broke a limit
     output: str = ""  # what the test cell printed (its pass text)
-    review: str | None = None  # an answer in words the grader cannot be sure of (course.checks.NeedsReview): 0 until
+    review: str | None = None  # an answer in words the grader cannot be sure of, or code a source rule could neither
+    # prove allowed nor forbidden (course.checks.NeedsReview: the constructs, lines in their cells): 0 until
     # the instructor scores it by hand (nbgrader flags the cell "needs manual grade"; the report lists it)
     withheld: str | None = None  # the message without the expected value it names (course.checks.WrongValue):
     # what the graded notebook and feedback show until the instructor releases expected answers
@@ -110,7 +111,7 @@ class StudentObject:
     """
 
     __slots__ = ("_session", "_ref", "_generation", "_label", "__student_source__", "__submission_source__",
-                 "__trusted_globals__")
+                 "__student_cells__", "__trusted_globals__")
 
     def __init__(self, session: "Session", ref: dict, label: str, source: str | None = None):
         object.__setattr__(self, "_session", session)
@@ -119,6 +120,7 @@ class StudentObject:
         object.__setattr__(self, "_label", label)
         object.__setattr__(self, "__student_source__", source if source is not None else session.student_source)
         object.__setattr__(self, "__submission_source__", session.student_source)
+        object.__setattr__(self, "__student_cells__", session.student_cells)  # a rule's lines count in these
         object.__setattr__(self, "__trusted_globals__", session.namespace)  # the set-up's names, resolved
 
     def __call__(self, *args, **kwargs):
@@ -182,7 +184,8 @@ class Session:
     def __init__(self, lesson: Lesson, sources: dict[str, str], limits: Limits, uid: int | None, hide: list[str]):
         self.lesson, self.limits, self.uid, self.hide = lesson, limits, uid, hide
         self.sources = sources
-        self.student_source = "\n\n".join(sources.get(i, "") for i in lesson.code_solution_ids)
+        self.student_cells = [sources.get(i, "") for i in lesson.code_solution_ids]
+        self.student_source = "\n\n".join(self.student_cells)
         self.skip: set[str] = set()
         self.box: Sandbox | None = None
         self.generation = 0

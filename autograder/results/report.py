@@ -18,11 +18,12 @@ from autograder import coursedir
 from autograder.results import export, items as item_analysis, templates
 from autograder.records import record_dicts
 
-#: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``
-#: (a forbidden library, or code that hides what it calls) and ``StudentObject`` (a result that is not
-#: plain data, e.g. an object with its own ``==``). A submission with one of them is "suspicious".
-INTEGRITY = ("this exercise must not use", "code that hides what it calls", "code that reaches into the interpreter",
-             "is not plain data")
+#: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``'s
+#: proved-forbidden verdict (a forbidden library reached by identity, or code the grader cannot read) and
+#: ``StudentObject`` (a result that is not plain data, e.g. an object with its own ``==``). A submission with
+#: one of them is "suspicious". What a rule could not prove (reflection, untraced calls) is a review verdict
+#: instead, listed as a cell to read (issue 50 item 2).
+INTEGRITY = ("this exercise must not use", "so it is not accepted here", "is not plain data")
 
 #: What the instructor does about each kind of submission under "Needs a look".
 TODO = {
@@ -41,7 +42,8 @@ TODO = {
     "suspicious": "the grader refused how the code works (a forbidden library, or code that hides what it "
                   "calls): read the solution cells before the score stands; talk to the student if deliberate",
     "review": "an answer in words the grader could not be sure of (it is none of the question's accepted forms, or "
-              "it has hidden or foreign characters, a question or a quotation): it counts 0 "
+              "it has hidden or foreign characters, a question or a quotation), or code a source rule could neither "
+              "prove allowed nor forbidden (the construct, its line in the cell and the code are shown): it counts 0 "
               "until you score it by hand in formgrader (Manual Grading > {lesson} > {student}: the cell {cell} "
               "is flagged as needing a manual grade)",
 }
@@ -150,8 +152,8 @@ def needs_a_look(records: list[dict]) -> list[dict]:
 
     A record that is not OK (refused, timed out, out of memory, crashed, grader error), or OK but with a
     test the grader failed for integrity (:data:`INTEGRITY`: cheating caught, or at least a rule broken on
-    purpose); and every short answer to score by hand (a test whose verdict has a ``review``: the
-    question's cell and the student's answer).
+    purpose); and every cell to score by hand (a test whose verdict has a ``review``: a short answer, or
+    code a source rule could not prove allowed or forbidden, with the construct, its line and the code).
     """
     found = []
     for record in records:

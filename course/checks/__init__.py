@@ -34,8 +34,8 @@ import types
 
 from course.checks import hooks
 from course.checks.analysis.avoids import check_avoids, dynamic_code, identity_uses, unlisted_uses, unreadable_uses
-from course.checks.analysis.identity import (forbidden_identities, forbidden_objects, judged, own_attribute,
-                                             part_matches, walk)
+from course.checks.analysis.identity import (TEXT_EVALUATORS, evaluates_text, forbidden_identities,
+                                             forbidden_objects, judged, own_attribute, part_matches, walk)
 from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DATA_BUILTINS,
                                           DYNAMIC_CALLS, INSTEAD, INTERNAL_MODULES, KNOWN_DECORATORS,
                                           LOOKUP_KEYWORDS, LOOKUP_NAMES, NAME_LOOKUPS, SYS_INTERNALS,
@@ -45,7 +45,7 @@ from course.checks.analysis.lists import (CONSUMERS, GEOMETRY, GEOMETRY_BOUND, L
 from course.checks.analysis.loops import _LoopNests, check_kernel_loops, check_output_loops, long_output_case
 from course.checks.analysis.objects import data_methods, returns_data
 from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
-from course.checks.analysis.text import compile_tree, parse, source_of
+from course.checks.analysis.text import cells_of, compile_tree, in_cells, line_of, parse, source_of
 from course.checks.answers import (NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
                                    matches, read_shape, read_words)
 from course.checks.hooks import MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, passed, runs_with_student_code

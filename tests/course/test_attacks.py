@@ -35,6 +35,7 @@ def test_every_confirmed_bypass_is_refused(lesson):
 def test_every_honest_rewrite_runs_and_passes(lesson):
     row = attacks.run_honest(lesson)
     assert row["generated"] == row["ran"] == row["passed"] == len(attacks.HONEST_WAYS), row["failed"]
+    assert row["review"] == row["forbidden"] == 0
 
 
 def test_a_confirmation_tells_a_program_that_misses_its_target():
@@ -43,3 +44,31 @@ def test_a_confirmation_tells_a_program_that_misses_its_target():
     assert not attacks.confirmed("lesson4_torch", "torch.nn.functional", "avg_pool2d", program, "F.max_pool2d")
     assert attacks.confirmed("lesson4_torch", "torch.nn.functional", "avg_pool2d", program, "F.avg_pool2d")
     assert attacks.refused("lesson4_torch", program)  # (a library pooling all the same)
+
+
+@pytest.mark.parametrize("lesson", list(attacks.WRITTEN_ATTACKS))
+def test_every_written_attack_pools_and_is_never_allowed(lesson):
+    """Issue 50's classes (string evaluators in allowed modules, rebound parameters, iterator tools with
+    lambdas, loops in strings, copy nests): each really pools, and is proved forbidden or sent to review."""
+    found = attacks.run_written_attacks(lesson)
+    assert found
+    for label, (pools, kind, message) in found.items():
+        assert pools, label
+        assert kind in ("forbidden", "review"), (label, kind)
+        assert message, label
+
+
+@pytest.mark.parametrize("lesson", list(attacks.HONEST_FORMS))
+def test_every_honest_form_runs_and_is_proved_allowed(lesson):
+    """Issue 50's honest forms that lost points (a helper computing the window, a float64 sum, accumulators,
+    any loop order, a layer keeping its options in a dict) run as the solution does and are proved allowed."""
+    for label, (runs, kind, message) in attacks.run_honest_forms(lesson).items():
+        assert runs, label
+        assert kind == "allowed", (label, message)
+
+
+def test_three_verdicts_are_counted_apart():
+    """A generated attack is either proved forbidden or sent to review, and both are counted."""
+    row = attacks.run_attacks("lesson4_torch", depth=3, limit=SAMPLE, seed=SEED)["unlisted layer"]
+    assert row["refused"] == row["forbidden"] + row["review"] == row["confirmed"] > 0
+    assert attacks.verdict_of(lambda: None) == ("allowed", "")

@@ -357,8 +357,9 @@ def test_check_words_wants_a_string_and_check_avoids_reads_the_source():
         return F.avg_pool2d(x, 2)
 
     check_avoids(honest, ["torch", "avg_pool2d"], "honest")
-    with pytest.raises(AssertionError, match=re.escape("must not use F.avg_pool2d (torch.nn.functional.avg_pool2d), import torch.nn.functional")):
-        check_avoids(cheat, ["torch", "avg_pool2d"], "cheat")
+    with pytest.raises(AssertionError, match=r"must not use F\.avg_pool2d \(torch\.nn\.functional\.avg_pool2d\) "
+                       r"\(line \d+ of its cell, `return F\.avg_pool2d\(x, 2\)`\), import torch\.nn\.functional"):
+        check_avoids(cheat, ["torch", "avg_pool2d"], "cheat")  # (the "cell": this file, as IPython's of a cell)
 
 
 def test_random_input_is_seeded():
@@ -520,7 +521,7 @@ def test_check_avoids_refuses_forbidden_names_and_hidden_calls(cheat, what):
     assert "allowed:" in str(caught.value)
 
 
-LESSON4_FORBIDDEN = ["*pool*", "interpolate", "reference"]
+LESSON4_FORBIDDEN = ["*pool*", "conv*", "interpolate", "reference"]
 
 
 @pytest.mark.parametrize("cheat, found", [
@@ -594,14 +595,14 @@ class _Submission(_Source):
 def test_under_the_grader_code_that_hides_what_it_calls_is_refused_anywhere_in_the_solution_cells():
     """A plain function beside top-level code that reaches the grader's helpers through ``gc`` (to swap
     their code) fails; the same function in an honest submission passes."""
-    from course.checks import check_avoids
+    from course.checks import NeedsReview, check_avoids
 
     function = "def pool(x, k):\n    return sum(x[:, :, i::k] for i in range(k)) / k\n"
     check_avoids(_Submission(function, function + "\nSIZES = [1, 2]\nprint('ready')\n"), ["torch"], "pool")
     swap = function + "\nimport gc\nfor f in gc.get_objects():\n    pass\n"
-    with pytest.raises(AssertionError, match="your solution cells use the module `gc` outside pool") as caught:
-        check_avoids(_Submission(function, swap), ["torch"], "pool")
-    assert "allowed:" in str(caught.value)
+    with pytest.raises(NeedsReview, match="your solution cells reach into the interpreter outside pool") as caught:
+        check_avoids(_Submission(function, swap), ["torch"], "pool")  # unproved: the instructor reads it
+    assert "allowed:" in str(caught.value) and "the module `gc` (line 4, `import gc`)" in caught.value.answer
 
 
 POOL_NDIM = 4  # a constant of the "notebook" (this module) whose name matches the pattern *pool*

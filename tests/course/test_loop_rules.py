@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course.checks import check_kernel_loops, check_output_loops
+from course.checks import NeedsReview, check_kernel_loops, check_output_loops
 
 SETUP = {"np": np}
 
@@ -126,6 +126,137 @@ LESSON2_COPIES = {
     return out
 ''',
 }
+# Issue 50 item 5: lesson 2 asks for the window values computed in the loop nest. These honest forms lost
+# points (a helper computing the window's mean, a float64 sum) or must keep them (any order, accumulators).
+LESSON2_HONEST_MORE = {
+    "a_top_level_helper_computing_the_window_mean": ("""
+def window_mean(x, b, c, r0, r1, c0, c1):
+    return x[b, c, r0:r1, c0:c1].mean()
+
+""", """
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+                    out[b, c, i, j] = window_mean(xp, b, c, i * sh, i * sh + kh, j * sw, j * sw + kw)
+    return out
+"""),
+    "a_float64_window_sum": ("", """
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+                    out[b, c, i, j] = xp[b, c, i * sh:i * sh + kh, j * sw:j * sw + kw].astype(np.float64).sum() / (kh * kw)
+    return out
+"""),
+    "an_accumulator_acc_equals_acc_plus": ("", """
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+                    acc = 0.0
+                    for di in range(kh):
+                        for dj in range(kw):
+                            acc = acc + xp[b, c, i * sh + di, j * sw + dj]
+                    out[b, c, i, j] = acc / (kh * kw)
+    return out
+"""),
+    "columns_outside_rows_with_plus_equals": ("", """
+    for j in range(out_w):
+        for i in range(out_h):
+            s = 0.0
+            for di in range(kh):
+                for dj in range(kw):
+                    s += xp[:, :, i * sh + di, j * sw + dj]
+            out[:, :, i, j] = s / (kh * kw)
+    return out
+"""),
+}
+# The tester's copy nests (2 points each): pooling computed on whole arrays, then copied item by item.
+SHIFT_AND_ADD = """
+    acc = np.zeros((x.shape[0], x.shape[1], xp.shape[2] - kh + 1, xp.shape[3] - kw + 1))
+    for di in range(kh):
+        for dj in range(kw):
+            acc = acc + xp[:, :, di:di + acc.shape[2], dj:dj + acc.shape[3]]
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+                    out[b, c, i, j] = acc[b, c, i * sh, j * sw] / (kh * kw)
+    return out
+"""
+BAND_MATRICES = """
+    rows = np.zeros((out_h, xp.shape[2]))
+    cols = np.zeros((out_w, xp.shape[3]))
+    for i in range(out_h):
+        rows[i, i * sh:i * sh + kh] = 1.0 / kh
+    for j in range(out_w):
+        cols[j, j * sw:j * sw + kw] = 1.0 / kw
+    pooled = rows @ xp @ cols.T
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for i in range(out_h):
+                for j in range(out_w):
+                    out[b, c, i, j] = pooled[b, c, i, j]
+    return out
+"""
+
+
+def _really_pools(source: str) -> None:
+    import torch
+
+    namespace = {"np": np}
+    exec(compile(source, "<case>", "exec"), namespace)
+    x = np.random.default_rng(3).random((2, 3, 7, 8))
+    assert np.allclose(namespace["avg_pool2d_loops"](x, 2), torch.nn.functional.avg_pool2d(torch.tensor(x), 2).numpy())
+
+
+@pytest.mark.parametrize("case", LESSON2_HONEST_MORE.values(), ids=LESSON2_HONEST_MORE.keys())
+def test_honest_loop_forms_are_proved(case):
+    source = case[0] + FORWARD + _PREAMBLE + case[1]
+    _really_pools(source)
+    check_output_loops(_Graded(source), "avg_pool2d_loops")
+
+
+def test_a_shift_and_add_copy_is_proved_forbidden_with_its_line_in_the_cell():
+    source = FORWARD + _PREAMBLE + SHIFT_AND_ADD
+    _really_pools(source)
+    graded = _Graded(source)
+    graded.__student_cells__ = ["# my loops\n\n" + source]
+    with pytest.raises(AssertionError, match="only write values computed elsewhere") as caught:
+        check_output_loops(graded, "avg_pool2d_loops")
+    assert not isinstance(caught.value, NeedsReview)
+    assert "line 20 of its cell, `out[b, c, i, j] = acc[b, c, i * sh, j * sw] / (kh * kw)`" in str(caught.value)
+
+
+def test_band_matrices_copied_are_never_allowed():
+    source = FORWARD + _PREAMBLE + BAND_MATRICES
+    _really_pools(source)
+    with pytest.raises(AssertionError, match="only write values computed elsewhere"):
+        check_output_loops(_Graded(source), "avg_pool2d_loops")
+
+
+def test_no_loops_is_forbidden_and_unreadable_loops_go_to_review():
+    """Three verdicts: no loop over the data, every loop read, is proved forbidden (0); loops the rule cannot read as a nest over the
+    outputs (a ``while``) are unproved: the instructor reads them (NeedsReview, the construct's line quoted)."""
+    for body in ("    return out\n", "    n, c = (int(v) for v in x.shape[:2])\n    return xp[:n, :c, ::sh, ::sw] * 0\n"):
+        with pytest.raises(AssertionError) as caught:  # (every loop read, none over the data)
+            check_output_loops(_Graded(FORWARD + _PREAMBLE + body), "avg_pool2d_loops")
+        assert not isinstance(caught.value, NeedsReview)
+    looped = FORWARD + _PREAMBLE + """
+    i = 0
+    while i < out_h:
+        for j in range(out_w):
+            out[:, :, i, j] = xp[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw].mean(axis=(2, 3))
+        i += 1
+    return out
+"""
+    _really_pools(looped)
+    with pytest.raises(NeedsReview) as caught:
+        check_output_loops(_Graded(looped), "avg_pool2d_loops")
+    assert "`while i < out_h:`" in caught.value.answer, caught.value.answer
+
+
 BACKWARD = "def avg_pool2d_loops_backward(grad_out, input_shape, kernel_size, stride=0, padding=0, count_include_pad=True):\n"
 _BACKWARD_PREAMBLE = '''
     kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
@@ -254,3 +385,25 @@ def test_kernel_loops_still_refuse_what_they_cannot_bound(case):
     with pytest.raises(AssertionError, match="for di in range") as refused:
         check_kernel_loops(_Graded(source), "avg_pool2d_numpy_backward")
     assert words in str(refused.value)
+
+
+def test_parameters_are_read_by_their_position_not_their_name():
+    """Issue 50 item 3: the tests call ``avg_pool2d_numpy(x, kernel_size, ...)`` by position, so a loop over the
+    images reads as bounded only when the bound comes from the argument in the kernel_size position; a data
+    argument renamed ``kernel_size`` (and the kernel renamed ``x``) is data."""
+    honest = "def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):" + '''
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    out = np.zeros(x.shape)
+    for a in range(kh):
+        out += x
+    return out
+'''
+    check_kernel_loops(_Graded(honest), "avg_pool2d_numpy")
+    renamed = '''def avg_pool2d_numpy(kernel_size, x, stride=0, padding=0, count_include_pad=True):
+    out = np.zeros(kernel_size.shape)
+    for b in range(len(kernel_size)):
+        out[b] = kernel_size[b]
+    return out
+'''
+    with pytest.raises(AssertionError, match="for b in range"):
+        check_kernel_loops(_Graded(renamed), "avg_pool2d_numpy")

@@ -13,11 +13,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course.checks import TENSOR_ARITHMETIC, _Resolver, check_avoids, forbidden_uses, unlisted_uses, untraced_uses
+from course.checks import (TENSOR_ARITHMETIC, NeedsReview, _Resolver, check_avoids, forbidden_uses, unlisted_uses,
+                           untraced_uses)
+from course.checks.analysis.identity import TEXT_EVALUATORS, evaluates_text, walk
+from course.checks.analysis.text import in_cells
 
 #: The lesson set-up's names as the grader's parent resolves them.
 SETUP = {"np": np, "torch": torch, "F": F, "nn": nn}
-LESSON4 = ["*pool*", "interpolate", "reference"]
+LESSON4 = ["*pool*", "conv*", "interpolate", "reference"]  # lesson 4's list, as its test cells write it
+POOLING_ONLY = ["*pool*", "interpolate", "reference"]  # without conv*: what the allow-list alone refuses
 LESSON5 = ["nn", "Linear", "numel", "parameters", "build", "parameter_total", "print_summary", "network"]
 
 
@@ -29,10 +33,16 @@ class _Graded:
         self.__trusted_globals__ = namespace
 
 
-def _refusal(source, forbidden=LESSON4, namespace=SETUP) -> str:
+def _unquoted(message: str) -> str:
+    """``message`` without the quoted lines (``(line 3, `return op(x, k)`)`` reads ``(line 3)``): the words
+    the tests below look for; :func:`test_rule_messages_count_lines_in_the_cell_and_quote_them` checks the quotes."""
+    return re.sub(r"(line \d+)(?: of its cell)?, `[^`\n]*`", r"\1", message)
+
+
+def _refusal(source, forbidden=POOLING_ONLY, namespace=SETUP) -> str:
     with pytest.raises(AssertionError) as caught:
         check_avoids(_Graded(source, namespace), forbidden, "pool")
-    return str(caught.value)
+    return _unquoted(str(caught.value))
 
 
 # One row per binding form of /work/shared/traps.md: (form, honest source, cheat source, words of the refusal).
@@ -402,7 +412,7 @@ def test_tensor_arithmetic_refuses_whatever_it_does_not_list(cheat, words):
     """Refused under the allow-list with the call's name and what to write instead; the pooling deny-list
     alone lets the convolutions pass (the gap the allow-list closes)."""
     with pytest.raises(AssertionError) as caught:
-        check_avoids(_Graded(cheat), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+        check_avoids(_Graded(cheat), POOLING_ONLY, "pool", allowed=TENSOR_ARITHMETIC)
     message = str(caught.value)
     assert words in message and "allows only tensor operations" in message, message
     assert "write the window sums yourself with strided slices and +=, F.pad, x.unfold" in message
@@ -787,16 +797,136 @@ def test_an_object_is_judged_by_what_it_is_and_a_class_by_what_it_derives_from()
     assert forbidden_identities(uses[1:], LESSON4) == []
 
 
-def test_an_allow_list_pattern_matches_whole_parts_and_only_the_module_own_attributes():
-    allowed = {"typing.*", "math.*", "torch.*", "int"}
-    for cheat in ("import typing\ndef pool(x, k):\n    return typing.sys",
-                  "import typing\ndef pool(x, k):\n    return typing.functools.reduce",
-                  "def pool(x, k):\n    return torch.nn.functional.conv2d(x, x)"):
-        tree = ast.parse(cheat)
-        assert unlisted_uses(tree, allowed, _Resolver(tree, SETUP, None)), cheat
-    honest = "import typing, math\ndef pool(x: typing.Any, k):\n    return torch.zeros(math.ceil(k)) + typing.cast(int, k)"
-    tree = ast.parse(honest)
-    assert unlisted_uses(tree, allowed, _Resolver(tree, SETUP, None)) == []
+def test_an_allow_list_names_functions_and_classes_never_whole_modules():
+    """Issue 50 item 3: ``typing.*`` admitted ``typing._eval_type``, which ran PyTorch's pooling from a string
+    (16 points, twice). A pattern is refused when the list is used; lesson 4's list has none."""
+    assert not [entry for entry in TENSOR_ARITHMETIC if "*" in entry]
+    with pytest.raises(ValueError, match="allowed: an allow-list names functions and classes"):
+        check_avoids(_Graded("def pool(x, k):\n    return x"), LESSON4, "pool", allowed={"typing.*", "int"})
+    check_avoids(_Graded("def pool(x, k):\n    return x"), LESSON4, "pool", allowed={"typing.Any", "int"})
+
+
+def test_nothing_on_the_allow_list_evaluates_text():
+    """Every library entry of lesson 4's list is walked to its object; none reaches eval, exec, compile,
+    __import__, an unpickler or a YAML loader (a class: construction and the attributes the list names). The
+    scan sees the evaluators the tester used (both sides)."""
+    import typing
+
+    attributes = {e[1:] for e in TENSOR_ARITHMETIC if e.startswith(".")} | {"__init__", "__new__"}
+    for entry in sorted(e for e in TENSOR_ARITHMETIC if "." in e and not e.startswith(".")):
+        walked = walk(entry.split("."))
+        if len(walked) != entry.count(".") + 1:
+            continue  # (numpy.add.at: a ufunc's method, C code)
+        assert evaluates_text(walked[-1][1], attributes) is None, entry
+    assert not {e for e in TENSOR_ARITHMETIC if "." not in e} & TEXT_EVALUATORS
+    assert evaluates_text(typing._eval_type) and evaluates_text(typing.get_type_hints)
+    assert evaluates_text(F.pad) is None
+
+
+STRING_EVALUATORS = [  # the tester's lesson 4 attack and spellings of it: PyTorch's pooling run from a string
+    "import typing\ndef pool(x, k):\n    return typing._eval_type(typing.ForwardRef('F.avg_' + 'pool2d(x, k)'), "
+    "{'F': F, 'x': x, 'k': k}, None)",
+    "import typing as t\ndef pool(x, k):\n    run = t._eval_type\n    return run(t.ForwardRef('F.avg_' + 'pool2d(x, k)'), "
+    "{'F': F, 'x': x, 'k': k}, None)",
+    "from typing import get_type_hints\ndef pool(x, k):\n    def f(a: 'F.avg_' + 'pool2d(x, k)'):\n        pass\n"
+    "    return get_type_hints(f, {'F': F, 'x': x, 'k': k})['a']",
+]
+
+
+@pytest.mark.parametrize("cheat", STRING_EVALUATORS)
+def test_a_string_evaluator_in_an_allowed_module_goes_to_review(cheat):
+    """Unproved, never allowed: the cell goes to the instructor with the construct and its line quoted."""
+    namespace = dict(SETUP)
+    exec(compile(cheat, "<cheat>", "exec"), namespace)  # it really pools
+    x = torch.rand(1, 1, 4, 4)
+    assert torch.equal(namespace["pool"](x, 2), F.avg_pool2d(x, 2))
+    with pytest.raises(NeedsReview) as caught:
+        check_avoids(_Graded(cheat), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+    assert re.search(r"line \d, `[^`]+`", caught.value.answer), caught.value.answer
+
+
+THREE_VERDICTS = {  # source -> verdict under lesson 4's lists
+    "allowed": "def pool(x, k):\n    return x.unfold(2, k, k).unfold(3, k, k).mean((-1, -2))",
+    "forbidden": "def pool(x, k):\n    ops = F\n    return ops.avg_pool2d(x, k)",
+    "review": "def pool(x, k):\n    return getattr(F, 'avg' + '_pool2d')(x, k)",
+}
+
+
+def test_three_verdicts_proved_allowed_proved_forbidden_unproved():
+    """Issue 50 item 2: points; 0 with the line and what to write (a plain AssertionError); manual review
+    (NeedsReview: 0 until the instructor reads it, the construct and its line recorded)."""
+    check_avoids(_Graded(THREE_VERDICTS["allowed"]), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+    with pytest.raises(AssertionError) as caught:
+        check_avoids(_Graded(THREE_VERDICTS["forbidden"]), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+    assert not isinstance(caught.value, NeedsReview)
+    assert "must not use ops.avg_pool2d (torch.nn.functional.avg_pool2d) (line 3, `return ops.avg_pool2d(x, k)`)" \
+        in str(caught.value) and "write it yourself" in str(caught.value)
+    with pytest.raises(NeedsReview) as caught:
+        check_avoids(_Graded(THREE_VERDICTS["review"]), LESSON4, "pool", allowed=TENSOR_ARITHMETIC)
+    assert "your instructor will read this code" in str(caught.value).lower()
+    assert "getattr (line 2, `return getattr(F, 'avg' + '_pool2d')(x, k)`)" in caught.value.answer
+    with pytest.raises(NeedsReview) as caught:  # (the deny-list alone: the reflection itself is named)
+        check_avoids(_Graded(THREE_VERDICTS["review"]), LESSON4, "pool")
+    assert "`getattr` with a computed attribute name (line 2, `return getattr(F, 'avg' + '_pool2d')(x, k)`)" \
+        in caught.value.answer
+
+
+def test_rule_messages_count_lines_in_the_cell_and_quote_them():
+    """Issue 53 item 1: under the grader the rule reads the function's statements gathered from the cells
+    (``def`` first); its line numbers count in the cell that holds the line, which is quoted."""
+    cell = "import torch\n\n\n# my pooling\ndef pool(x, k):\n    ops = F\n    return ops.avg_pool2d(x, k)\n"
+    graded = _Graded("def pool(x, k):\n    ops = F\n    return ops.avg_pool2d(x, k)")
+    graded.__student_cells__ = ["x = 1", cell]
+    with pytest.raises(AssertionError, match=r"\(line 7 of its cell, `return ops.avg_pool2d\(x, k\)`\)"):
+        check_avoids(graded, LESSON4, "pool")
+    graded.__student_source__ = "def pool(x, k):\n    return getattr(F, 'avg' + '_pool2d')(x, k)"
+    graded.__student_cells__ = ["\n\n" + graded.__student_source__]
+    with pytest.raises(NeedsReview) as caught:
+        check_avoids(graded, LESSON4, "pool")
+    assert "line 4 of its cell, `return getattr(F, 'avg' + '_pool2d')(x, k)`" in caught.value.answer
+    text = "def pool(x):\n    y = F\n    return out"  # a line two cells share: the cell holding the rest of it
+    assert in_cells("(line 3)", text, ["def a():\n    return out", "\n# mine\ndef pool(x):\n    y = F\n    return out"]) \
+        == "(line 5 of its cell, `return out`)"
+
+
+def test_a_notebook_function_counts_lines_in_its_own_cell(tmp_path):
+    """In a notebook (IPython compiles each cell as its own file) the cell is the function's file."""
+    import importlib.util
+
+    path = tmp_path / "cell.py"
+    path.write_text("import torch.nn.functional as F\n\n\ndef pool(x, k):\n    return F.avg_pool2d(x, k)\n")
+    spec = importlib.util.spec_from_file_location("cell_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(AssertionError, match=r"\(line 5 of its cell, `return F.avg_pool2d\(x, k\)`\)"):
+        check_avoids(module.pool, LESSON4, "pool")
+
+
+OWN_CONTAINERS = [  # issue 50: a correct layer that keeps its options in a dict lost 4 points
+    "class AvgPool2d(nn.Module):\n    def __init__(self, kernel_size, stride=0, padding=0, count_include_pad=True):\n"
+    "        super().__init__()\n        self.options = dict(kernel_size=kernel_size, stride=stride, padding=padding,"
+    " count_include_pad=count_include_pad)\n    def forward(self, x):\n        return pool(x, **self.options)\n"
+    "    def extra_repr(self):\n        return ', '.join(f'{k}={v}' for k, v in self.options.items())\n"
+    "def pool(x, kernel_size, stride=0, padding=0, count_include_pad=True):\n"
+    "    return x.unfold(2, kernel_size, kernel_size).unfold(3, kernel_size, kernel_size).mean((-1, -2))",
+    "class Pool:\n    def __init__(self, k):\n        self.options = {'k': k}\n        self.sizes = [k, k]\n"
+    "        self.names = {n for n in ('k',)}\n    def forward(self, x):\n        k = self.options.get('k')\n"
+    "        return x.unfold(2, self.sizes[0], k).unfold(3, k, k).mean((-1, -2)) * len(self.names)\n"
+    "def pool(x, k):\n    return Pool(k).forward(x)",
+]
+
+
+@pytest.mark.parametrize("honest", OWN_CONTAINERS)
+def test_attributes_an_own_class_sets_to_containers_are_proved(honest):
+    check_avoids(_Graded(honest), LESSON4, "AvgPool2d.forward", allowed=TENSOR_ARITHMETIC)
+
+
+def test_a_container_attribute_that_holds_a_function_is_not_proved():
+    cheat = ("class P:\n    def __init__(self):\n        self.options = dict(f=torch.relu)\n"
+             "    def forward(self, x):\n        for _, g in self.options.items():\n            return g(x)\n"
+             "def pool(x, k):\n    return P().forward(x)")
+    with pytest.raises(NeedsReview, match="a function, class or module"):
+        check_avoids(_Graded(cheat), LESSON4, "pool")
 
 
 # --- issue 41 item 2: values of unknown kind are not callable -----------------------------------------------

@@ -88,3 +88,78 @@ def test_a_contradicting_answer_goes_to_review_and_the_instructors_grade_reaches
         grade = gb.find_grade("kc_q1", LESSON, LESSON, "alice")
         assert (grade.auto_score, grade.manual_score) == (0, 0.5), "regrading keeps the instructor's grade"
     assert float(_grades_csv(root, capsys)[LESSON]) == automatic + 0.5
+
+
+#: Lesson 2's forward written with a `while` over the rows: honest, but the loop rule cannot read a `while`
+#: as a nest over the outputs, so its verdict is unproved (issue 50 item 2): the cell goes to the instructor.
+WHILE_FORWARD = '''def as_pair(value):
+    return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))
+
+
+def avg_pool2d_loops(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
+    height, width = x.shape[2], x.shape[3]
+    out_h, out_w = output_size((height, width), kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw
+    out = np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)
+    i = 0
+    while i < out_h:
+        for j in range(out_w):
+            top, left = i * sh - ph, j * sw - pw
+            r0, r1, c0, c1 = max(top, 0), min(top + kh, height), max(left, 0), min(left + kw, width)
+            divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)
+            out[:, :, i, j] = x[:, :, r0:r1, c0:c1].sum(axis=(2, 3)) / divisor
+        i += 1
+    return out
+'''
+
+
+@pytest.mark.slow
+def test_an_unproved_source_rule_goes_to_review_and_the_instructors_grade_reaches_grades_csv(tmp_path, capsys):
+    """Issue 50 item 2, end to end: a rule that can neither prove the code allowed nor forbidden scores the cell
+    0 with "needs manual grade" (the construct, its line in the cell and the code recorded and listed under
+    "Needs a look"); the instructor's grade reaches ``grades.csv`` and the feedback page."""
+    pytest.importorskip("autograder.grading")
+    from autograder.sample_class import fill
+    from autograder.solutions import solution_cells
+
+    lesson = "lesson2_loops"
+    root = make_course(tmp_path, (lesson,))
+    cells = solution_cells(REPO / "source" / lesson / f"{lesson}.ipynb")
+    cells["avg_pool2d_loops"] = WHILE_FORWARD
+    release = nbformat.read(REPO / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    lms = tmp_path / "lms"
+    lms.mkdir()
+    nbformat.write(fill(release, cells), str(lms / f"alice_1234_{lesson}.ipynb"))
+    assert cli.main(["collect", str(lms), "--root", str(root)]) == 0, capsys.readouterr()
+    assert cli.main(["grade", "--root", str(root), "--quiet", "--seed", "3"]) == 0, capsys.readouterr()
+
+    record = load_record(root, lesson, "alice")
+    tests = {t["grade_id"]: t for t in record.tests}
+    assert [g for g, t in tests.items() if not t["passed"]] == ["forward_avoids"], "the rest is proved"
+    review = tests["forward_avoids"]["review"]
+    assert tests["forward_avoids"]["points"] == 0 and "line 18 of its cell, `while i < out_h:`" in review, review
+    with coursedir.open_gradebook(root) as gb:
+        grade = gb.find_grade("forward_avoids", lesson, lesson, "alice")
+        assert (grade.auto_score, grade.manual_score, grade.needs_manual_grade) == (0, None, True)
+    automatic = float(_grades_csv(root, capsys)[lesson])
+    assert automatic == record.max_score - 2
+
+    assert cli.main(["report", "--root", str(root)]) == 0, capsys.readouterr()
+    html = (root / "reports" / "report.html").read_text()
+    assert "Needs a look" in html and "forward_avoids" in html and "while i &lt; out_h:" in html
+
+    with coursedir.open_gradebook(root) as gb:  # the instructor reads the loops: they compute the windows
+        grade = gb.find_grade("forward_avoids", lesson, lesson, "alice")
+        grade.manual_score = 2.0
+        gb.db.commit()
+    assert float(_grades_csv(root, capsys)[lesson]) == automatic + 2
+    assert cli.main(["feedback", "--root", str(root), "--student", "alice"]) == 0, capsys.readouterr()
+    page = (root / "feedback" / "alice" / lesson / f"{lesson}.html").read_text()
+    assert re.search(r'name="forward_avoids".*?Score: 2(\.0)? / 2', page, flags=re.S), "feedback: the instructor's grade"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import fnmatch
 import inspect
 import sys
 from typing import Any, Iterable
@@ -13,9 +12,10 @@ from typing import Any, Iterable
 from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DYNAMIC_CALLS,
                                           INTERNAL_MODULES, LOOKUP_KEYWORDS, LOOKUP_NAMES, SYS_INTERNALS,
                                           UNREADABLE_PATHS)
-from course.checks.analysis.identity import forbidden_identities, own_attribute, walk
+from course.checks.analysis.identity import forbidden_identities, walk
 from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
-from course.checks.analysis.text import _parse, source_of
+from course.checks.analysis.text import _parse, cells_of, in_cells, line_of, source_of
+from course.checks.answers import NeedsReview
 
 
 def _patched_attributes(tree: ast.AST) -> list[str]:
@@ -41,7 +41,7 @@ def _patched_attributes(tree: ast.AST) -> list[str]:
                 while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                     root = root.func if isinstance(root, ast.Call) else root.value
                 if not (isinstance(root, ast.Name) and root.id in scope):
-                    found.append(f"`{ast.unparse(child)} = ...` (it changes an attribute of what the code did not make "
+                    found.append(f"`{ast.unparse(child)} = ...` (line {child.lineno}; it changes an attribute of what the code did not make "
                                  f"there, e.g. a library's or a class's from outside its body)")
             visit(child, scope)
 
@@ -61,30 +61,17 @@ def unreadable_uses(tree: ast.AST, resolver: _Resolver) -> list[str]:
 
 
 def unlisted_uses(tree: ast.AST, allowed: Iterable[str], resolver: _Resolver) -> list[str]:
-    """The uses of ``tree`` (:meth:`_Resolver.kinded_uses`) that ``allowed`` does not list (library paths,
-    ``*`` patterns, ``.name`` for attributes of values; see :data:`TENSOR_ARITHMETIC`): one entry each, as
+    """The uses of ``tree`` (:meth:`_Resolver.kinded_uses`) that ``allowed`` does not list (library functions and
+    classes by dotted path, ``.name`` for attributes of values; see :data:`TENSOR_ARITHMETIC`): one entry each, as
     written with its resolved path. The code's own ``def``/``class`` names and the attributes it sets are
     its own (not for a value that may hold a function, class or module); built-in exceptions are allowed."""
     entries = set(allowed)
-    patterns = [e.split(".") for e in entries if "*" in e]
     attributes = {e[1:] for e in entries if e.startswith(".")}
     own = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                     ast.ClassDef))} | set(resolver.stored_attributes)
 
-    def by_pattern(dotted: str) -> bool:
-        """A ``*`` entry matches whole dotted parts, never across dots; ``math.*`` only ``math``'s own
-        attributes (not a module it imports or a function it re-exports: ``typing.sys`` is ``sys``)."""
-        parts = dotted.split(".")
-        for pattern in patterns:
-            if len(pattern) == len(parts) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pattern)):
-                walked = walk(parts)
-                fixed = ".".join(p for p in pattern if "*" not in p)
-                if len(walked) == len(parts) and own_attribute(walked[-1][1], fixed):
-                    return True
-        return False
-
     def listed(dotted: str) -> bool:
-        if dotted in entries or by_pattern(dotted):
+        if dotted in entries:
             return True
         if dotted.startswith("torch.Tensor.") and dotted.count(".") == 2:
             return dotted.rsplit(".", 1)[1] in attributes
@@ -133,59 +120,78 @@ def dynamic_code(tree: ast.AST) -> list[str]:
     :data:`SYS_INTERNALS`, and attributes set on a library or on a class from outside it): one
     sentence per construct found, empty when the code is plain."""
     found: list[str] = _patched_attributes(tree)
+
+    def add(node: ast.AST, sentence: str) -> None:
+        found.append(f"{sentence} (line {node.lineno})" if hasattr(node, "lineno") else sentence)
     sys_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                  for alias in node.names if alias.name == "sys"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in sys_names \
                 and node.attr in SYS_INTERNALS:
-            found.append(f"`sys.{node.attr}`")
+            add(node, f"`sys.{node.attr}`")
         elif isinstance(node, ast.ImportFrom) and node.module == "sys" and \
                 any(alias.name in SYS_INTERNALS or alias.name == "*" for alias in node.names):
-            found.append("`from sys import` of the interpreter's machinery")
+            add(node, "`from sys import` of the interpreter's machinery")
         elif isinstance(node, ast.Name) and node.id in DYNAMIC_CALLS:
-            found.append(f"`{node.id}` runs or changes code by name")
+            add(node, f"`{node.id}` runs or changes code by name")
         elif (isinstance(node, ast.Name) and node.id in LOOKUP_NAMES) or \
                 (isinstance(node, ast.Attribute) and node.attr in LOOKUP_NAMES):
-            found.append(f"`{getattr(node, 'id', None) or node.attr}`, which looks functions and classes up by "
+            add(node, f"`{getattr(node, 'id', None) or node.attr}`, which looks functions and classes up by "
                          "a name in a string")
         elif isinstance(node, ast.keyword) and node.arg in LOOKUP_KEYWORDS and not (
                 isinstance(node.value, ast.Constant) and node.value.value is LOOKUP_KEYWORDS[node.arg]):
-            found.append(f"`{node.arg}={ast.unparse(node.value)}`, which loads pickled objects (any function "
+            add(node, f"`{node.arg}={ast.unparse(node.value)}`, which loads pickled objects (any function "
                          "or class)")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
             if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
-                found.append(f"`{node.func.id}` with a computed attribute name")
+                add(node, f"`{node.func.id}` with a computed attribute name")
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__") \
                 and node.attr not in ALLOWED_DUNDERS:
-            found.append(f"the interpreter internal `.{node.attr}`")
+            add(node, f"the interpreter internal `.{node.attr}`")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for module in modules:
                 if module.split(".")[0] in INTERNAL_MODULES:
-                    found.append(f"the module `{module}`")
+                    add(node, f"the module `{module}`")
     return list(dict.fromkeys(found))
 
 
-def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed: Iterable[str] | None = None) -> None:
-    """Assert that the source of ``function`` (with every helper it uses) uses nothing that ``forbidden``
-    lists, by what each name resolves to (modules, functions, or ``*`` patterns: :func:`forbidden_uses`;
-    ``F.conv2d`` is ``torch.nn.functional.conv2d``, a helper of one's own called ``reference`` is one's
-    own), calls nothing through a name the resolver cannot trace (:func:`untraced_uses`: the rule fails
-    closed), and hides nothing it calls
-    (:func:`dynamic_code`: no ``getattr`` with a computed name, ``eval``, ``__import__``, ``importlib``,
-    ``sys``, ``gc``, threads, ``.__dict__``...). Under the
-    grader that last rule covers every statement of the solution cells, not just ``function``'s source:
-    top-level code that reaches the grader's helpers (e.g. through ``gc``) hides what the tests call.
+def _unproved(name: str, what: str, found: list[str], text: str, cells: list[str]) -> NeedsReview:
+    """The third verdict: ``found`` (constructs a rule could not prove allowed nor forbidden) sends the cell to
+    the instructor (nbgrader's manual grading): 0 until read. The message and the recorded ``answer`` name
+    each construct with its line counted in its cell, quoted."""
+    shown = [in_cells(f, text, cells) for f in found[:3]]
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return NeedsReview(f"{name}: {what}: {'; '.join(shown)}{more}. Your instructor will read this code; the cell "
+                       f"counts 0 until then. To be scored at once: {ALLOWED_TEXT}", "; ".join(shown) + more)
 
-    Used where an exercise forbids a library shortcut, e.g. ``torch`` or ``avg_pool2d`` in the loops
-    lesson. Under the grader the source is the student's as submitted, read in the grader's process.
-    Where an exercise allows only some operations ("tensor operations only", lesson 4), ``allowed`` is
-    that allow-list (:data:`TENSOR_ARITHMETIC`, :func:`unlisted_uses`): anything else is refused too.
+
+def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed: Iterable[str] | None = None) -> None:
+    """Judge the source of ``function`` (with every helper it uses) with three verdicts (issue 50 item 2):
+
+    * *proved forbidden* (``AssertionError``): a name that resolves, by identity, to what ``forbidden`` lists
+      (:func:`forbidden_uses`, :func:`forbidden_identities`: ``F.conv2d`` is ``torch.nn.functional.conv2d``; a
+      helper of one's own called ``reference`` is one's own), or to code the grader cannot read
+      (:data:`UNREADABLE_PATHS`: the course's helpers, TorchScript): 0, with the line in its cell and what to
+      write instead;
+    * *unproved* (:class:`~course.checks.NeedsReview`: nbgrader's manual grading, 0 until read): a library name
+      that ``allowed`` (an allow-list of functions and classes, :data:`TENSOR_ARITHMETIC`) does not list
+      (:func:`unlisted_uses`), reflection or code that hides what it calls (:func:`dynamic_code`,
+      :func:`identity_uses`; under the grader in every solution cell), and calls the resolver cannot trace
+      (:func:`untraced_uses`);
+    * *proved allowed*: nothing of the above (returns ``None``).
+
+    Under the grader the source is the student's as submitted, read in the grader's process.
     """
     try:
-        tree = _parse(source_of(function))
+        text = source_of(function)
+        tree = _parse(text)
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
+    if allowed is not None and any("*" in entry for entry in allowed):
+        raise ValueError(f"allowed: an allow-list names functions and classes, never whole modules "
+                         f"({sorted(e for e in allowed if '*' in e)[:3]} are patterns)")
+    cells = cells_of(function)
     namespace = getattr(function, "__trusted_globals__", None)  # the grader's set-up, for its stand-ins
     own_module = None
     if namespace is None:  # the student's kernel: the function's own module (the notebook)
@@ -194,33 +200,32 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
     resolver = _Resolver(tree, namespace, own_module)
     found = forbidden_uses(tree, forbidden, resolver=resolver)
     found += forbidden_identities(resolver.kinded_uses(tree), forbidden)
+    found = [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f for f in dict.fromkeys(found)]
     if found:
-        raise AssertionError(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
-                             f"({ALLOWED_TEXT})")
+        raise AssertionError(in_cells(f"{name}: this exercise must not use {', '.join(found)}; write it yourself "
+                                      f"({ALLOWED_TEXT})", text, cells))
+    unreadable = [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f for f in unreadable_uses(tree, resolver)]
+    if unreadable:
+        raise AssertionError(in_cells(f"{name}: {'; '.join(unreadable)}: the grader cannot read what that runs, so it "
+                                      f"is not accepted here; write it yourself ({ALLOWED_TEXT})", text, cells))
     unlisted = unlisted_uses(tree, allowed, resolver) if allowed is not None else []
     if unlisted:
-        raise AssertionError(f"{name}: this exercise allows only tensor operations, and {', '.join(unlisted[:4])} "
-                             f"{'is' if len(unlisted) == 1 else 'are'} not among them (no pooling, convolution or "
-                             f"resampling function computes the windows for you); write the window sums yourself "
-                             f"with {ALLOWED_TENSOR_TEXT}")
-    unreadable = unreadable_uses(tree, resolver)
-    if unreadable:
-        raise AssertionError(f"{name}: {'; '.join(unreadable)}: the grader cannot read what that runs, so it is not "
-                             f"accepted here; write it yourself ({ALLOWED_TEXT})")
-    hidden = dynamic_code(tree) + identity_uses(tree, resolver)
+        raise _unproved(name, f"this exercise allows only tensor operations (write the window sums yourself with "
+                        f"{ALLOWED_TENSOR_TEXT}), and the grader cannot prove these among them",
+                        [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f for f in unlisted], text, cells)
+    hidden = dynamic_code(tree) + [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f
+                                   for f in identity_uses(tree, resolver)]
     if hidden:
-        raise AssertionError(f"{name} (or a helper it uses) uses {'; '.join(hidden)}: code that hides what it "
-                             f"calls cannot be checked, so it is not accepted here ({ALLOWED_TEXT})")
+        raise _unproved(name, f"{name} (or a helper it uses) hides from the grader what it calls (reflection or code "
+                        "built from text), so no rule can check it", hidden, text, cells)
     untraced = untraced_uses(tree, resolver=resolver)
     if untraced:
-        raise AssertionError(f"{name} (or a helper it uses) calls what the grader cannot trace, so it cannot check "
-                             f"what {name} uses: {'; '.join(untraced[:3])}")
+        raise _unproved(name, f"{name} (or a helper it uses) calls what the grader cannot trace", untraced, text, cells)
     whole = getattr(function, "__submission_source__", None)  # every solution cell, under the grader
     try:
         hidden = dynamic_code(_parse(whole)) if whole is not None else []
     except SyntaxError:
         hidden = []  # a cell that does not parse has already failed to run
     if hidden:
-        raise AssertionError(f"your solution cells use {'; '.join(hidden)} outside {name}: code that reaches "
-                             f"into the interpreter can change what the tests call, so no test of how you "
-                             f"wrote {name} accepts it; remove it from every solution cell ({ALLOWED_TEXT})")
+        raise _unproved(name, f"your solution cells reach into the interpreter outside {name} (which can change "
+                        "what the tests call)", hidden, whole, cells)

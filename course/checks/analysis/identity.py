@@ -177,3 +177,49 @@ def own_attribute(value: Any, prefix: str) -> bool:
     if isinstance(module, str):
         return module == prefix or module.startswith(prefix + ".") or module.lstrip("_") == prefix
     return True
+
+
+#: What evaluates text or loads objects (issue 50 item 3): never on an allow-list, nor anything reaching it.
+TEXT_EVALUATORS = {"eval", "exec", "compile", "__import__", "loads", "load", "Unpickler",
+                   "_eval_type", "_evaluate", "safe_load", "full_load", "unsafe_load", "run_path", "run_module",
+                   "literal_eval", "get_type_hints", "ForwardRef", "locate", "resolve_name"}
+
+
+def evaluates_text(item: Any, methods: Iterable[str] = ("__init__", "__new__"), depth: int = 3) -> str | None:
+    """Where ``item`` (a function, or a class's ``methods``: those an allow-list lets code call) reaches what
+    :data:`TEXT_EVALUATORS` names, read from its Python code (the names each code object reads, its nested
+    code, and, ``depth`` calls deep, the functions of its module it calls by name), or ``None``: a C function
+    runs no Python text of its own. A sentence naming the function and what it reaches."""
+    seen: set[int] = set()
+
+    def codes(thing: Any) -> list:
+        thing = getattr(thing, "__func__", thing)
+        if inspect.isclass(thing):  # the methods code may call (an allow-list's attributes, construction)
+            return [c for name, v in vars(thing).items() if name in methods and not inspect.isclass(v)
+                    for c in codes(getattr(v, "fget", v))]
+        code = getattr(thing, "__code__", None)
+        return [code] if code is not None else []
+
+    def visit(thing: Any, level: int) -> str | None:
+        for code in codes(thing):
+            stack = [code]
+            while stack:
+                current = stack.pop()
+                if id(current) in seen:
+                    continue
+                seen.add(id(current))
+                hit = set(current.co_names) & TEXT_EVALUATORS
+                if hit:
+                    return f"{getattr(thing, '__qualname__', thing)} reaches {sorted(hit)[0]}"
+                stack += [c for c in current.co_consts if inspect.iscode(c)]
+                if level > 0:
+                    module = sys.modules.get(getattr(thing, "__module__", "") or "")
+                    for name in current.co_names:
+                        called = getattr(module, name, None) if module is not None else None
+                        if inspect.isfunction(called) or inspect.isclass(called):
+                            found = visit(called, level - 1)
+                            if found:
+                                return found
+        return None
+
+    return visit(item, depth)

@@ -9,11 +9,12 @@ import inspect
 import math
 from typing import Any, Iterable
 
-from course.checks.analysis.lists import (_APPENDS, CONSUMERS, ELEMENT_WISE, GEOMETRY, GEOMETRY_BOUND, GEOMETRY_LENGTH,
-                                          LOOP_INSTEAD, LOOP_LIMIT, MAP_CONVERSIONS, NPY_MAXDIMS, PER_ELEMENT_CALLS,
+from course.checks.analysis.lists import (_APPENDS, CONSUMERS, CONTRACTS, ELEMENT_WISE, GEOMETRY, GEOMETRY_BOUND,
+                                          GEOMETRY_LENGTH, LOOP_INSTEAD, LOOP_LIMIT, MAP_CONVERSIONS, NPY_MAXDIMS, PER_ELEMENT_CALLS,
                                           SHAPE_ARGUMENTS, WINDOW_SUMS)
 from course.checks.analysis.resolver import _Resolver, _Scope
-from course.checks.analysis.text import _parse, source_of
+from course.checks.analysis.text import _parse, cells_of, in_cells, source_of
+from course.checks.answers import NeedsReview
 from course.checks.values import random_geometry
 
 
@@ -28,7 +29,10 @@ class _LoopNests:
 
     def __init__(self, tree: ast.Module, resolver: _Resolver, entry: str, given: Iterable[str] = ()):
         self.r, self.problems, self.data_depth, self.entry_def = resolver, [], 0, None
+        self.roles: dict[str, str | None] = {}  # the entry's parameters -> their role in the contract (by position)
         self.write_depth = 0  # the most loops over the data around any write (computed there or not)
+        self.unsure = False  # a value written in a nest came through a binding the rule does not read
+        self.copies: list[ast.AST] = []  # writes in a nest of values it did not compute
         # A helper the grader runs as the course's own (``given-at-grading``: output_size) is not walked, if the
         # code binds its name only by that one def.
         self.given = {n for n in given if [b[0] for b in self.r.module.bindings.get(n, [])] == ["def"]}
@@ -66,8 +70,13 @@ class _LoopNests:
             self.problems.append(f"`{entry}` is not a `def` the rule can read: write it as `def {entry}(...)`")
             return
         entry_def = self.entry_def = found[-1]
-        params = {name: GEOMETRY_BOUND if name in GEOMETRY else None for name in self._params(entry_def)}
-        lengths = {name: SHAPE_ARGUMENTS.get(name, GEOMETRY_LENGTH if name in GEOMETRY else None)
+        contract = CONTRACTS.get(entry)
+        positional = [a.arg for a in entry_def.args.posonlyargs + entry_def.args.args]
+        self.roles = {name: (name if contract is None else None) for name in self._params(entry_def)}
+        if contract is not None:  # by position, as the tests call it
+            self.roles.update({name: contract[i] for i, name in enumerate(positional) if i < len(contract)})
+        params = {name: GEOMETRY_BOUND if self.roles[name] in GEOMETRY else None for name in self._params(entry_def)}
+        lengths = {name: SHAPE_ARGUMENTS.get(self.roles[name], GEOMETRY_LENGTH if self.roles[name] in GEOMETRY else None)
                    for name in self._params(entry_def)}
         inner = id(self._inner(entry_def))
         self._invoke(entry_def, {inner: params, ("len", inner): lengths}, 1, 0)
@@ -77,6 +86,11 @@ class _LoopNests:
                 self._problem(node, f"`{node.name}` has a loop or a call (it may call itself), but the rule cannot see "
                               f"how often it runs (call it by name from {entry}, not through an object, an operator or "
                               f"a value)")
+
+    def unread(self) -> list[str]:
+        """The problems that say the rule cannot read a construct (a ``while``, recursion, a function passed as
+        a value...), not those that only say a loop grows with the data (lesson 2's loops all do)."""
+        return [p for p in self.problems if "as the data is long" not in p]
 
     # --- reading the code -----------------------------------------------------------------------------
     def _problem(self, node: ast.AST, text: str) -> None:
@@ -439,15 +453,19 @@ class _LoopNests:
                     passed = frame.get("passed", {}).get((id(where), node.id))
                     if passed is not None:
                         result = [a or b for a, b in zip(result, passed)]
-                    elif where is not self._inner(self.entry_def) or node.id not in GEOMETRY + tuple(SHAPE_ARGUMENTS):
+                    elif where is not self._inner(self.entry_def) or \
+                            self.roles.get(node.id) not in GEOMETRY + tuple(SHAPE_ARGUMENTS):
                         result[0] = True
                     continue
                 if kind in ("def", "class", "import"):
                     continue  # code, not data
                 if kind not in ("for", "assign") or detail is None:
+                    self.unsure = True  # (no proof either way: check_output_loops sends such a copy to review)
                     return True, True, False  # (a binding the rule does not read: not the nest's own work)
                 reads, whole, reduced = self._work(detail, value_scope, frame, seen)
-                accumulated = isinstance(self.parents.get(id(detail)), ast.AugAssign) and kind == "assign"
+                accumulated = kind == "assign" and (isinstance(self.parents.get(id(detail)), ast.AugAssign) or (
+                    isinstance(detail, ast.BinOp) and any(isinstance(o, ast.Name) and o.id == node.id
+                                                          for o in (detail.left, detail.right))))  # acc = acc + ...
                 if lo <= line <= hi:
                     reduced = reduced or (accumulated and reads and not whole)
                 else:
@@ -484,6 +502,9 @@ class _LoopNests:
                 {callee.id} if isinstance(callee, ast.Name) and self._builtin(callee, scope) else set())
             operand = callee.value if method else node.args[0] if node.args else None
             reads, whole, reduced = union(arguments + ([callee.value] if method else []))
+            while isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and \
+                    operand.func.attr in ELEMENT_WISE:  # x[b, c, r0:r1, c0:c1].astype(np.float64).sum()
+                operand = operand.func.value
             if names and names <= WINDOW_SUMS and operand is not None:
                 windowed = self._window(operand, scope, frame) or isinstance(
                     operand, (ast.GeneratorExp, ast.ListComp)) or (isinstance(operand, ast.Name) and self._in_nest(
@@ -491,6 +512,9 @@ class _LoopNests:
                 return reads, whole or (reads and not windowed), reduced or (reads and windowed)
             if names and names <= ELEMENT_WISE:
                 return reads, whole, reduced
+            return reads, whole or reads, reduced
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):  # band matrices: whole-array sums
+            reads, whole, reduced = union([node.left, node.right])
             return reads, whole or reads, reduced
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             return union([node.elt] + [g.iter for g in node.generators] + [c for g in node.generators for c in g.ifs])
@@ -641,6 +665,8 @@ class _LoopNests:
                     self._window(t, scope, frame) for t in targets if isinstance(t, ast.Subscript)) and \
                     self._computes(node.value, scope, frame, isinstance(node, ast.AugAssign)):
                 self.data_depth = max(self.data_depth, data)
+            elif any(isinstance(t, ast.Subscript) for t in targets) and data >= 2:
+                self.copies.append(node)  # a write in a nest of what the nest did not compute
             if isinstance(node, ast.AugAssign) and self._list_growth(node):
                 size = self.length(node.value, ctx, scope, frame=frame) if isinstance(node.op, ast.Add) else None
                 self._grows(node, node.target, size, turns, frame)
@@ -740,9 +766,11 @@ def long_output_case(seed: int) -> tuple[tuple[int, int, int, int], tuple[int, i
 
 
 def _loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNests:
-    """:class:`_LoopNests` of ``function``'s source (with its helpers), read as :func:`check_avoids` reads it."""
+    """:class:`_LoopNests` of ``function``'s source (with its helpers), read as :func:`check_avoids` reads it;
+    ``text`` and ``cells`` (to count its lines in, :func:`in_cells`) ride along."""
     try:
-        tree = _parse(source_of(function))
+        text = source_of(function)
+        tree = _parse(text)
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
     namespace = getattr(function, "__trusted_globals__", None)
@@ -750,7 +778,9 @@ def _loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNes
     if namespace is None:
         own_module = getattr(function, "__module__", None)
         namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
-    return _LoopNests(tree, _Resolver(tree, namespace, own_module), name, given)
+    nests = _LoopNests(tree, _Resolver(tree, namespace, own_module), name, given)
+    nests.text, nests.cells = text, cells_of(function)
+    return nests
 
 
 def check_kernel_loops(function: Any, name: str, given: Iterable[str] = ("output_size",)) -> None:
@@ -758,30 +788,50 @@ def check_kernel_loops(function: Any, name: str, given: Iterable[str] = ("output
     loops of the helpers it calls) turns only as often as the kernel says: a ``range`` bounded by
     ``kernel_size``, ``stride`` or ``padding``, or a fixed tuple, never the outputs, channels or images.
     What the rule cannot bound fails (see :class:`_LoopNests`), with what to write instead."""
-    problems = _loop_nests(function, name, given).problems
-    if problems:
-        raise AssertionError(f"{name} (or a helper it calls) loops in Python over what is not the kernel's offsets: "
-                             f"{'; '.join(problems[:3])}. Instead, {LOOP_INSTEAD}")
+    nests = _loop_nests(function, name, given)
+    if nests.problems:
+        raise AssertionError(in_cells(f"{name} (or a helper it calls) loops in Python over what is not the kernel's "
+                                      f"offsets: {'; '.join(nests.problems[:3])}. Instead, {LOOP_INSTEAD}",
+                                      nests.text, nests.cells))
 
 
 def check_output_loops(function: Any, name: str, given: Iterable[str] = ("output_size",)) -> None:
-    """Assert that ``function`` (with the helpers it calls) computes its result inside Python loops over the
-    data: at least two nested loops whose length grows with the input (output rows and columns, in any
-    order, or batch and channel too) around a value it writes (``out[b, c, i, j] = ...``, ``+=`` into an
-    item, a comprehension's item) and computes there: a sum or mean of a window of the input taken inside the
-    nest, or ``+=`` of the data (:meth:`_LoopNests._computes`). Whole-array code (``sliding_window_view``,
-    shifted slices) fails, and so does a nest that copies a result computed on the whole array."""
+    """Lesson 2's rule (issue 50 item 5): the window values are computed inside Python loops over the data.
+
+    *Proved allowed*: at least two nested loops whose length grows with the input (output rows and columns, in
+    any order, or batch and channel too) around a value the function (or a helper it calls) writes and computes
+    there: a sum or mean of a window of the input taken inside the nest, or ``+=`` / ``acc = acc + ...`` of the
+    data (:meth:`_LoopNests._computes`). *Proved forbidden* (``AssertionError``): every loop read and none such a
+    nest (whole-array code), or a nest that
+    copies what whole-array code computed (``sliding_window_view``, prefix sums, shift-and-add outside the nest,
+    band matrices with ``@``), every binding on the way read. *Unproved* (:class:`~course.checks.NeedsReview`):
+    loops the rule cannot read as such a nest, or a copy through a binding it does not read."""
     nests = _loop_nests(function, name, given)
     depth = nests.data_depth
+    if depth >= 2:
+        return
     if depth < 2 <= nests.write_depth:
-        raise AssertionError(f"{name} must compute each output in explicit Python loops (this lesson's exercise), "
-                             f"but its {nests.write_depth} loops over the data only write values computed elsewhere "
-                             f"(a whole-array result copied, or no sum of a window of the input inside the loops): "
-                             f"inside `for i in range(out_h):` and `for j in range(out_w):`, sum each window of the "
-                             f"input (`out[b, c, i, j] = x[b, c, r0:r1, c0:c1].sum() / divisor`, or `+=` of grad_out "
-                             f"into grad_x[b, c, r0:r1, c0:c1])")
-    if depth < 2:
-        raise AssertionError(f"{name} must compute each output in explicit Python loops (this lesson's exercise), "
-                             f"but the rule finds {nests.write_depth} loop(s) over the data around what it writes: loop over "
-                             f"the output rows and columns, e.g. `for i in range(out_h):` and `for j in range(out_w):`"
-                             f", and write each output (`out[b, c, i, j] = ...` or `+=` into grad_x)")
+        text = (f"{name} must compute each output in explicit Python loops (this lesson's exercise), but its "
+                f"{nests.write_depth} loops over the data only write values computed elsewhere (a whole-array result "
+                f"copied, or no sum of a window of the input inside the loops): inside `for i in range(out_h):` and "
+                f"`for j in range(out_w):`, sum each window of the input (`out[b, c, i, j] = x[b, c, r0:r1, c0:c1]."
+                f"sum() / divisor`, or `+=` of grad_out into grad_x[b, c, r0:r1, c0:c1])")
+        if not nests.unsure and not nests.unread():
+            raise AssertionError(in_cells(text + (f" (line {nests.copies[0].lineno})" if nests.copies else ""),
+                                          nests.text, nests.cells))
+        written = in_cells(f"line {nests.copies[0].lineno}", nests.text, nests.cells) if nests.copies else "a write"
+        unread = "; ".join(in_cells(p, nests.text, nests.cells) for p in nests.unread()[:2])
+        raise NeedsReview(f"{text}. The grader cannot tell where the value written on {written} comes from"
+                          f"{' (' + unread + ')' if unread else ''}, so your instructor will read this code; the cell "
+                          "counts 0 until then", f"{name}: a loop nest that may copy values computed elsewhere, "
+                          f"{written}{'; ' + unread if unread else ''}")
+    text = (f"{name} must compute each output in explicit Python loops (this lesson's exercise), but the rule finds "
+            f"{nests.write_depth} loop(s) over the data around what it writes: loop over the output rows and columns, "
+            f"e.g. `for i in range(out_h):` and `for j in range(out_w):`, and write each output "
+            f"(`out[b, c, i, j] = ...` or `+=` into grad_x)")
+    if not nests.unread():  # every loop read: none is a nest over the data around a write
+        raise AssertionError(text)
+    found = [in_cells(p, nests.text, nests.cells) for p in nests.unread()[:3]]
+    raise NeedsReview(f"{text}. The rule cannot read your loops as such a nest ({'; '.join(found) or 'no nest found'})"
+                      f", so your instructor will read this code; the cell counts 0 until then",
+                      f"{name}: loops the rule cannot read as a nest over the outputs: {'; '.join(found)}")

@@ -669,11 +669,29 @@ class _Resolver:
                 continue  # one's own function, method, class or an object of it
             if _is_constant_expr(value):
                 continue  # a number or a string: calling it raises
+            parts = self._container_parts(value, where)
             carried = self.carried(value, where)
+            for part in parts or []:
+                carried = carried | self.carried(part, where)
             if carried.taint or carried.holds:
                 return line, "a function, class or module"
-            if not isinstance(value, (ast.Tuple, ast.List, ast.Attribute)):  # (unpacked: each part read alike)
+            if parts is None and not isinstance(value, (ast.Tuple, ast.List, ast.Attribute)):  # (unpacked: parts alike)
                 return line, "a value the grader cannot name (an item, a call's result, a name it carries)"
+        return None
+
+    def _container_parts(self, value: ast.AST, scope: _Scope) -> list[ast.AST] | None:
+        """The parts of a dict, list, tuple or set that ``value`` makes (a literal, or Python's own ``dict(...)``,
+        ``list(...)``, ``tuple(...)``, ``set(...)``, ``frozenset(...)`` called by name): an attribute set to it holds
+        a container of those parts, whose methods (``self.options.items()``) are data methods. ``None`` otherwise."""
+        if isinstance(value, (ast.Dict, ast.Set, ast.List, ast.Tuple)):
+            return [p for p in (value.keys if isinstance(value, ast.Dict) else []) + list(
+                value.values if isinstance(value, ast.Dict) else value.elts) if p is not None]
+        if isinstance(value, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return [value.key, value.value] if isinstance(value, ast.DictComp) else [value.elt]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+                value.func.id in ("dict", "list", "tuple", "set", "frozenset") and \
+                self.lookup(value.func.id, scope) is None and value.func.id not in self.namespace:
+            return list(value.args) + [k.value for k in value.keywords]
         return None
 
     def _call(self, node: ast.Call, scope: _Scope) -> list[str]:

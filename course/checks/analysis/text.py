@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import linecache
+import re
 import textwrap
 import threading
 from typing import Any
@@ -96,3 +98,54 @@ def _is_constant(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(_is_constant(v) for v in value)
     return value is None or type(value) in (bool, int, float, str)
+
+
+def cells_of(function: Any) -> list[str]:
+    """The texts of the cells ``function``'s source comes from, to count a rule's lines in: under the grader
+    the submission's solution cells (``__student_cells__``); in a notebook every cell (IPython's file of it)
+    that defines a function or class of the notebook's own; elsewhere none (lines count in the source read)."""
+    cells = getattr(function, "__student_cells__", None)
+    if cells is not None:
+        return list(cells)
+    module = getattr(function, "__module__", None)
+    namespace = getattr(function, "__globals__", None) or {}
+    files = []
+    for item in [function, *namespace.values()]:
+        if not (inspect.isfunction(item) or inspect.isclass(item)) or getattr(item, "__module__", None) != module:
+            continue
+        codes = [item.__code__] if inspect.isfunction(item) else [
+            getattr(m, "__func__", m).__code__ for m in vars(item).values()
+            if inspect.isfunction(getattr(m, "__func__", m))]
+        files += [code.co_filename for code in codes if code.co_filename not in files]
+    return ["".join(linecache.getlines(name)) for name in files if linecache.getlines(name)]
+
+
+_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def in_cells(message: str, text: str, cells: list[str]) -> str:
+    """``message`` with each "line N" of ``text`` (the source a rule read) counted in the cell that holds it
+    instead, and that line quoted: "line 37 of its cell, `out[b, c, i, j] = acc[b, c, i, j]`" (issue 53 item 1).
+    A line found in no cell (or with no cells) keeps its number in ``text``."""
+    lines = text.splitlines()
+    read = {line.strip() for line in lines if line.strip()}
+    split = [[line.strip() for line in cell.splitlines()] for cell in cells]
+    split.sort(key=lambda cell: -len(read & set(cell)))  # a line common to cells (`return out`): the likeliest cell
+
+    def located(match: re.Match) -> str:
+        number = int(match.group(1))
+        if not 1 <= number <= len(lines) or not lines[number - 1].strip():
+            return match.group(0)
+        code = lines[number - 1].strip()
+        for cell in split:
+            if code in cell:
+                return f"line {cell.index(code) + 1} of its cell, `{code}`"
+        return f"line {number}, `{code}`"
+
+    return _LINE.sub(located, message)
+
+
+def line_of(text: str, written: str) -> int | None:
+    """The first line of ``text`` on which ``written`` (an expression as the rule names it) appears."""
+    needle = written.split(" (")[0].strip("`")
+    return next((n for n, line in enumerate(text.splitlines(), 1) if needle in line), None)

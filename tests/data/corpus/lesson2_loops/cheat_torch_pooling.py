@@ -2,6 +2,7 @@
 # category: cheat
 # status: ok
 # fails: forward_tests, forward_no_pad_count, forward_errors, forward_avoids, backward_tests, backward_no_pad_count, backward_errors, backward_avoids
+# reviews: backward_avoids, backward_errors, backward_no_pad_count, backward_tests
 # %% avg_pool2d_loops
 def as_pair(value):
     return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))

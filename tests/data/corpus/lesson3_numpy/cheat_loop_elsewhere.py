@@ -2,6 +2,7 @@
 # category: cheat
 # status: ok
 # fails: *
+# reviews: backward_errors, backward_tests, backward_vectorized, forward_errors, forward_no_pad_count, forward_tests, forward_vectorized
 # %% avg_pool2d_numpy
 def as_pair(value):
     return (int(value), int(value)) if np.ndim(value) == 0 else (int(value[0]), int(value[1]))

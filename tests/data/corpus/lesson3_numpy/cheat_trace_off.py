@@ -2,6 +2,7 @@
 # category: cheat
 # status: ok
 # fails: *
+# reviews: backward_errors, backward_tests, backward_vectorized, forward_errors, forward_no_pad_count, forward_tests, forward_vectorized
 # %% avg_pool2d_numpy
 import sys
 

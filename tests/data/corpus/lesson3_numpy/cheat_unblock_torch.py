@@ -3,6 +3,7 @@
 # status: ok
 # requires: namespaces
 # fails: *
+# reviews: backward_errors, backward_tests, backward_vectorized
 # %% avg_pool2d_numpy +
 import importlib
 import importlib.util

@@ -2,6 +2,7 @@
 # category: cheat
 # status: ok
 # fails: forward_tests, backward_tests, gradcheck_tests, module_tests, module_repr, half_precision_tests
+# reviews: backward_tests, forward_tests, gradcheck_tests, half_precision_tests, module_repr, module_tests
 # %% avg_pool2d_function +
 import torch.nn.functional as pool_ops
 

@@ -2,7 +2,7 @@
 # category: cheat
 # status: ok
 # fails: head_parameters_counts, choice_q8
-# reviews: choice_q8
+# reviews: choice_q8, head_parameters_counts
 # %% head_parameters
 import io
 def head_parameters(channels, height, width, num_classes):

@@ -2,6 +2,7 @@
 # category: cheat
 # status: ok
 # fails: head_parameters_counts
+# reviews: head_parameters_counts
 # %% head_parameters
 import torch.ao.quantization.quantization_mappings
 
