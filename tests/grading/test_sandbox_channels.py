@@ -331,3 +331,81 @@ def test_a_child_reaches_no_unix_socket_the_host_listens_on_in_run(limits):
         listener.close()
         Path(path).unlink(missing_ok=True)
     assert reached == "FileNotFoundError", reached
+
+
+# --- a child sees no other child (issue 51) ---------------------------------------------------------------
+
+#: What a process can read under /sys (names), /proc and /run (names, and the text of each file outside /sys and
+#: the other processes' folders, but under /sys/fs/cgroup): ``found`` (paths) and ``texts`` ({path: text}).
+VIEW = r"""
+import os
+found, texts = [], {}
+for top in ("/sys", "/proc", "/run"):
+    for folder, dirs, files in os.walk(top):
+        parts = folder.split("/")
+        if top == "/proc" and len(parts) > 2 and parts[2].isdigit() and parts[2] != str(os.getpid()):
+            dirs[:] = []  # another process's folder: its name is what tells, its files are its own
+        found.extend(os.path.join(folder, name) for name in dirs + files)
+        if folder.startswith("/sys") and not folder.startswith("/sys/fs/cgroup"):
+            continue
+        for name in files:
+            path = os.path.join(folder, name)
+            if path in ("/proc/kmsg", "/proc/kcore") or path.endswith("/pagemap"):
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                try:
+                    texts[path] = os.read(fd, 1 << 16).decode("latin-1")
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+"""
+
+
+def named(view: tuple[list[str], dict], names: list[str], pids: list[int]) -> list[str]:
+    """Where ``view`` (VIEW's ``found`` and ``texts``) names one of ``names`` (anywhere in a path or a text) or
+    shows one of ``pids`` as a process folder (``/proc/PID``)."""
+    found, texts = view
+    hits = [path for path in found if any(name in path for name in names)]
+    hits += [path for path, text in texts.items() if any(name in text for name in names)]
+    return hits + [f"/proc/{pid}" for pid in pids if f"/proc/{pid}" in found]
+
+
+def marks(box: Sandbox) -> tuple[list[str], list[int]]:
+    """What names a live child on the host (its cgroup's folder names, its processes' pids) and the grader (the
+    folders of its own cgroups, its pid)."""
+    import psutil
+
+    names = [os.path.basename(folder) for folder in box.cgroup.folders()] if box.cgroup is not None else []
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        names += [os.path.basename(line.split(":", 2)[2])] if line.split(":", 2)[2] != "/" else []
+    root = psutil.Process(box.proc.pid)
+    return sorted(set(names)), [os.getpid()] + [p.pid for p in [root, *root.children(recursive=True)]]
+
+
+@pytest.mark.parametrize("limits", [COLD, FAST], ids=["cold", "warm"])
+def test_a_child_sees_no_other_child_and_not_the_grader(limits):
+    """While child A is alive, child B lists what it can read under ``/sys``, ``/proc`` and ``/run`` and finds no
+    name, pid or cgroup of A or of the grader (a host cgroup tree bound read-only listed every live child's
+    cgroup, its processes, memory and CPU, until ``/sys/fs/cgroup`` was covered). A plain process on the host
+    running the same listing finds them (the probe works)."""
+    if limits.warm and not sandbox.warm_here():
+        pytest.skip(f"the grader forks no warm children here ({containment().mode} mode, venv {sys.prefix})")
+    first = start("x = 1", limits)
+    try:
+        names, pids = marks(first)
+        host = subprocess.run([sys.executable, "-I", "-c", VIEW + "import json; print(json.dumps([found, texts]))"],
+                              capture_output=True, text=True, timeout=120)
+        import json
+
+        on_host = named(json.loads(host.stdout), names, pids)
+        box = start(VIEW, limits)
+        try:
+            seen = named((fetch(box, "found"), fetch(box, "texts")), names, pids)
+        finally:
+            box.close()
+    finally:
+        first.close()
+    assert f"/proc/{pids[1]}" in on_host and (not first.cgroup or any(first.cgroup.folders()[0] in h for h in on_host))
+    assert seen == [], (names, pids, seen[:20])
