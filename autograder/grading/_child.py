@@ -456,6 +456,9 @@ def setup_sandbox(config: dict) -> dict:
         "RLIMIT_AS": config.get("memory_bytes"),
         "RLIMIT_FSIZE": config.get("file_bytes"),
         "RLIMIT_NPROC": config.get("nproc"),
+        "RLIMIT_NOFILE": config.get("nofile"),
+        "RLIMIT_MSGQUEUE": config.get("msgqueue_bytes"),
+        "RLIMIT_MEMLOCK": config.get("memlock_bytes"),
         "RLIMIT_CORE": 0,
     }
     for name, value in limits.items():

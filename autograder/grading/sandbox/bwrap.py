@@ -66,17 +66,19 @@ def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: 
     return args + ["--", *runner]
 
 
-#: ``(AUDIT_ARCH_*, the numbers of add_key, request_key and keyctl)`` by machine.
-_KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}
+#: ``(AUDIT_ARCH_*, the numbers of add_key, request_key, keyctl, then inotify_init and inotify_init1)`` by machine.
+_KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250, 253, 294)), "aarch64": (0xC00000B7, (217, 218, 219, 26))}
 
 
 def keyring_filter(machine: str | None = None) -> bytes | None:
     """The seccomp program (classic BPF, ``struct sock_filter[]``) every child under bubblewrap runs under, None
     where there is none (not Linux, another machine). No namespace separates the kernel's keyrings: a key a
     child adds to its uid's keyring outlives it, and the next child of that uid reads it. So add_key,
-    request_key and keyctl fail with EPERM (as in Docker's default profile), any call through the x32 ABI too,
-    and a call of another architecture (i386's ``int 0x80``) kills the process. A warm template's children
-    inherit it."""
+    request_key and keyctl fail with EPERM (as in Docker's default profile); so do inotify_init and
+    inotify_init1, whose instances the kernel counts per user (``fs.inotify.max_user_instances``, 128: children
+    of one grading user in ``user-namespace`` mode would share them, and honest work watches no file); any
+    call through the x32 ABI too, and a call of another architecture (i386's ``int 0x80``) kills the process.
+    A warm template's children inherit it."""
     if not sys.platform.startswith("linux"):
         return None
     arch, calls = _KEYRING_CALLS.get(machine or os.uname().machine, (None, ()))
