@@ -230,9 +230,9 @@ class Cgroup:
                 return events.get("oom_kill"), events.get("max", 0) + events.get("oom", 0) > 0
             control = dict(line.split() for line in self._memory("memory.oom_control", "").splitlines())
             kills = None if control.get("oom_kill") is None else int(control["oom_kill"])
-            peak, cap = (self._memory(name, "").strip() for name in ("memory.max_usage_in_bytes", "memory.limit_in_bytes"))
-            failed = self._memory("memory.failcnt", "").strip()
-            return kills, (failed.isdigit() and int(failed) > 0) or (peak.isdigit() and cap.isdigit() and int(peak) >= int(cap))
+            failed, peak, cap = (int(self._memory(name, "").strip() or 0) for name in
+                                 ("memory.failcnt", "memory.max_usage_in_bytes", "memory.limit_in_bytes"))
+            return kills, failed > 0 or 0 < cap <= peak
         except ValueError:
             return None, False
 

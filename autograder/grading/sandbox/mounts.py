@@ -20,7 +20,8 @@ from pathlib import Path
 #: (journald, D-Bus, a PostgreSQL gradebook's server), and on ``/sys/fs/cgroup``, whose host tree (read-only, and a
 #: cgroup namespace does not change a mount made before it) lists every live child's cgroup, its processes, memory
 #: and CPU, and the grader's, and on ``/dev/pts`` (its ``/dev/ptmx`` then opens nothing: the machine's terminals,
-#: ``kernel.pty.max``, are counted across every ``/dev/pts``, and a child held 2,000 of its 4,096); ``mqueue``: its IPC namespace's own POSIX message queues.
+#: ``kernel.pty.max``, are counted across every ``/dev/pts``, and a child held 3,071 of its 4,096); ``mqueue``: its
+#: IPC namespace's own POSIX message queues.
 #: A forked warm child makes its ``proc``, ``fresh`` and ``mqueue`` mounts again (:func:`own_mounts`), its template
 #: the rest. A new mount is one more row here (and its reason in ``THREAT_MODEL.md``).
 MOUNTS = (("host", "/", 0), ("dev", "/dev", 0), ("proc", "/proc", 0),
