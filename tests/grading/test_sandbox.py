@@ -457,6 +457,8 @@ def test_a_child_that_kills_itself_while_the_machines_count_rises_is_its_own_cra
     message = outcomes[-1].error["message"]
     assert outcomes[-1].fault == "crash" and "ended by SIGKILL" in message, outcomes
     assert ("its own cgroup counted none" in message) if own_cgroup else ("count rose from" in message)
+    if own_cgroup:
+        return
     lesson = load_lesson("lesson1_by_hand", REPO)
     sources = dict(lesson.reference_sources())
     sources["output_size"] = SELF_KILL + "\n" + sources["output_size"]
