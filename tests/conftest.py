@@ -40,7 +40,7 @@ SECONDS = {
     "lesson3": 70, "browser": 70, "sandbox": 65, "grader_users": 50, "untrusted": 50,
     "exchange": 75, "lesson4": 40, "postgres_gradebook": 40, "report": 40,
     # quick groups (``make check``): course/ and release/ by default, and these
-    "no_answers_in_course": 35, "attacks": 25, "given_cells": 25, "sandbox_channels": 12, "device_check": 7,
+    "no_answers_in_course": 35, "attacks": 25, "given_cells": 25, "sandbox_channels": 20, "device_check": 7,
     "cgroups": 7, "sample_class": 2, "layout": 2, "lint": 1,
 }
 

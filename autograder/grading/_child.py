@@ -456,6 +456,9 @@ def setup_sandbox(config: dict) -> dict:
         "RLIMIT_AS": config.get("memory_bytes"),
         "RLIMIT_FSIZE": config.get("file_bytes"),
         "RLIMIT_NPROC": config.get("nproc"),
+        "RLIMIT_NOFILE": config.get("nofile"),
+        "RLIMIT_MSGQUEUE": config.get("msgqueue_bytes"),
+        "RLIMIT_MEMLOCK": config.get("memlock_bytes"),
         "RLIMIT_CORE": 0,
     }
     for name, value in limits.items():
@@ -779,7 +782,8 @@ def _forked(mounts: list | None, fds: list, sync_w: int) -> None:
             os.close(write_fd)
             _, status = os.waitpid(inner, 0)
             if os.WIFSIGNALED(status):
-                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+                if os.WTERMSIG(status) != signal.SIGKILL:  # whose handler cannot be set (EINVAL)
+                    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
                 os.kill(os.getpid(), os.WTERMSIG(status))
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         _die_with_parent()

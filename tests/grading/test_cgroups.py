@@ -76,6 +76,31 @@ def test_the_v2_limits_are_written_where_the_controllers_are_and_nowhere_else(tm
     assert Cgroup({"unified": str(given)}).memory_capped() and not Cgroup({"unified": str(bare)}).memory_capped()
 
 
+@pytest.mark.parametrize("files, killer", [
+    ({"memory.events": "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n"}, "cap"),
+    ({"memory.events": "low 0\nhigh 0\nmax 0\noom 0\noom_kill 1\n"}, "machine"),
+    ({"memory.events": "low 0\nhigh 0\nmax 12\noom 0\noom_kill 0\n"}, None),
+    ({"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", "memory.failcnt": "0",
+      "memory.max_usage_in_bytes": "268435456", "memory.limit_in_bytes": "268435456"}, "cap"),
+    ({"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", "memory.failcnt": "3",
+      "memory.max_usage_in_bytes": "1000", "memory.limit_in_bytes": "268435456"}, "cap"),
+    ({"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", "memory.failcnt": "0",
+      "memory.max_usage_in_bytes": "1000", "memory.limit_in_bytes": "268435456"}, "machine"),
+    ({"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n", "memory.failcnt": "0",
+      "memory.max_usage_in_bytes": "268435456", "memory.limit_in_bytes": "268435456"}, None),
+    ({"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\n", "memory.failcnt": "2",
+      "memory.max_usage_in_bytes": "1000", "memory.limit_in_bytes": "268435456"}, "cap"),  # a kernel that counts no kill
+], ids=["v2-cap", "v2-machine", "v2-none", "v1-peak", "v1-failcnt", "v1-machine", "v1-none", "v1-no-count"])
+def test_whose_out_of_memory_killer_acted_is_read_from_the_cgroups_own_counters(tmp_path, files, killer):
+    """A kill the cgroup counted is its own cap's killer's where it reached its cap, else the machine's; the
+    counters are the kernel's for that cgroup alone (v2 ``memory.events``; v1 ``memory.oom_control`` and the peak
+    or ``failcnt``), never the machine's ``/proc/vmstat``, which any process can watch."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    v2 = "memory.events" in files
+    assert Cgroup({"unified": str(tmp_path)} if v2 else {"memory": str(tmp_path)}).killed_by() == killer
+
+
 @pytest.fixture
 def cgroup2(monkeypatch):
     """A cgroup v2 hierarchy mounted here (as root), which this process's cgroups are taken from."""

@@ -8,7 +8,9 @@ does see its channel where it is open."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -183,10 +185,10 @@ def host_cleanup(token: str) -> None:
 UID = sandbox_uid(905)
 
 
-def start(source: str, limits: Limits) -> Sandbox:
+def start(source: str, limits: Limits, uid: int = UID) -> Sandbox:
     box = Sandbox([{"id": "setup", "kind": "prelude", "source": "import numpy as np"},
                    {"id": "answer", "kind": "solution", "source": source}],
-                  limits=limits, hide=hidden_paths(REPO), uid=UID, imports=["numpy"])
+                  limits=limits, hide=hidden_paths(REPO), uid=uid, imports=["numpy"])
     box.start()
     assert all(o.ok for o in box.outcomes), box.outcomes
     return box
@@ -198,9 +200,9 @@ def fetch(box: Sandbox, name: str):
     return _child.decode(reply["ok"], blobs, None)
 
 
-def child_value(source: str, limits: Limits, name: str):
+def child_value(source: str, limits: Limits, name: str, uid: int = UID):
     """The value of ``name`` after ``source`` ran in a fresh child, which is closed before this returns."""
-    box = start(source, limits)
+    box = start(source, limits, uid)
     try:
         return fetch(box, name)
     finally:
@@ -264,9 +266,9 @@ def test_the_containment_names_every_namespace():
     command = sandbox.bwrap_command(["true"], root=True, plan=[])
     assert {"--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-pid", "--die-with-parent"} <= set(command)
     assert "--unshare-all" in sandbox.bwrap_command(["true"], root=False, plan=[])
-    assert "keyring calls refused (seccomp)" in described  # the program: tested by the channel test above
+    assert "keyring and inotify calls refused (seccomp)" in described  # the program: tested by the channel tests
     assert sandbox.bwrap_command(["true"], root=True, plan=[], seccomp=9)[-4:] == ["--seccomp", "9", "--", "true"]
-    assert len(sandbox.keyring_filter("aarch64")) == len(sandbox.keyring_filter("x86_64")) == 10 * 8
+    assert (len(sandbox.keyring_filter("aarch64")), len(sandbox.keyring_filter("x86_64"))) == (11 * 8, 12 * 8)
     assert sandbox.keyring_filter("riscv64") is None  # no program there (the containment notes it)
     assert _child.CHILD_NAMESPACES == (_child.CLONE_NEWNS | _child.CLONE_NEWPID | _child.CLONE_NEWNET
                                        | _child.CLONE_NEWIPC | _child.CLONE_NEWUTS | _child.CLONE_NEWCGROUP)
@@ -331,3 +333,148 @@ def test_a_child_reaches_no_unix_socket_the_host_listens_on_in_run(limits):
         listener.close()
         Path(path).unlink(missing_ok=True)
     assert reached == "FileNotFoundError", reached
+
+
+# --- a child sees no other child (issue 51) ---------------------------------------------------------------
+
+#: What a process can read under /sys (names), /proc and /run (names, and the text of each file outside /sys and
+#: the other processes' folders, but under /sys/fs/cgroup): ``found`` (paths) and ``texts`` ({path: text}).
+VIEW = r"""
+import os
+found, texts = [], {}
+for top in ("/sys", "/proc", "/run"):
+    for folder, dirs, files in os.walk(top):
+        parts = folder.split("/")
+        if top == "/proc" and len(parts) > 2 and parts[2].isdigit() and parts[2] != str(os.getpid()):
+            dirs[:] = []  # another process's folder: its name is what tells, its files are its own
+        found.extend(os.path.join(folder, name) for name in dirs + files)
+        if folder.startswith("/sys") and not folder.startswith("/sys/fs/cgroup"):
+            continue
+        for name in files:
+            path = os.path.join(folder, name)
+            if path in ("/proc/kmsg", "/proc/kcore") or path.endswith("/pagemap"):
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                try:
+                    texts[path] = os.read(fd, 1 << 16).decode("latin-1")
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+"""
+
+
+def named(view: tuple[list[str], dict], names: list[str], pids: list[int]) -> list[str]:
+    """Where ``view`` (VIEW's ``found`` and ``texts``) names one of ``names`` (anywhere in a path or a text) or
+    shows one of ``pids`` as a process folder (``/proc/PID``)."""
+    found, texts = view
+    hits = [path for path in found if any(name in path for name in names)]
+    hits += [path for path, text in texts.items() if any(name in text for name in names)]
+    return hits + [f"/proc/{pid}" for pid in pids if f"/proc/{pid}" in found]
+
+
+def marks(box: Sandbox) -> tuple[list[str], list[int]]:
+    """What names a live child on the host (its cgroup's folder names, its processes' pids) and the grader (the
+    folders of its own cgroups, its pid)."""
+    import psutil
+
+    names = [os.path.basename(folder) for folder in box.cgroup.folders()] if box.cgroup is not None else []
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        names += [os.path.basename(line.split(":", 2)[2])] if line.split(":", 2)[2] != "/" else []
+    root = psutil.Process(box.proc.pid)
+    return sorted(set(names)), [os.getpid()] + [p.pid for p in [root, *root.children(recursive=True)]]
+
+
+@pytest.mark.parametrize("limits", [COLD, FAST], ids=["cold", "warm"])
+def test_a_child_sees_no_other_child_and_not_the_grader(limits):
+    """While child A is alive, child B lists what it can read under ``/sys``, ``/proc`` and ``/run`` and finds no
+    name, pid or cgroup of A or of the grader (a host cgroup tree bound read-only listed every live child's
+    cgroup, its processes, memory and CPU, until ``/sys/fs/cgroup`` was covered). A plain process on the host
+    running the same listing finds them (the probe works)."""
+    if limits.warm and not sandbox.warm_here():
+        pytest.skip(f"the grader forks no warm children here ({containment().mode} mode, venv {sys.prefix})")
+    first = start("x = 1", limits)
+    try:
+        names, pids = marks(first)
+        own = first.cgroup.folders() if first.cgroup is not None else []
+        host = subprocess.run([sys.executable, "-I", "-c", VIEW + "import json; print(json.dumps([found, texts]))"],
+                              capture_output=True, text=True, timeout=120)
+        on_host = named(json.loads(host.stdout), names, pids)
+        box = start(VIEW, limits)
+        try:
+            seen = named((fetch(box, "found"), fetch(box, "texts")), names, pids)
+        finally:
+            box.close()
+    finally:
+        first.close()
+    assert f"/proc/{pids[1]}" in on_host and all(folder in on_host for folder in own), on_host[:20]
+    assert seen == [], (names, pids, seen[:20])
+
+
+# --- every resource the kernel shares has a per-child limit (issue 51) ----------------------------------------
+
+#: Take ``WANT`` of each resource the kernel counts per user or machine-wide (set before this source runs:
+#: ``None`` for all there is), holding them: POSIX message queues, locked memory, inotify instances, terminals,
+#: then descriptors (pipes). ``held``: {resource: [how many, the error that stopped it or None]}.
+TAKE = r"""
+import ctypes, mmap, os
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+libc.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+held, kept = {}, []
+def take(name, one, most=4000):
+    count, error = 0, None
+    while count < (WANT or most):
+        try:
+            kept.append(one(count))
+        except OSError as exc:
+            error = exc.strerror
+            break
+        count += 1
+    held[name] = [count, error]
+def checked(result):
+    if result < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return result
+def queue(i):  # held by its descriptor, unlinked at once: gone when that closes
+    name = f"/avgpool-{os.getpid()}-{i}".encode()
+    descriptor = checked(libc.mq_open(name, 0o300, 0o600, None))  # O_CREAT | O_EXCL | O_RDONLY
+    libc.mq_unlink(name)
+    return descriptor
+take("mqueue", queue)
+memory = mmap.mmap(-1, 4000 * 4096)
+base = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+take("memlock", lambda i: checked(libc.mlock(base + i * 4096, 4096)))
+take("inotify", lambda i: checked(libc.inotify_init1(0)), 200)
+take("pty", lambda i: os.openpty())
+take("descriptors", lambda i: os.pipe(), 100_000)
+"""
+
+
+@pytest.mark.parametrize("limits", [COLD, FAST], ids=["cold", "warm"])
+def test_a_child_that_takes_all_it_may_leaves_its_neighbour_and_the_machine_theirs(limits):
+    """Child A takes all it may of every resource the kernel counts per user or for the whole machine and is
+    refused at its own limit (:class:`Limits`: ``nofile``, ``msgqueue_bytes``, ``memlock_bytes``; inotify refused
+    by the seccomp filter, terminals absent: ``/dev/pts`` covered); meanwhile child B takes a little of each it
+    may have and gets it (its own uid's and namespaces' share), and so does a plain process of the grader's
+    (an inotify instance and a terminal too)."""
+    if limits.warm and not sandbox.warm_here():
+        pytest.skip(f"the grader forks no warm children here ({containment().mode} mode, venv {sys.prefix})")
+    hog = start("WANT = None\n" + TAKE, limits)
+    try:
+        took = fetch(hog, "held")
+        with concurrent.futures.ThreadPoolExecutor(1) as other:  # another grading thread: a uid of its own
+            neighbour = other.submit(lambda: child_value("WANT = 1\n" + TAKE, limits, "held", sandbox_uid(906))).result()
+        host = subprocess.run([sys.executable, "-I", "-c", "WANT = 1\n" + TAKE + "print(held)"], capture_output=True,
+                              text=True, timeout=60)
+    finally:
+        hog.close()
+    assert took["mqueue"] == [1, "Too many open files"], took  # one default queue (80 KiB) in 128 KiB
+    assert took["memlock"] == [limits.memlock_bytes // 4096, "Cannot allocate memory"], took
+    assert took["inotify"] == [0, "Operation not permitted"] and took["pty"] == [0, "No such file or directory"], took
+    count, error = took["descriptors"]
+    assert error == "Too many open files" and limits.nofile - 16 < 2 * count <= limits.nofile, took
+    assert neighbour == {"mqueue": [1, None], "memlock": [1, None], "inotify": [0, "Operation not permitted"],
+                         "pty": [0, "No such file or directory"], "descriptors": [1, None]}, neighbour
+    assert eval(host.stdout) == dict.fromkeys(["mqueue", "memlock", "inotify", "pty", "descriptors"], [1, None]), host  # noqa: S307

@@ -23,8 +23,8 @@ Why each part is there: ``THREAT_MODEL.md``.
 In every mode: a CPU-second budget per test cell and per solution cell (read from outside the child: its
 cgroup's where this process may make cgroups, else psutil's over its process tree), a wall-clock cap only
 for hangs, ``SIGKILL`` of the whole process group (and PID namespace), ``RLIMIT_AS``/``RLIMIT_FSIZE``/
-``RLIMIT_NPROC``/``RLIMIT_CORE``, a memory cap in the cgroup (else a parent-side RSS watch), capped captured
-output, capped replies.
+``RLIMIT_NPROC``/``RLIMIT_NOFILE``/``RLIMIT_MSGQUEUE``/``RLIMIT_MEMLOCK``/``RLIMIT_CORE``, a memory cap in the
+cgroup (else a parent-side RSS watch), capped captured output, capped replies.
 
 A test that replaces a function patches the module that reads it (``sandbox.levels.containment``,
 ``sandbox.mounts.needed_paths``, ``sandbox.mounts.own_mounts``, ``sandbox.process.machine_oom_kills``,

@@ -16,14 +16,15 @@ from autograder.grading.sandbox.mounts import base_mounts
 #: How a cold child and a warm template are contained where there are namespaces (every record says it).
 BWRAP_VIA = "under bubblewrap (bwrap: its namespaces and mounts, a read-only root, a minimal /dev, capabilities dropped)"
 
-#: A cold child's namespaces (a warm child makes the same, ``_child.CHILD_NAMESPACES``): mount, network, PID, IPC,
-#: UTS, cgroup, so nothing one child leaves (System V IPC, message queues, abstract unix sockets) reaches the next
-#: and the host's cgroup paths stay unseen. ``root``: no user namespace (bubblewrap's would make the child the
-#: host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the capabilities only CAP_SETUID and
-#: CAP_SETGID, to drop to its leased uid; bubblewrap's own init is the namespace's PID 1 (no ``--as-pid-1``): it
-#: keeps uid 0, so the parent-death SIGKILL that outer bubblewrap (uid 0 without CAP_KILL) sends when the grader
-#: dies reaches it, and its end ends every process in the namespace, whereas the child, once it dropped its
-#: uid, would miss that signal and outlive the grader. ``user``: ``--unshare-all`` adds one, and the child,
+#: A cold child's namespaces (a warm child makes the same, ``_child.CHILD_NAMESPACES``): mount, network, PID, IPC, UTS,
+#: cgroup, so nothing one child leaves (System V IPC, message queues, abstract unix sockets) reaches the next and
+#: ``/proc/self/cgroup`` names no host cgroup (the host's cgroup tree is hidden by a mount, ``mounts.MOUNTS``: the
+#: cgroup namespace does not change the host's ``/sys/fs/cgroup`` bound read-only). ``root``: no user namespace
+#: (bubblewrap's would make the child the host's uid 0, owner of root's files and free of RLIMIT_NPROC), and of the
+#: capabilities only CAP_SETUID and CAP_SETGID, to drop to its leased uid; bubblewrap's own init is the namespace's PID
+#: 1 (no ``--as-pid-1``): it keeps uid 0, so the parent-death SIGKILL that outer bubblewrap (uid 0 without CAP_KILL)
+#: sends when the grader dies reaches it, and its end ends every process in the namespace, whereas the child, once it
+#: dropped its uid, would miss that signal and outlive the grader. ``user``: ``--unshare-all`` adds one, and the child,
 #: which keeps the caller's uid, is PID 1 itself (``--as-pid-1``).
 #: ``template`` (root only; it never runs student code): CAP_SYS_ADMIN for its children's namespaces and fresh
 #: folders, CAP_KILL (else a child's parent-death SIGKILL, sent as from root, misses it once it dropped its uid),
@@ -65,17 +66,19 @@ def bwrap_command(runner: list[str], *, root: bool, plan: list[list], template: 
     return args + ["--", *runner]
 
 
-#: ``(AUDIT_ARCH_*, the numbers of add_key, request_key and keyctl)`` by machine.
-_KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}
+#: ``(AUDIT_ARCH_*, the numbers of add_key, request_key, keyctl, then inotify_init and inotify_init1)`` by machine.
+_KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250, 253, 294)), "aarch64": (0xC00000B7, (217, 218, 219, 26))}
 
 
 def keyring_filter(machine: str | None = None) -> bytes | None:
     """The seccomp program (classic BPF, ``struct sock_filter[]``) every child under bubblewrap runs under, None
     where there is none (not Linux, another machine). No namespace separates the kernel's keyrings: a key a
     child adds to its uid's keyring outlives it, and the next child of that uid reads it. So add_key,
-    request_key and keyctl fail with EPERM (as in Docker's default profile), any call through the x32 ABI too,
-    and a call of another architecture (i386's ``int 0x80``) kills the process. A warm template's children
-    inherit it."""
+    request_key and keyctl fail with EPERM (as in Docker's default profile); so do inotify_init and
+    inotify_init1, whose instances the kernel counts per user (``fs.inotify.max_user_instances``, 128: children
+    of one grading user in ``user-namespace`` mode would share them, and honest work watches no file); any
+    call through the x32 ABI too, and a call of another architecture (i386's ``int 0x80``) kills the process.
+    A warm template's children inherit it."""
     if not sys.platform.startswith("linux"):
         return None
     arch, calls = _KEYRING_CALLS.get(machine or os.uname().machine, (None, ()))

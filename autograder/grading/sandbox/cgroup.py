@@ -217,24 +217,41 @@ class Cgroup:
     def _memory(self, v1: str, v2: str) -> str:
         return _read_text(f"{self.paths['unified']}/{v2}" if self.v2 else f"{self.paths['memory']}/{v1}")
 
-    def oom_killed(self) -> bool:
+    def memory_events(self) -> tuple[int | None, bool]:
+        """``(out-of-memory kills, whether it reached its cap)`` as the kernel counts them for this cgroup alone,
+        which its processes can neither write nor, with ``/sys/fs/cgroup`` covered, read: the processes in it that
+        an out-of-memory killer ended, its own or the machine's (v2 ``memory.events`` ``oom_kill``, v1
+        ``memory.oom_control`` ``oom_kill``; None where the kernel does not count them), and whether its memory
+        ever reached its cap (v2 ``memory.events`` ``max`` or ``oom``; v1 ``memory.failcnt``, or its peak
+        ``memory.max_usage_in_bytes`` at ``memory.limit_in_bytes``: kernel 6.18 left failcnt at 0 at the cap)."""
         try:
             if self.v2:
-                events = dict(line.split() for line in self._memory("", "memory.events").splitlines())
-                return int(events.get("oom_kill", 0)) > 0 or int(events.get("max", 0)) > 0
-            failed = int(self._memory("memory.failcnt", "")) > 0
-            killed = any(line.startswith("oom_kill ") and int(line.split()[1]) > 0
-                         for line in self._memory("memory.oom_control", "").splitlines())
-            return killed or failed
+                events = {k: int(v) for k, v in (line.split() for line in self._memory("", "memory.events").splitlines())}
+                return events.get("oom_kill"), events.get("max", 0) + events.get("oom", 0) > 0
+            control = dict(line.split() for line in self._memory("memory.oom_control", "").splitlines())
+            kills = None if control.get("oom_kill") is None else int(control["oom_kill"])
+            failed, peak, cap = (int(self._memory(name, "").strip() or 0) for name in
+                                 ("memory.failcnt", "memory.max_usage_in_bytes", "memory.limit_in_bytes"))
+            return kills, failed > 0 or 0 < cap <= peak
         except ValueError:
-            return False
+            return None, False
+
+    def killed_by(self) -> str | None:
+        """Whose out-of-memory killer ended a process of this cgroup, from :meth:`memory_events`: ``"cap"`` (its
+        own: it reached its cap, and a kill was counted, or the kernel counts none), ``"machine"`` (a kill was
+        counted while it never reached its cap: only the machine's killer, for the host's memory, does that),
+        or None (no kill counted)."""
+        kills, at_cap = self.memory_events()
+        if at_cap and kills != 0:
+            return "cap"
+        return "machine" if kills else None
 
     def deep_in_memory(self) -> bool:
         """Peak usage past half the cap (the out-of-memory killer acted, or the CPU went into reclaim)."""
         try:
             peak = self._memory("memory.max_usage_in_bytes", "memory.peak") or self._memory("", "memory.current")
             cap = self._memory("memory.limit_in_bytes", "memory.max").strip()
-            return self.oom_killed() or (cap.isdigit() and int(peak) >= 0.5 * int(cap))
+            return self.killed_by() == "cap" or (cap.isdigit() and int(peak) >= 0.5 * int(cap))
         except ValueError:
             return False
 

@@ -117,13 +117,13 @@ class Containment:
         parts = [self.mode]
         if self.namespaces:
             parts.append(f"mount+net+pid+ipc+uts+cgroup namespaces, {SUMMARY}, "
-                         + ("keyring calls refused (seccomp), " if keyring_filter() else "")
+                         + ("keyring and inotify calls refused (seccomp), " if keyring_filter() else "")
                          + "instructor paths hidden")
             if self.via:
                 parts.append(f"cold children and the templates of warm ones {self.via}")
         if self.drop_uid:
             parts.append("unprivileged uid")
-        parts.append("rlimits AS/FSIZE/NPROC/CORE")
+        parts.append("rlimits AS/FSIZE/NPROC/NOFILE/MSGQUEUE/MEMLOCK/CORE")
         if self.cgroup:
             parts.append("cgroup: CPU seconds" + ("" if "memory controller" in dict(self.lacks) else ", memory cap")
                          + ("" if "cpu controller" in dict(self.lacks) else f", CPU quota of {CHILD_CPUS:g} CPU at a low weight"))

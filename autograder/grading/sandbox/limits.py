@@ -18,6 +18,13 @@ class Limits:
     memory_bytes: int = 4 << 30  #: address space of the child (RLIMIT_AS) and its RSS (watched)
     file_bytes: int = 16 << 20  #: largest file the child may write (RLIMIT_FSIZE)
     nproc: int = 64  #: processes and threads of the sandbox uid (RLIMIT_NPROC; a cgroup's pids.max): honest work needs <= 3
+    #: descriptors of each of its processes (RLIMIT_NOFILE; the machine's file table is shared): honest work holds
+    #: at most 5 (every lesson's reference, measured), so a child of ``nproc`` processes holds 16,384 at most
+    nofile: int = 256
+    #: bytes of POSIX message queues (RLIMIT_MSGQUEUE, counted per uid, and in a user namespace towards the
+    #: grading user's too): one queue of the default size; honest work needs none
+    msgqueue_bytes: int = 128 << 10
+    memlock_bytes: int = 64 << 10  #: locked memory (RLIMIT_MEMLOCK, mlock and io_uring buffers): honest work locks none
     output_chars: int = 20_000  #: stored stdout/stderr per cell
     reply_bytes: int = 256 << 20  #: largest reply the parent reads
     warm: bool = True  #: fork children from a warm template (Linux, namespaces or rlimits-only): not a limit

@@ -17,13 +17,18 @@ from pathlib import Path
 #: of mode 0755 (the child's uid writes nothing there) with only :func:`needed_paths` bound back inside, where
 #: other checkouts, homes and instructors' files live, and on ``/run`` (``/var/run``), where the host's daemons
 #: listen on unix sockets, which a read-only bind does not close and a network namespace does not separate
-#: (journald, D-Bus, a PostgreSQL gradebook's server); ``mqueue``: its IPC namespace's own POSIX message queues.
+#: (journald, D-Bus, a PostgreSQL gradebook's server), and on ``/sys/fs/cgroup``, whose host tree (read-only, and a
+#: cgroup namespace does not change a mount made before it) lists every live child's cgroup, its processes, memory
+#: and CPU, and the grader's, and on ``/dev/pts`` (its ``/dev/ptmx`` then opens nothing: the machine's terminals,
+#: ``kernel.pty.max``, are counted across every ``/dev/pts``, and a child held 3,071 of its 4,096); ``mqueue``: its
+#: IPC namespace's own POSIX message queues.
 #: A forked warm child makes its ``proc``, ``fresh`` and ``mqueue`` mounts again (:func:`own_mounts`), its template
 #: the rest. A new mount is one more row here (and its reason in ``THREAT_MODEL.md``).
 MOUNTS = (("host", "/", 0), ("dev", "/dev", 0), ("proc", "/proc", 0),
           ("fresh", "/tmp", 64 << 20), ("fresh", "/var/tmp", 16 << 20), ("fresh", "/dev/shm", 16 << 20),
           ("fresh", "/run/lock", 1 << 20), ("fresh", "/run/user", 1 << 20),
-          *(("cover", path, 1 << 20) for path in ("/work", "/home", "/root", "/srv", "/mnt", "/media", "/opt", "/run")),
+          *(("cover", path, 1 << 20) for path in ("/work", "/home", "/root", "/srv", "/mnt", "/media", "/opt", "/run",
+                                                        "/sys/fs/cgroup", "/dev/pts")),
           ("mqueue", "/dev/mqueue", 0))
 #: What the mounts make, as :meth:`Containment.describe` says it.
 SUMMARY = "fresh tmpfs for every writable folder"

@@ -28,7 +28,8 @@ from autograder.grading.untrusted import checked
 
 def machine_oom_kills() -> int | None:
     """How many processes the machine's out-of-memory killer has ended since boot (``/proc/vmstat``), None
-    where the kernel does not say."""
+    where the kernel does not say. Any process can read it, so it decides nothing: a crash's message names it
+    where the child has no cgroup of its own (``Sandbox._died``)."""
     for line in _read_text("/proc/vmstat").splitlines():
         if line.startswith("oom_kill "):
             return int(line.split()[1])
@@ -73,7 +74,7 @@ class Sandbox:
         self.cgroup: Cgroup | None = None
         self.cpu_limit: float | None = None  # kill when cpu_seconds() passes this (set per test / cell)
         self.cpu_budget = 0.0
-        self.oom_kills: int | None = None  # the machine's out-of-memory kills when the child started
+        self.oom_kills: int | None = None  # the machine's out-of-memory kills when the child started (a note only)
 
     # -- lifetime ---------------------------------------------------------------------------------
     def start(self) -> list[CellOutcome]:
@@ -142,6 +143,9 @@ class Sandbox:
             "memory_bytes": self.limits.memory_bytes,
             "file_bytes": self.limits.file_bytes,
             "nproc": self.limits.nproc if (self.mode.drop_uid or os.geteuid() != 0) else None,
+            "nofile": self.limits.nofile,
+            "msgqueue_bytes": self.limits.msgqueue_bytes,
+            "memlock_bytes": self.limits.memlock_bytes,
             "output_chars": self.limits.output_chars,
             "reply_bytes": self.limits.reply_bytes,
             "env": clean_env(),
@@ -301,10 +305,13 @@ class Sandbox:
                               f"{self.limits.memory_bytes / 2**20:.0f} MiB")
 
     def _died(self) -> "Fault | GraderFault":
-        """Why the child's process ended, and whose fault that is, with how the grader knows: a memory fault
-        where its own cgroup's out-of-memory count rose; the machine's (:class:`GraderFault`) where the
-        machine's out-of-memory killer ended it (``/proc/vmstat``'s count rose, its cgroup's did not); else
-        what its exit status says the student's code did."""
+        """Why the child's process ended, and whose fault that is, with how the grader knows. Where the child has a
+        cgroup, from that cgroup's own counters (:meth:`Cgroup.killed_by`), which nothing in it can write or read: a
+        memory fault where its own out-of-memory killer ended it at its cap; the machine's (:class:`GraderFault`)
+        where an out-of-memory kill was counted in it while it never reached its cap; else what its exit status
+        says the student's code did. Without a cgroup no counter is the child's own (the machine's, in
+        ``/proc/vmstat``, any process can watch and time its own SIGKILL to), so a SIGKILL the grader did not send
+        is the student's crash; its message names the machine's count when that rose."""
         status = None
         if self.proc is not None:
             try:
@@ -314,20 +321,25 @@ class Sandbox:
         log = self.log_tail(600)
         tail = log.strip().splitlines()[-3:]
         detail = (" (last output: " + " | ".join(tail) + ")") if tail else ""
-        if self.cgroup is not None and self.cgroup.oom_killed():
+        killer = self.cgroup.killed_by() if self.cgroup is not None else None
+        if killer == "cap":
             return MemoryFault(f"student code used more than the memory limit of {self.limits.memory_bytes / 2**20:.0f} "
                                f"MiB and was stopped (the out-of-memory count of the child's own cgroup rose){detail}")
+        if killer == "machine":
+            return GraderFault("the machine ran out of memory and its out-of-memory killer ended the student's process "
+                               "(the child's own cgroup counted the kill and never reached its cap): not the student's "
+                               "fault; grade again with memory to spare (fewer --jobs, or a lower "
+                               "c.SandboxPolicy.memory_mb)")
         if status == -signal.SIGKILL or status == 128 + signal.SIGKILL:
+            if self.cgroup is not None:
+                return CrashFault("the student's process was ended by SIGKILL, not by an out-of-memory killer (its "
+                                  f"own cgroup counted none){detail}")
             now = machine_oom_kills()
-            if now is not None and self.oom_kills is not None and now > self.oom_kills:
-                return GraderFault(f"the machine ran out of memory and its out-of-memory killer ended the student's "
-                                   f"process (the machine's count rose from {self.oom_kills} to {now}"
-                                   + (", the child's own cgroup stayed under its cap" if self.cgroup is not None else "")
-                                   + "): not the student's fault; grade again with memory to spare (fewer --jobs, or "
-                                   "a lower c.SandboxPolicy.memory_mb)")
-            return CrashFault("the student's process was ended by SIGKILL, not by an out-of-memory killer (neither "
-                              + ("its cgroup's count nor " if self.cgroup is not None else "")
-                              + f"the machine's rose){detail}")
+            rose = (f"; the machine's out-of-memory count rose from {self.oom_kills} to {now} meanwhile: if the "
+                    "machine ran out of memory, grade again with memory to spare"
+                    if now is not None and self.oom_kills is not None and now > self.oom_kills else "")
+            return CrashFault("the student's process was ended by SIGKILL, which its own code may send: with no cgroup "
+                              f"of its own, no counter tells an out-of-memory kill apart{rose}{detail}")
         if status is not None and status < 0:
             name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else str(-status)
             return CrashFault(f"the student's process crashed with signal {name}{detail}")
