@@ -116,6 +116,45 @@ def measure(namespace: dict, pass_name: str, timed: list) -> list[dict]:
     return rows
 
 
+def _limit(row: dict) -> float:
+    return timing.VECTORIZED_ALLOWANCE + timing.VECTORIZED_FACTOR * row["baseline"]
+
+
+#: Honest cases (category correct or bug) whose bug is a Python loop over the data: the rule must fail them.
+LOOP_BUGS = {"bug_loops_over_output"}
+
+
+def summary(table: list[dict], hogs: int) -> str:
+    """Per case and pass, its costliest input (the one the verdict turns on); then the honest maximum and the loops'
+    minimum of the ratio to the baseline, and their margins to ``VECTORIZED_FACTOR``."""
+    lines = [f"\n{'case':36} {'pass':8} {'input':9} {'ns/el':>9} {'x torch':>8} {'x limit':>8}  verdict"]
+    honest, loops = [], []
+    for key in dict.fromkeys((r["case"], r["pass_name"]) for r in table):
+        rows = [r for r in table if (r["case"], r["pass_name"]) == key]
+        worst = max(rows, key=lambda r: r["seconds"] / _limit(r))
+        verdict = "vectorized" if all(r["vectorized"] for r in rows) else "fails"
+        lines.append(f"{key[0]:36} {key[1]:8} {worst['axis']:9} {1e9 * worst['per_element']:9.1f} {worst['ratio']:8.1f} {worst['seconds'] / _limit(worst):8.3f}  "
+                     f"{verdict} {worst['note']}")
+        if worst["note"]:
+            continue  # ran out of memory or was stopped: not a cost measurement
+        if worst["category"] in ("correct", "bug") and key[0] not in LOOP_BUGS:
+            honest.append(worst)
+        elif worst["ratio"] > 50:  # a loop over a long axis (the cheats without one stay near the baseline)
+            loops.append(worst)
+    factor = timing.VECTORIZED_FACTOR
+    lines.append(f"\nVECTORIZED_FACTOR {factor:g}, ALLOWANCE {timing.VECTORIZED_ALLOWANCE:g} s, {hogs} hogs, "
+                 f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    if honest and loops:
+        top = max(honest, key=lambda r: r["seconds"] / _limit(r))
+        low = min(loops, key=lambda r: r["seconds"] / _limit(r))
+        lines.append(f"honest: at most {max(r['ratio'] for r in honest):.1f} x the baseline, at most "
+                     f"{top['seconds'] / _limit(top):.3f} of the limit ({top['case']} {top['pass_name']}: margin "
+                     f"{_limit(top) / top['seconds']:.1f}); loops: at least {min(r['ratio'] for r in loops):.1f} x the "
+                     f"baseline, at least {low['seconds'] / _limit(low):.1f} times the limit ({low['case']} "
+                     f"{low['pass_name']})")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     from autograder.grading.lesson import load_lesson
     from tests.corpus import cases
@@ -152,11 +191,7 @@ def main(argv=None) -> int:
     finally:
         for hog in hogs:
             hog.kill()
-    honest = [r["ratio"] for r in table if r["category"] in ("correct", "bug") and not r["note"]]
-    print(f"\nVECTORIZED_FACTOR {timing.VECTORIZED_FACTOR:g}, ALLOWANCE {timing.VECTORIZED_ALLOWANCE:g} s, "
-          f"{args.hogs} hogs, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    if honest:
-        print(f"honest: at most {max(honest):.1f} x the baseline (margin {timing.VECTORIZED_FACTOR / max(honest):.1f})")
+    print(summary(table, args.hogs))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"seed": args.seed, "hogs": args.hogs, "time": time.time(), "rows": table},

@@ -8,9 +8,10 @@ so a machine that slows down part way through slows every function alike, and a 
 round** and then the median of those ratios is reported.
 
 Every result is plain data (dicts, lists, floats), so it prints, tabulates and plots easily.
-:func:`check_vectorized` judges "no Python loop over the outputs" from CPU seconds (not wall-clock
-time, which a busy machine inflates) against a vectorized baseline on inputs large along one axis, and that
-the long input does not change what the function computes (its own results on short pieces of that input).
+:func:`check_vectorized` judges "no Python loop over the data" from CPU seconds alone (not wall-clock
+time, which a busy machine inflates) against a vectorized baseline on inputs long along one axis at a time and a
+balanced one (:func:`cost_cases`), and that the long input does not change what the function computes (its own
+results on short pieces of that input); a static reading of the loops is a hint in its message, never a verdict.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 __all__ = ["calls_per_round", "compare", "median_ratio", "best_of", "bandwidth_floor", "sweep", "format_table", "plot_loglog", "timed_call", "is_vectorized",
-           "check_vectorized"]
+           "check_vectorized", "cost_cases", "baseline_seconds"]
 
 Clock = Callable[[], float]
 
@@ -270,12 +271,16 @@ def timed_call(function: Callable, *args, **kwargs) -> tuple[Any, float]:
 
 #: The rule of :func:`check_vectorized`: a call may use ``VECTORIZED_FACTOR`` times the CPU seconds of the
 #: vectorized baseline (PyTorch, one thread) on the same input, plus ``VECTORIZED_ALLOWANCE`` seconds (a call's fixed
-#: costs: the grader's copies of the arrays to and from the sandbox). Measured on every honest lesson 3 corpus case
-#: and every loop attack (``python -m benchmarks.vectorized_cost``, on a 2-core machine loaded with two CPU hogs):
-#: honest code takes at most VECTORIZED_MAX_HONEST times the baseline, a Python loop over a long axis at least
-#: VECTORIZED_MIN_LOOP times, so the limit keeps 10 times or more on both sides.
+#: costs: the grader's copies of the arrays to and from the sandbox). Measured on every lesson 3 corpus case on the
+#: inputs of :func:`cost_cases` (``python -m benchmarks.vectorized_cost --hogs 2``: a 2-core machine loaded with two
+#: CPU hogs and other work): honest code takes at most 13.2 times the baseline (``correct_sliding_window``'s forward, a
+#: mean over ``sliding_window_view``), a Python loop over a long axis at least 367 times (a loop over the output
+#: pixels on the columns input), 370 to 2 900 times for the others; in the limit's terms honest code uses at most 0.17
+#: of it (6 times under), loops at least 4.2 times it. Under the grader (the corpus, loaded) honest code reaches about
+#: 43 times the baseline on the thinnest inputs (the call's fixed costs), still under the limit with its 0.02 s.
+#: The two sides are 25 to 30 times apart, not the 100 times that 10 times on both sides would need.
 VECTORIZED_FACTOR = 60.0
-VECTORIZED_ALLOWANCE = 0.005
+VECTORIZED_ALLOWANCE = 0.02
 
 #: :func:`cost_cases`: the long axis of each timed input has this many positions or more (a Python loop over it
 #: turns at least this often).
@@ -304,7 +309,8 @@ AXES = ("batch", "channels", "rows", "columns", "balanced")
 def cost_cases(seed: int) -> list[dict]:
     """The inputs :func:`check_vectorized` times, drawn from :func:`course.checks.input_generator` ``(seed)`` (anew at
     each grading run): one input long along each axis in turn, ``[N, 1, h, w]``, ``[1, N, h, w]``, ``[1, 1, N, w]``,
-    ``[1, 1, h, N]`` with ``N`` >= :data:`LONG_AXIS` and ``h, w`` of one or two windows (1 to 3 outputs), and a ``balanced`` one ``[2, 2, n, n]`` of
+    ``[1, 1, h, N]`` with ``N`` >= :data:`LONG_AXIS` and ``h, w`` one window across (no padding on those axes: a loop over the long
+    axis gets the fewest elements per turn), and a ``balanced`` one ``[2, 2, n, n]`` of
     as many elements as the rows input. Each a small kernel (2 or 3), stride (1 or 2) and padding (up to half the
     kernel) per axis and a ``count_include_pad``. Returns ``[{"axis", "shape", "kernel_size", "stride", "padding",
     "count_include_pad"}]``, one per name of :data:`AXES`."""
@@ -319,9 +325,11 @@ def cost_cases(seed: int) -> list[dict]:
         kernel = tuple(int(k) for k in rng.integers(2, 4, 2))
         stride = tuple(int(s) for s in rng.integers(1, 3, 2))
         padding = tuple(int(rng.integers(0, k // 2 + 1)) for k in kernel)
-        h, w = (k + s * int(rng.integers(0, 2)) for k, s in zip(kernel, stride))  # 1 to 3 outputs across
+        h, w = kernel  # one window across each short axis (no padding there): the fewest elements per turn of a loop
         shape = {"batch": (long, 1, h, w), "channels": (1, long, h, w), "rows": (1, 1, long, w),
                  "columns": (1, 1, h, long)}.get(axis)
+        if axis != "balanced":  # no padding across the short spatial axes
+            padding = tuple(p if shape[2 + i] == long else 0 for i, p in enumerate(padding))
         if shape is None:  # the rows input's elements on a square map
             n = math.isqrt(long * cases[2]["shape"][3] // 4)
             shape = (2, 2, n, n)
