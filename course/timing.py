@@ -276,9 +276,11 @@ def timed_call(function: Callable, *args, **kwargs) -> tuple[Any, float]:
 #: CPU hogs and other work): honest code takes at most 13.2 times the baseline (``correct_sliding_window``'s forward, a
 #: mean over ``sliding_window_view``), a Python loop over a long axis at least 367 times (a loop over the output
 #: pixels on the columns input), 370 to 2 900 times for the others; in the limit's terms honest code uses at most 0.17
-#: of it (6 times under), loops at least 4.2 times it. Under the grader (the corpus, loaded) honest code reaches about
-#: 43 times the baseline on the thinnest inputs (the call's fixed costs), still under the limit with its 0.02 s.
-#: The two sides are 25 to 30 times apart, not the 100 times that 10 times on both sides would need.
+#: of it (6 times under), loops at least 4.2 times it. Under the grader (lesson 3's corpus, loaded) honest code
+#: reaches 26 times the baseline on the thinnest inputs (the call's fixed costs: the arrays copied to and from the
+#: sandbox), yet at most 0.20 of the limit (5 times under) with its 0.02 s, and the loops used 4.0 (a loop over the output
+#: pixels) to 37 times the limit. The two sides are 20 to 30 times apart, not the 100 times that 10 times on both
+#: sides would need: the limit sits in the middle.
 VECTORIZED_FACTOR = 60.0
 VECTORIZED_ALLOWANCE = 0.02
 
@@ -486,7 +488,7 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
     every process of the sandboxed child, read by the grader (the child's own report is never asked); the
     baseline's are this thread's (:func:`baseline_seconds`). On failure the message carries what the static
     reading of the loops says (:func:`_loop_hint`), as a hint only. Returns one row per call: ``{"shape",
-    "seconds", "baseline_seconds", "per_element", "ratio"}`` (``per_element``: seconds per result element).
+    "seconds", "baseline_seconds", "limit", "per_element", "ratio"}`` (``per_element``: seconds per result element).
 
     The rule is the time, not the values (the value tests judge those, so one wrong value costs their points
     only): the result must have the baseline's type, shape and dtype, must not be one value everywhere when
@@ -533,6 +535,6 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
                 f"pixels, whether written as a for, a comprehension, map or reduce with a lambda, or in a string). "
                 + (hint or "Replace that loop by slices that cover every window at once; a loop over the kernel "
                    "offsets is fine, its length does not grow with the input.") + _loop_hint(function, name))
-        rows.append({"shape": list(np.shape(args[0])), "seconds": seconds, "baseline_seconds": base,
+        rows.append({"shape": list(np.shape(args[0])), "seconds": seconds, "baseline_seconds": base, "limit": limit,
                      "per_element": seconds / max(1, expected.size), "ratio": seconds / base if base > 0 else float("inf")})
     return rows
