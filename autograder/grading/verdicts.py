@@ -425,8 +425,14 @@ class _Router:
 
     def timed_call(self, function, args, kwargs):
         """``(function(*args, **kwargs), CPU seconds the child spent on it)``, the time read by this
-        process from the kernel's accounting of the child's whole process tree."""
+        process from the kernel's accounting of every process of the child (its cgroup, else its PID
+        namespace's tree, reaped processes included); the child's own report is never asked. Where the
+        sandbox cannot count them all, a :class:`GraderFault` (the grader's failure, never the student's 0)."""
         box = self.session.ensure()
+        why = box.cpu_uncounted()
+        if why:
+            raise GraderFault(f"could not judge a rule on CPU seconds (lesson 3's vectorized cells): {why}; grade "
+                              f"where the child has a cgroup or namespaces (bubblewrap)")
         before = box.cpu_seconds()
         result = function(*args, **kwargs)
         return result, max(0.0, box.cpu_seconds() - before)

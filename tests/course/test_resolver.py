@@ -277,10 +277,9 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
                     loops.add((name, node.func.id, target))
     assert checked >= 10
     assert allow_listed >= 7  # every check_avoids of lesson 4 is its allow-list
+    # lesson 3's vectorized cells judge cost alone (issue 50): check_kernel_loops is only a hint in their message
     assert loops == {("lesson2_loops", "check_output_loops", "avg_pool2d_loops"),
-                     ("lesson2_loops", "check_output_loops", "avg_pool2d_loops_backward"),
-                     ("lesson3_numpy", "check_kernel_loops", "avg_pool2d_numpy"),
-                     ("lesson3_numpy", "check_kernel_loops", "avg_pool2d_numpy_backward")}, loops
+                     ("lesson2_loops", "check_output_loops", "avg_pool2d_loops_backward")}, loops
 
 
 class _OwnAttributes(nn.Module):

@@ -253,3 +253,25 @@ def test_numpy_designs_agree_with_torch_and_a_wrong_one_is_refused(monkeypatch):
         numpy_designs.measure((2, 4, 12, 12), rounds=1, min_time=0.0001, copy_mib=1)
     with pytest.raises(ValueError, match="even H and W"):
         numpy_designs.measure((2, 4, 11, 12), rounds=1, min_time=0.0001, copy_mib=1)
+
+
+def test_vectorized_cost_separates_honest_kernel_loops_from_a_loop_over_the_data():
+    """``python -m benchmarks.vectorized_cost`` (issue 50): lesson 3's corpus cases timed on the inputs the vectorized
+    cells draw; an honest kernel loop (``np.ndindex``) stays under the limit on every input, a loop over the rows behind
+    a rebound parameter goes over it on the rows input, and the summary gives both sides' ratios."""
+    import corpus
+    from autograder.grading.lesson import load_lesson
+    from benchmarks import vectorized_cost
+
+    lesson = load_lesson(vectorized_cost.LESSON, REPO)
+    cases = {case.name: case for case in corpus.cases(vectorized_cost.LESSON)}
+    timed = vectorized_cost.calls(seed=3)
+    table = []
+    for name in ("correct_ndindex", "cheat_rebound_parameter"):
+        for row in vectorized_cost.measure(vectorized_cost._namespace(cases[name], lesson), "forward", timed["forward"]):
+            table.append({**row, "case": name, "category": cases[name].category, "pass_name": "forward"})
+    verdicts = {(row["case"], row["axis"]): row["vectorized"] for row in table}
+    assert all(verdicts["correct_ndindex", axis] for axis in ("batch", "channels", "rows", "columns", "balanced"))
+    assert not verdicts["cheat_rebound_parameter", "rows"] and verdicts["cheat_rebound_parameter", "batch"]
+    text = vectorized_cost.summary(table, hogs=0)
+    assert "honest: at most" in text and "loops: at least" in text

@@ -259,6 +259,15 @@ class Sandbox:
             total += times.user + times.system + times.children_user + times.children_system
         return total
 
+    def cpu_uncounted(self) -> str:
+        """"" where :meth:`cpu_seconds` counts every process the child ever started: it has a cgroup, or a PID
+        namespace of its own (whose first process becomes the parent of every orphan, so an orphan stays in the
+        tree and its times reach it when reaped). Else why not (a rule that judges CPU seconds cannot be judged)."""
+        if self.cgroup is not None or self.mode.namespaces:
+            return ""
+        return (f"this grader's {self.mode.level} containment has neither a cgroup nor a PID namespace for the "
+                f"child, so a process the student's code starts and leaves would not be counted")
+
     def _tree(self) -> list:
         """The child's processes as psutil sees them (none once it is gone)."""
         import psutil
