@@ -76,8 +76,8 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # the network). Without the course's tools (autograder.results.feedback_steps) generate_feedback refuses instead
 # of writing pages of raw TeX.
 try:
-    from autograder.results.feedback_steps import (ExpectedAnswers, HiddenTestsCleared, MathToMathML, TestRows,
-                                                   template_basedirs)
+    from autograder.results.feedback_steps import (ExpectedAnswers, FeedbackPage, HiddenTestsCleared, MathToMathML,
+                                                   TestRows)
 except ImportError as _steps_missing:
     def _refuse_feedback(nb, resources, _why=str(_steps_missing)):
         raise RuntimeError(f"generate_feedback needs the course's tools (autograder.results.feedback_steps): {_why}; "
@@ -87,10 +87,9 @@ except ImportError as _steps_missing:
     ExpectedAnswers = HiddenTestsCleared = MathToMathML = TestRows = _refuse_feedback
 else:
     # The page heads with the graded cells by exercise and what each checks, lost points first, each a link
-    # (TestRows and the template feedback-rows, which extends nbgrader's own feedback template).
-    c.HTMLExporter.template_name = "feedback-rows"
-    c.HTMLExporter.template_file = "rows.html.j2"
-    c.HTMLExporter.extra_template_basedirs = template_basedirs()
+    # (TestRows and the template feedback-rows, which extends nbgrader's own feedback template). Set on the
+    # feedback's own exporter, never on HTMLExporter: formgrader's view of a submission is an HTMLExporter too.
+    c.GenerateFeedback.exporter_class = FeedbackPage
 
 # Expected answers: a failed check that names the expected value (check_value, check_array's values: a
 # knowledge check's key, a prediction, a number worked out by hand, a hidden test's reference output) says

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from latex2mathml.converter import convert
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool, List
@@ -96,6 +97,21 @@ def template_basedirs() -> list[str]:
 
     nbgrader_templates = Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates"
     return [str(Path(__file__).resolve().parent / "templates"), str(nbgrader_templates)]
+
+
+class FeedbackPage(HTMLExporter):
+    """The exporter of ``generate_feedback`` alone (``c.GenerateFeedback.exporter_class``): nbgrader's feedback
+    page headed by :class:`TestRows`' list, from the template ``feedback-rows``. Configured under its own name, so
+    every other page (formgrader's view of a submission uses a plain ``HTMLExporter`` with its template
+    ``formgrade``) keeps its own template."""
+
+    @property
+    def default_config(self):
+        config = super().default_config
+        config.FeedbackPage.template_name = "feedback-rows"
+        config.FeedbackPage.template_file = "rows.html.j2"
+        config.FeedbackPage.extra_template_basedirs = template_basedirs()
+        return config
 
 
 def exercise_of(markdown: str) -> str | None:

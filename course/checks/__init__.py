@@ -47,7 +47,7 @@ from course.checks.analysis.loops import _LoopNests
 from course.checks.analysis.objects import data_methods, returns_data
 from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
 from course.checks.analysis.text import cells_of, compile_tree, in_cells, line_of, parse, source_of
-from course.checks.answers import (NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
+from course.checks.answers import (Answered, NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
                                    matches, read_shape, read_words)
 from course.checks.hooks import MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, passed, runs_with_student_code
 from course.checks.values import (CATCH_ALL_NAMES, INPUT_KINDS, LAYOUTS, STUDENT_ERRORS, WrongValue, call_on_layout,

@@ -85,16 +85,16 @@ def test_feedback_clears_hidden_tests_and_writes_math_as_mathml_or_refuses(monke
     """With the course's tools feedback clears hidden tests, withholds expected answers (by default) and
     writes TeX as MathML (renders offline);
     without them generate_feedback refuses rather than hand students raw TeX (or hidden tests)."""
-    from autograder.results.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML
+    from autograder.results.feedback_steps import ExpectedAnswers, HiddenTestsCleared, MathToMathML, TestRows
 
     config = load_config(monkeypatch, importable=True)
     steps = config.GenerateFeedback.preprocessors
-    assert HiddenTestsCleared in steps and ExpectedAnswers in steps and MathToMathML in steps
+    assert HiddenTestsCleared in steps and ExpectedAnswers in steps and MathToMathML in steps and TestRows in steps
     assert config.ExpectedAnswers.reveal is False, "expected answers are withheld unless the instructor releases them"
     monkeypatch.setitem(sys.modules, "autograder.results.feedback_steps", None)
     steps = [s for s in load_config(monkeypatch, importable=True).GenerateFeedback.preprocessors
              if not isinstance(s, str)]
-    assert len(steps) == 3
+    assert len(steps) == 4  # the three above and the named rows (TestRows), each refusing
     for step in steps:
         with pytest.raises(RuntimeError, match="generate_feedback needs the course's tools"):
             step(nbformat.v4.new_notebook(), {})
@@ -302,3 +302,29 @@ def test_installed_wheel_grades_through_the_trusted_grader_and_refuses_without_i
     assert not (course / "autograded" / "bob" / LESSON / lesson.notebook_name).exists()
     scores, _ = grades_of(course, "bob")
     assert all(s is None for s in scores), scores
+
+
+def test_the_feedback_template_is_the_feedback_pages_alone(monkeypatch):
+    """The course's named rows (template feedback-rows) head generate_feedback's page only: formgrader shows a
+    submission with a plain HTMLExporter and its own template ``formgrade`` (set as nbgrader's formgrader sets it,
+    before the course's config), which a course-wide HTMLExporter setting replaced (the hub test then waited in
+    vain for formgrader's grade boxes)."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+    from traitlets.config import Config
+
+    from autograder.results.feedback_steps import FeedbackPage, template_basedirs
+
+    config = load_config(monkeypatch, importable=True)
+    assert "template_name" not in config.HTMLExporter
+    formgrader = Config()
+    formgrader.HTMLExporter.template_name = "formgrade"
+    formgrader.HTMLExporter.extra_template_basedirs = template_basedirs()[1:]  # nbgrader's formgrader templates
+    formgrader.merge(config)
+    assert HTMLExporter(config=formgrader).template_name == "formgrade"
+    assert config.GenerateFeedback.exporter_class is FeedbackPage
+    feedback = Config(config)
+    feedback.HTMLExporter.template_name = "feedback"  # what GenerateFeedback sets for its exporter
+    page = FeedbackPage(config=feedback)
+    assert (page.template_name, page.template_file) == ("feedback-rows", "rows.html.j2")
+    assert GenerateFeedback(config=config).exporter_class is FeedbackPage

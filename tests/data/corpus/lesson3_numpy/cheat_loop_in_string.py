@@ -1,7 +1,8 @@
-# corpus: cheat (issue 50): a loop over the output rows inside a string run by exec (`exec(ROWS, scope)`), the rest of the forward plain NumPy; no path allows it: check_avoids refuses exec (and the globals() and locals() it reads) in every graded cell, the backward's too (the rule reads every solution cell), and on the input 10^5 rows long its cost alone fails forward_vectorized (benchmarks.vectorized_cost)
+# corpus: cheat (issue 50): a loop over the output rows inside a string run by exec (`exec(ROWS, scope)`), the rest of the forward plain NumPy; no path allows it: check_avoids cannot prove code run from text (exec, and the globals() and locals() it reads), so every graded cell that reads the source goes to the instructor's review (0 until read), the backward's too (the rule reads every solution cell), and on the input 10^5 rows long its cost alone fails forward_vectorized (benchmarks.vectorized_cost)
 # category: cheat
 # status: ok
 # fails: *
+# reviews: backward_errors, backward_tests, backward_vectorized, forward_errors, forward_no_pad_count, forward_tests, forward_vectorized
 # %% avg_pool2d_numpy +
 def pool_row(padded, ones, i, kh, kw, sh, sw, out_w, count_include_pad):
     """Output row i [B, C, W_out] of the zero-padded input (ones: the padded map of ones, for the counts)."""
