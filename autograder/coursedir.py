@@ -257,15 +257,16 @@ def url_is_sqlite(root: Path) -> bool:
     return db_url(root).startswith("sqlite:")
 
 
-def open_gradebook(root: Path):
-    """``nbgrader.api.Gradebook`` on the course's gradebook (:func:`db_url`; call :func:`check_gradebook` first).
+def open_gradebook(root: Path, course: str | None = None):
+    """``nbgrader.api.Gradebook`` on the course's gradebook (:func:`db_url`; call :func:`check_gradebook` first),
+    which adds the row of ``course`` (default: the course's own id, :func:`course_id`) where it is missing.
 
     nbgrader runs the ``alembic`` command by name, so this interpreter's ``bin`` goes first on ``PATH``.
     """
     from nbgrader.api import Gradebook
 
     put_bin_on_path()
-    return Gradebook(db_url(root), course_id=course_id(root))
+    return Gradebook(db_url(root), course_id=course or course_id(root))
 
 
 def ensure_assignment(root: Path, lesson: str) -> None:

@@ -92,11 +92,13 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
         everyone = sorted(p.parent.name for p in (root / "autograded").glob(f"*/{lesson}") if p.is_dir())
         graded = sorted(r["student"] for r in records if r["lesson"] == lesson)
         runs += [(lesson, arguments) for arguments in _runs(everyone, graded, jobs)]
-    # nbgrader adds the course's row to the gradebook where it is missing: done here once, before the runs, or two
-    # starting together both add it and one fails (sqlite3.IntegrityError: UNIQUE constraint failed: course.id;
-    # seen once in a CI simulation of test_feedback's jobs=3 run).
-    with coursedir.open_gradebook(root):
-        pass
+    # nbgrader adds a course's row to the gradebook where it is missing: done here once, before the runs, or two
+    # starting together both add it and one fails (sqlite3.IntegrityError: UNIQUE constraint failed: course.id).
+    # Two rows: the course's own, and nbgrader's "default_course", which its GetGrades step opens the gradebook
+    # with whatever the course's id is (a gradebook the trusted grader wrote has only the course's own row).
+    for course in (None, "default_course"):
+        with coursedir.open_gradebook(root, course):
+            pass
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # each run is an nbgrader process of its own
         results = list(pool.map(lambda run: (run[0], coursedir.run_nbgrader(root, "generate_feedback", run[0],
                                                                              "--force", *run[1])), runs))

@@ -235,3 +235,31 @@ def test_feedback_reads_output_chars_as_the_graders_policy_does(tmp_path):
             output_chars(Config({"SandboxPolicy": {"output_chars": wrong}}))
         with pytest.raises(ValueError, match="SandboxPolicy.output_chars must be positive"):
             load_policy(tmp_path, Config({"SandboxPolicy": {"output_chars": wrong}})).limits()
+
+
+def test_feedback_adds_both_course_rows_before_its_parallel_runs_start(graded, monkeypatch):
+    """The race behind "UNIQUE constraint failed: course.id" (stops 48 and 49, test_feedback's jobs=3 run): nbgrader's
+    GetGrades opens the gradebook as "default_course", whatever the course's id, and adds that row where it is
+    missing, so runs starting together both added it. The trusted grader's gradebook holds the course's own row only
+    (made so here); write_feedback adds both before the first nbgrader run starts."""
+    import sqlite3
+
+    root, _, _ = graded
+    with sqlite3.connect(coursedir.gradebook_path(root)) as db:
+        db.execute("DELETE FROM course WHERE id = 'default_course'")
+        assert {row[0] for row in db.execute("SELECT id FROM course")} == {coursedir.course_id(root)}
+
+    class FirstRun(Exception):
+        pass
+
+    seen = []
+
+    def first_run(course_root, *args, **kwargs):
+        with sqlite3.connect(coursedir.gradebook_path(course_root)) as db:
+            seen.append({row[0] for row in db.execute("SELECT id FROM course")})
+        raise FirstRun
+
+    monkeypatch.setattr(coursedir, "run_nbgrader", first_run)
+    with pytest.raises(FirstRun):
+        feedback.write_feedback(root, jobs=3)
+    assert seen and all(rows == {coursedir.course_id(root), "default_course"} for rows in seen), seen
