@@ -59,16 +59,19 @@ def test_a_cpu_hog_neither_starves_its_neighbours_nor_outlives_its_budget(tmp_pa
     for name in ("bob", "cat"):
         assert beside[name].status == alone[name].status == "ok" and beside[name].score == alone[name].score == 1
         assert [t["output"] for t in beside[name].tests] == [t["output"] for t in alone[name].tests]
-    slowest = max(beside[name].seconds / alone[name].seconds for name in ("bob", "cat"))
-    print(f"\nhonest neighbours: {alone['bob'].seconds:.2f} s and {alone['cat'].seconds:.2f} s alone, "
-          f"{beside['bob'].seconds:.2f} s and {beside['cat'].seconds:.2f} s beside the hog (at most {slowest:.2f}x); "
+    # the honest cell's own seconds (its half CPU second of work), not the record's, which also holds the child's
+    # start: a cold start (about 2 s in a checkout under /tmp) in one run and not the other is not starvation
+    work = {run: {name: next(c["seconds"] for c in records[name].cells if c["id"] == "answer") for name in ("bob", "cat")}
+            for run, records in (("alone", alone), ("beside", beside))}
+    slowest = max(work["beside"][name] / work["alone"][name] for name in ("bob", "cat"))
+    print(f"\nhonest neighbours' cells: {work['alone']['bob']:.2f} s and {work['alone']['cat']:.2f} s alone, "
+          f"{work['beside']['bob']:.2f} s and {work['beside']['cat']:.2f} s beside the hog (at most {slowest:.2f}x); "
           f"the hog's cell stopped after {stopped_after:.1f} s ({hog.status}: {hog.reason})")
     # stopped by its CPU budget (counted in its cgroup, every process it started included), within the wall-clock
     # cap for hangs (budget x HANG_FACTOR + HANG_SECONDS), which would say "ran past the time limit"
     assert hog.status == "timeout" and hog.score == 0 and f"more than {CELL_SECONDS:g} CPU seconds" in hog.reason
     assert stopped_after < hang_seconds(CELL_SECONDS), stopped_after
-    assert slowest <= 2.0 or max(beside[n].seconds - alone[n].seconds for n in ("bob", "cat")) < 1.0, \
-        {n: (alone[n].seconds, beside[n].seconds) for n in ("bob", "cat")}
+    assert slowest <= 2.0 or max(work["beside"][n] - work["alone"][n] for n in ("bob", "cat")) < 1.0, work
 
 
 @pytest.mark.slow
