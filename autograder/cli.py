@@ -387,6 +387,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     collected = collect.collect(archive, demo, lessons, due=due)
     collect.record_in_gradebook(demo, due, collected)
     print(collected.summary())
+    exchange = exchange_attack(demo, collected.placed, lessons)
     mark = step("collect", mark)
     print(f"\n== grade (--jobs {args.jobs})")
     graded = load_grader()(None, None, jobs=args.jobs, root=demo, progress=True)
@@ -404,7 +405,7 @@ def cmd_course(args: argparse.Namespace) -> int:
             marks[(record["student"], record["lesson"])] = marks.get((record["student"], record["lesson"]), "") + "!"
     print("\n" + export.table(grades, marks))
     print("(- not handed in, L late, ! not OK: see the report; attack_*: a cheating submission, below)")
-    unstopped = attacks_report(results)
+    unstopped = attacks_report(results) + exchange_attack_report(exchange, grades)
     print("\nItem analysis: each lesson's hardest cell (lowest difficulty) and least discriminating one (see the "
           "report's item analysis)")
     for line in item_analysis.summary_lines(report.items(demo)):
@@ -418,7 +419,8 @@ def cmd_course(args: argparse.Namespace) -> int:
     print("time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
           + f"; main job finished in {time.monotonic() - started:.0f} s")
     if unstopped:
-        print(f"error: the grader gave points to {unstopped} attack(s) on the tests they target (see above)",
+        print(f"error: {unstopped} attack(s) not stopped: points on the tests they target, or a hand-in collected "
+              "(see above)",
               file=sys.stderr)
         return 1
     return 0
@@ -442,6 +444,43 @@ def attacks_report(records: list[dict]) -> int:
         verdict = f"NOT STOPPED on {', '.join(scored)}" if scored else f"stopped on {', '.join(attack.stopped_on)}"
         print(f"  {attack.student:<30} {attack.lesson}: {attack.what}: {verdict}")
     return unstopped
+
+
+def exchange_attack(demo: Path, placed: list, lessons: list[str]):
+    """The sample class's exchange attack (``autograder.collect.exchange_attack``), before grading: a hand-in
+    in the name of the first student the LMS collect placed (in lesson order), linked to the lesson's
+    ``source/`` notebook, collected with ``--update`` from a scratch exchange under ``demo``."""
+    from autograder.collect import exchange_attack as attack
+
+    honest = sorted((lessons.index(p.lesson), p.student) for p in placed
+                    if p.lesson in lessons and not p.student.startswith("attack_"))
+    if not honest:
+        return None
+    lesson, student = lessons[honest[0][0]], honest[0][1]
+    return attack.collect(demo, attack.plant(demo, student, lesson))
+
+
+def exchange_attack_report(outcome, grades) -> int:
+    """Print whether the exchange attack was stopped (refused, nothing placed, the named student's hand-in
+    kept byte for byte, so their grade is their LMS hand-in's); 1 if it was not, else 0."""
+    if outcome is None:
+        return 0
+    o = outcome
+    print(f"\nExchange attack (nbgrader's exchange, run as one account, {o.writer}): a hand-in in {o.student}'s name for "
+          f"{o.lesson} whose notebook is a symbolic link to source/{o.lesson}/{o.lesson}.ipynb, collected with --update "
+          "from the sample class's exchange/")
+    reasons = "; ".join(o.refused) or "no reason given"
+    if o.stopped:
+        print(f"  exchange: 1 hand-in refused (named {o.student}, written by account {o.writer}: {reasons}); "
+              f"{o.link_alone}: stopped")
+    else:
+        print(f"  exchange: NOT STOPPED: placed {', '.join(o.placed) or 'nothing'}, refused: {reasons}")
+    score = grades.score.get((o.student, o.lesson))
+    graded = f"{score:g}/{grades.max_score.get(o.lesson, 0):g}" if score is not None else "not graded"
+    kept = ("holds the LMS hand-in byte for byte, so the grade is that hand-in's" if o.untouched
+            else "CHANGED: the grade is not their LMS hand-in's")
+    print(f"  {o.student}'s {o.lesson}: submitted/ {kept}: {graded}")
+    return 0 if o.stopped else 1
 
 
 # --- the parser ------------------------------------------------------------------------------------

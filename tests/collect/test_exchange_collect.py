@@ -19,6 +19,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange import ExchangeError
 
 from accounts import local_account
+from shared import REPO
 from autograder.collect.exchange import CourseExchangeCollect
 from autograder.collect.names import TIMESTAMP_FORMAT
 from autograder.collect.unpack import UnpackLimits
@@ -233,3 +234,62 @@ def test_before_duedate_ranks_hand_ins_by_their_change_time(uids, course, monkey
     assert (submitted(root, ALICE) / f"{LESSON}.ipynb").read_bytes() == HONEST, "the one handed in before the due date"
     collect(root, inbound, update=True)
     assert (submitted(root, ALICE) / f"{LESSON}.ipynb").read_bytes() == b"late", "the latest, with --update"
+
+
+# --- make course's exchange attack (autograder/collect/exchange_attack.py), on a scratch course folder ---
+
+def attack_course(tmp_path: Path, student: str) -> Path:
+    """lesson LESSON's source and the course's nbgrader_config.py, and ``student``'s LMS hand-in of it."""
+    from autograder import coursedir
+
+    root = coursedir.copy_course(REPO, tmp_path / "demo", [LESSON], ("source",))
+    lms = submitted(root, student)
+    lms.mkdir(parents=True)
+    (lms / f"{LESSON}.ipynb").write_bytes(HONEST)
+    return root
+
+
+def test_make_courses_exchange_attack_is_refused_and_the_named_students_hand_in_kept(tmp_path, capsys):
+    from autograder.cli import exchange_attack_report
+    from autograder.collect import exchange_attack
+    from autograder.results.export import Grades
+
+    root = attack_course(tmp_path, "alice")
+    entry = exchange_attack.plant(root, "alice", LESSON)
+    assert (entry / f"{LESSON}.ipynb").is_symlink() and entry.parent.stat().st_mode & 0o7777 == 0o2733
+    outcome = exchange_attack.collect(root, entry)
+    assert outcome.stopped and outcome.placed == [] and outcome.untouched, outcome
+    [reason] = outcome.refused
+    assert "owned by the account that collects" in reason, "one account wrote it: the collect says so first"
+    assert f"{LESSON}.ipynb is a symbolic link" in outcome.link_alone, outcome.link_alone
+    assert sorted(p.relative_to(root / "submitted").as_posix() for p in (root / "submitted").rglob("*")) == [
+        "alice", f"alice/{LESSON}", f"alice/{LESSON}/{LESSON}.ipynb"], "nothing placed for the attack"
+    assert (submitted(root, "alice") / f"{LESSON}.ipynb").read_bytes() == HONEST
+    grades = Grades([LESSON], {LESSON: 25.0}, ["alice"], score={("alice", LESSON): 12.0})
+    assert exchange_attack_report(outcome, grades) == 0
+    printed = capsys.readouterr().out
+    assert f"exchange: 1 hand-in refused (named alice, written by account {exchange_attack.account()}" in printed
+    assert "holds the LMS hand-in byte for byte, so the grade is that hand-in's: 12/25" in printed
+
+
+def test_the_exchange_attack_as_the_named_students_own_account(uids, tmp_path, capsys):
+    """The other side, with the entry given to the account it names: the link alone refuses it; the same
+    entry with a plain notebook is collected, and make course's report then fails."""
+    from autograder.cli import exchange_attack_report
+    from autograder.collect import exchange_attack
+    from autograder.results.export import Grades
+
+    root = attack_course(tmp_path, ALICE)
+    entry = exchange_attack.plant(root, ALICE, LESSON)
+    give(entry, uids[ALICE])
+    outcome = exchange_attack.collect(root, entry)
+    assert outcome.stopped and outcome.writer == ALICE, outcome
+    assert [r for r in outcome.refused if f"{LESSON}.ipynb is a symbolic link" in r], outcome.refused
+    (entry / f"{LESSON}.ipynb").unlink()
+    (entry / f"{LESSON}.ipynb").write_bytes(b"a plain notebook")
+    give(entry, uids[ALICE])
+    outcome = exchange_attack.collect(root, entry)
+    assert not outcome.stopped and outcome.placed == [ALICE] and not outcome.untouched, outcome
+    assert (submitted(root, ALICE) / f"{LESSON}.ipynb").read_bytes() == b"a plain notebook"
+    assert exchange_attack_report(outcome, Grades([LESSON], {LESSON: 25.0}, [ALICE])) == 1
+    assert "exchange: NOT STOPPED: placed xcu-alice" in capsys.readouterr().out

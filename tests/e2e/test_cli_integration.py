@@ -22,6 +22,7 @@ def test_main_job_with_the_trusted_grader(tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "Attacks in the sample class" in out and "NOT STOPPED" not in out
+    assert "exchange: 1 hand-in refused (named " in out and "so the grade is that hand-in's" in out, out
     printed = export.parse_table(out.split("(- not handed in")[0].split("\n\n")[-1])
     rows = list(csv.DictReader((demo / "reports" / "grades.csv").open()))
     from_csv = {(r["student"], "lesson1"): float(r[LESSON]) for r in rows if r[LESSON]}
