@@ -63,6 +63,10 @@ c.IgnorePattern.pattern = r"(?m)^.*(UserWarning|DeprecationWarning|FutureWarning
 # c.SandboxPolicy.memory_mb = 4096
 # c.SandboxPolicy.file_mb = 16
 # c.SandboxPolicy.nproc = 64          # processes and threads: every lesson's reference needs at most 3
+# c.SandboxPolicy.nofile = 256       # descriptors per process (the machine's file table is shared), 16 or more
+# c.SandboxPolicy.msgqueue_kb = 128   # POSIX message queues, KiB (one queue of the default size)
+# c.SandboxPolicy.memlock_kb = 64     # locked memory per process, KiB; these three at most the grading
+#                                     # process's own hard limit (a child cannot get more): refused above it
 # c.SandboxPolicy.output_chars = 20000
 # c.SandboxPolicy.reply_mb = 256
 # c.SandboxPolicy.require = "platform"  # the lowest containment to grade at: "platform" (the strongest the

@@ -5,6 +5,7 @@ child's set-up (a missing package the lesson needs is the grader's fault, a bloc
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,59 @@ def test_a_missing_config_file_gives_the_defaults(tmp_path):
 def test_a_nonpositive_limit_is_refused_with_its_name(trait):
     with pytest.raises(ValueError, match=f"SandboxPolicy.{trait} must be positive"):
         SandboxPolicy(**{trait: 0}).limits()
+
+
+@pytest.mark.parametrize("setting, value, lowest", [
+    ("nofile", 15, 16), ("nofile", 1 << 40, 16), ("msgqueue_kb", -1, 0), ("memlock_kb", 1 << 40, 0),
+])
+def test_a_child_rlimit_setting_out_of_its_range_is_refused_with_its_name_and_rule(setting, value, lowest):
+    """Below its lowest value, or above the grading process's own hard limit (which a child made without
+    privileges cannot exceed), a setting is refused naming it and the range."""
+    import resource
+
+    name = {"nofile": "RLIMIT_NOFILE", "msgqueue_kb": "RLIMIT_MSGQUEUE", "memlock_kb": "RLIMIT_MEMLOCK"}[setting]
+    hard = resource.getrlimit(getattr(resource, name))[1]
+    if value > lowest and hard == resource.RLIM_INFINITY:
+        pytest.skip(f"this process's hard {name} is unlimited: no upper bound to pass")
+    rule = (f"at least {lowest}" if hard == resource.RLIM_INFINITY else rf"from {lowest} to \d+, this grading "
+            rf"process's own hard {name} \(a child made without privileges cannot get more\)")
+    with pytest.raises(ValueError, match=rf"SandboxPolicy.{setting} must be {rule}, got {value}"):
+        SandboxPolicy(**{setting: value}).limits()
+    assert SandboxPolicy(**{setting: lowest}).limits()  # the lowest value itself is allowed
+
+
+#: Opens pipes until 60 descriptors are held or the kernel refuses: ``opened`` (how many), ``refused`` (its error).
+OPEN_MANY = """import os
+opened, refused, kept = 0, None, []
+while opened < 60 and refused is None:
+    try:
+        kept.extend(os.pipe())
+        opened += 2
+    except OSError as exc:
+        refused = exc.strerror
+"""
+
+
+@pytest.mark.parametrize("nofile, refused", [(32, "Too many open files"), (256, None)])
+def test_the_policys_descriptor_limit_reaches_the_child(tmp_path, nofile, refused):
+    """``c.SandboxPolicy.nofile`` in nbgrader_config.py is the child's RLIMIT_NOFILE: lowered to 32, a child
+    that opens 60 descriptors is stopped short of 32; at the default it opens them all."""
+    (tmp_path / "nbgrader_config.py").write_text(f"c = get_config()\nc.SandboxPolicy.nofile = {nofile}\n")
+    limits = load_policy(tmp_path).limits()
+    assert limits.nofile == nofile
+    box = Sandbox([{"id": "answer", "kind": "solution", "source": OPEN_MANY}],
+                  limits=dataclasses.replace(FAST, nofile=limits.nofile), hide=hidden_paths(REPO), uid=sandbox_uid(908))
+    try:
+        box.start()
+        assert all(o.ok for o in box.outcomes), box.outcomes
+        reply, blobs = box.request({"op": "get", "name": "refused"}, [], time.monotonic() + 30)
+        said = _child.decode(reply["ok"], blobs, None)
+        reply, blobs = box.request({"op": "get", "name": "opened"}, [], time.monotonic() + 30)
+        opened = _child.decode(reply["ok"], blobs, None)
+    finally:
+        box.close()
+    assert said == refused, (said, opened)
+    assert opened < nofile if refused else opened == 60, opened
 
 
 # --- the containment level ------------------------------------------------------------------------
