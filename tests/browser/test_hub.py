@@ -2,7 +2,7 @@
 
 The test is the newcomer of that section: it makes the local accounts (``useradd``: two students, an
 instructor, the course account that owns the course folder), the exchange folder and the course folder,
-releases lesson 1 as the course account, and starts JupyterHub with ``deploy/jupyterhub/jupyterhub_config.py``
+releases lessons 1 and 2 as the course account, and starts JupyterHub with ``deploy/jupyterhub/jupyterhub_config.py``
 and the pinned ``configurable-http-proxy`` on loopback (PAM logins, the local process spawner). Then:
 
 1. both students log in, fetch lesson 1 from the *Assignments* list and submit it; one of them first types
@@ -11,6 +11,9 @@ and the pinned ``configurable-http-proxy`` on loopback (PAM logins, the local pr
    that owns it) and grades with the trusted grader; the instructor
    opens formgrader through the hub, sees both scores, gives a manual grade and a comment; the course
    account generates and releases feedback;
+   alice also hands in lesson 2 (``nbgrader submit`` in her terminal) with a forward whose loop rule is
+   unproved: it is graded 0 with "needs manual grade", formgrader flags it, the instructor scores it in
+   formgrader, and the score reaches ``grades.csv`` and her feedback page (the review path, issue 50);
 3. each student fetches feedback and sees their own score, the comment and no hidden test (the trusted
    grader's staging carries each hand-in's ``submission_secret.txt`` into ``autograded/``, under which
    ``nbgrader release_feedback`` files the feedback);
@@ -25,6 +28,7 @@ starts (hub, proxy, course service, single-user servers, their kernels) is ended
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import re
@@ -48,6 +52,7 @@ from accounts import interpreter_cover, local_account
 from autograder import coursedir
 from autograder.results import export
 from autograder.solutions import solution_cells
+from shared import WHILE_FORWARD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -55,6 +60,7 @@ DEPLOY = lab.REPO / "deploy" / "jupyterhub"
 PROXY = DEPLOY / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE = "avgpool-course"
 LESSON = lab.LESSON
+REVIEWED = "lesson2_loops"   # alice's second hand-in: a forward whose loop rule is unproved (WHILE_FORWARD)
 STUDENTS = ("hubt-alice", "hubt-bob")   # alice answers the worked example; bob hands in the stub
 INSTRUCTOR = "hubt-teacher"
 COURSE_ACCOUNT = "hubt-course"
@@ -163,7 +169,7 @@ def _stop(hub: Hub, uids: set[int]) -> None:
 
 @pytest.fixture(scope="module")
 def hub(chromium, screenshot_root):
-    """The README's steps as root: accounts, exchange, course folder, lesson 1 released, the hub running."""
+    """The README's steps as root: accounts, exchange, course folder, lessons 1 and 2 released, the hub running."""
     proxy_or_skip()
     with contextlib.ExitStack() as stack:
         top = Path(tempfile.mkdtemp(prefix="avgpool-hub-"))
@@ -185,7 +191,7 @@ def hub(chromium, screenshot_root):
         hub.exchange.mkdir()
         hub.exchange.chmod(0o1777)
         # the course folder, the course account's alone
-        coursedir.copy_course(lab.REPO, hub.course_dir, [LESSON])
+        coursedir.copy_course(lab.REPO, hub.course_dir, [LESSON, REVIEWED])
         for path in [hub.course_dir, *hub.course_dir.rglob("*")]:
             os.chown(path, uids[COURSE_ACCOUNT], uids[COURSE_ACCOUNT])
         hub.course_dir.chmod(0o700)
@@ -209,9 +215,11 @@ def hub(chromium, screenshot_root):
         stack.callback(print, f"\nJupyterHub log: {screenshot_root / 'test_hub_jupyterhub.log'}")
         stack.callback(shutil.copy, hub.log, screenshot_root / "test_hub_jupyterhub.log")
         stack.callback(_stop, hub, set(uids.values()))
-        # lesson 1 released while the hub starts (no student can log in before it answers)
-        released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", LESSON, cwd=hub.course_dir)
-        assert released.returncode == 0, released.stdout + released.stderr
+        # lessons 1 and 2 released while the hub starts (no student can log in before it answers)
+        for lesson in (LESSON, REVIEWED):
+            released = hub.as_user(COURSE_ACCOUNT, str(BIN / "nbgrader"), "release_assignment", lesson,
+                                   cwd=hub.course_dir)
+            assert released.returncode == 0, released.stdout + released.stderr
         _wait_for_hub(hub)
         yield hub
 
@@ -241,9 +249,9 @@ def assignment_list(page):
     return panel
 
 
-def item_button(page, section: str, label: str):
-    """The ``label`` button of lesson 1's row in the ``section`` list (released, fetched, submitted)."""
-    row = page.locator(f"#{section}_assignments_list .list_item", has_text=LESSON).first
+def item_button(page, section: str, label: str, lesson: str = LESSON):
+    """The ``label`` button of ``lesson``'s row in the ``section`` list (released, fetched, submitted)."""
+    row = page.locator(f"#{section}_assignments_list .list_item", has_text=lesson).first
     row.wait_for(timeout=60_000)
     return row.locator("button", has_text=re.compile(rf"^\s*{label}\s*$")).first
 
@@ -304,15 +312,24 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
         with session(name) as (page, _):
             hand_in(page, hub, name, typed, folder, shots)
 
+    # ... and alice hands in lesson 2 from her terminal: honest, but its forward's loop rule is unproved
+    hand_in_reviewed(hub, alice)
+
     # 2. the course account (an ordinary user) collects and grades with the trusted grader
     course = hub.course_dir
-    for argv in ((str(BIN / "nbgrader"), "collect", LESSON), (str(BIN / "avgpool-course"), "grade", "-q")):
-        done = hub.as_user(COURSE_ACCOUNT, *argv, cwd=course, timeout=600)
-        assert done.returncode == 0, f"{' '.join(argv[1:])} as {COURSE_ACCOUNT}:\n{done.stdout}\n{done.stderr}"
+    placed = {}
+    for lesson in (REVIEWED, LESSON):
+        course_command(hub, "nbgrader", "collect", lesson)
+        collected = json.loads((course / "reports" / "exchange_collect.json").read_text())  # the course's collect
+        assert not collected["skipped"], collected
+        placed[lesson] = sorted(p["student"] for p in collected["placed"])
+    assert placed == {REVIEWED: [alice], LESSON: [alice, bob]}, placed
+    done = course_command(hub, "avgpool-course", "grade", "-q")
     print(done.stdout.strip().splitlines()[-1])  # the summary line: how many, how long, which containment
-    collected = json.loads((course / "reports" / "exchange_collect.json").read_text())  # the course's collect
-    assert sorted(p["student"] for p in collected["placed"]) == [alice, bob] and not collected["skipped"], collected
-    assert export.read_grades(course).score == {(alice, LESSON): 2.0, (bob, LESSON): 0.0}
+    grades = export.read_grades(course)
+    full = grades.max_score[REVIEWED]
+    assert grades.score == {(alice, LESSON): 2.0, (bob, LESSON): 0.0, (alice, REVIEWED): full - 2}, grades.score
+    assert manual_grade(course, REVIEWED, "forward_avoids", alice) == (0, None, True), "unproved: 0 until read"
     # ... the instructor opens formgrader through the hub: the course service, their group's
     with session(INSTRUCTOR) as (page, _):
         log_in(page, hub, INSTRUCTOR, then=f"/services/{COURSE}/formgrader")
@@ -339,6 +356,26 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
                 page.locator(selector).press("Tab")  # formgrader saves on change
             lab.screenshot(page, folder, f"instructor_grades_{name}", shots)
             wait_saved(course, name)
+        # the review path: formgrader flags alice's lesson 2 "needs manual grade"; the instructor reads the
+        # loops (they compute each window) and gives the cell its 2 points in its score box
+        page.goto(f"{hub.url}/services/{COURSE}/formgrader/gradebook/{REVIEWED}/{REVIEWED}")
+        page.get_by_role("button", name="Show All Names").click()
+        row = page.locator("tr", has=page.locator("a.name-shown", has_text=alice))
+        assert row.locator(".needs-manual-grade").get_attribute("data-search") == "needs manual grade", row.inner_text()
+        page.goto(f"{hub.url}{row.locator('a.name-shown').get_attribute('href')}")
+        page.wait_for_function("() => window.formgrader && formgrader.grades && formgrader.grades.loaded")
+        box = page.locator("input.score#forward_avoids")
+        assert "needs_manual_grade" in box.get_attribute("class"), box.get_attribute("class")
+        box.fill("2")
+        box.press("Tab")  # formgrader saves on change
+        lab.screenshot(page, folder, "instructor_review_forward_avoids", shots)
+        end = time.monotonic() + 30
+        while manual_grade(course, REVIEWED, "forward_avoids", alice)[1] != 2 and time.monotonic() < end:
+            time.sleep(0.25)
+        assert manual_grade(course, REVIEWED, "forward_avoids", alice)[:2] == (0, 2), "formgrader did not save it"
+    course_command(hub, "avgpool-course", "export")
+    (line,) = [r for r in csv.DictReader((course / "reports" / "grades.csv").open()) if r["student"] == alice]
+    assert float(line[REVIEWED]) == full, f"grades.csv: alice's {REVIEWED} with the instructor's 2 points: {line}"
 
     # 4. (before feedback) what a student cannot reach: the other's hand-in, the course folder, formgrader, the other's server
     inbound = hub.exchange / COURSE / "inbound"
@@ -364,30 +401,76 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
         assert response.status == 404, f"{bob}'s own server serves formgrader: HTTP {response.status}"
 
     # ... and releases feedback (nbgrader generate_feedback: the same pages as avgpool-course feedback)
-    for argv in ((str(BIN / "nbgrader"), "generate_feedback", LESSON), (str(BIN / "nbgrader"), "release_feedback", LESSON)):
-        done = hub.as_user(COURSE_ACCOUNT, *argv, cwd=course, timeout=240)
-        assert done.returncode == 0, f"{' '.join(argv[1:])} as {COURSE_ACCOUNT}:\n{done.stdout}\n{done.stderr}"
+    for lesson in (LESSON, REVIEWED):
+        for step in ("generate_feedback", "release_feedback"):
+            course_command(hub, "nbgrader", step, lesson, timeout=240)
 
     # 3. each student fetches feedback: their own score, no hidden test
     hidden = hidden_lines(lab.REPO / "source" / LESSON / f"{LESSON}.ipynb")
     for name, score in ((alice, 2.0), (bob, 1.0)):
         with session(name) as (page, _):
             log_in(page, hub, name)
-            assignment_list(page)
-            with page.expect_response(lambda r: "/assignments/fetch_feedback" in r.url) as fetched:
-                item_button(page, "submitted", "Fetch Feedback").click()  # the server answers once it has copied
-            assert fetched.value.status == 200, f"{name}'s Fetch Feedback: HTTP {fetched.value.status}"
-            pages = sorted(hub.home(name).glob(f"{LESSON}/feedback/*/{LESSON}.html"))
-            assert pages, f"no feedback in {name}'s home after Fetch Feedback"
-            relative = pages[-1].relative_to(hub.home(name))
-            page.goto(f"{hub.url}/user/{name}/files/{relative}")
-            text = page.locator("body").inner_text()
-            lab.screenshot(page, folder, f"{name}_feedback", shots)
+            text = fetch_feedback(page, hub, name, LESSON, folder, shots)
             assert re.search(rf"Score:\s*{score:g}(\.0+)?\s*/", text), f"{name}'s feedback does not show {score}:\n{text[:800]}"
             if name == alice:
                 assert COMMENT in text, f"the instructor's comment is not in {name}'s feedback:\n{text[:800]}"
             shown = [line for line in hidden if line in text]
             assert not shown, f"{name}'s feedback shows hidden test lines: {shown[:3]}"
+            if name == alice:  # the review path's end: her lesson 2 feedback with the instructor's 2 points
+                text = fetch_feedback(page, hub, name, REVIEWED, folder, shots)
+                assert re.search(rf"Score:\s*{full:g}(\.0+)?\s*/\s*{full:g}", text), f"lesson 2's feedback:\n{text[:800]}"
+                assert re.search(r'name="forward_avoids".*?Score: 2(\.0)? / 2', page.content(), flags=re.S), \
+                    "lesson 2's feedback: the instructor's 2 points for forward_avoids"
+                shown = [line for line in hidden_lines(lab.REPO / "source" / REVIEWED / f"{REVIEWED}.ipynb") if line in text]
+                assert not shown, f"{name}'s lesson 2 feedback shows hidden test lines: {shown[:3]}"
+
+
+def course_command(hub: Hub, tool: str, *argv: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    """``tool argv`` (``nbgrader`` or ``avgpool-course``) as the course account in the course folder; it must succeed."""
+    done = hub.as_user(COURSE_ACCOUNT, str(BIN / tool), *argv, cwd=hub.course_dir, timeout=timeout)
+    assert done.returncode == 0, f"{tool} {' '.join(argv)} as {COURSE_ACCOUNT}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def hand_in_reviewed(hub: Hub, name: str) -> None:
+    """``name`` fetches lesson 2 and submits it from a terminal (``nbgrader fetch_assignment``/``submit``), with
+    the reference's answers but the forward written with a ``while`` over the rows (:data:`WHILE_FORWARD`)."""
+    import nbformat
+
+    from autograder.sample_class import fill
+
+    for step in ("fetch_assignment", "submit"):
+        if step == "submit":  # the student's own file: written into, so it keeps its owner
+            notebook = hub.home(name) / REVIEWED / f"{REVIEWED}.ipynb"
+            cells = solution_cells(lab.REPO / "source" / REVIEWED / f"{REVIEWED}.ipynb")
+            nbformat.write(fill(nbformat.read(notebook, as_version=4), {**cells, "avg_pool2d_loops": WHILE_FORWARD}),
+                           str(notebook))
+        done = hub.as_user(name, str(BIN / "nbgrader"), step, REVIEWED)
+        assert done.returncode == 0, f"nbgrader {step} {REVIEWED} as {name}:\n{done.stdout}\n{done.stderr}"
+
+
+def manual_grade(course: Path, lesson: str, grade_id: str, name: str) -> tuple:
+    """(auto score, manual score, needs manual grade) of ``name``'s cell ``grade_id`` in the gradebook."""
+    with coursedir.open_gradebook(course) as gb:
+        grade = gb.find_grade(grade_id, lesson, lesson, name)
+        return grade.auto_score, grade.manual_score, grade.needs_manual_grade
+
+
+def fetch_feedback(page, hub: Hub, name: str, lesson: str, folder: Path, shots: list[Path]) -> str:
+    """``name`` presses Fetch Feedback on ``lesson``'s row (back in their JupyterLab) and opens the page: its text."""
+    if urllib.parse.urlparse(page.url).path != f"/user/{name}/lab":
+        page.goto(f"{hub.url}/user/{name}/lab")
+        page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for(timeout=60_000)
+    assignment_list(page)
+    with page.expect_response(lambda r: "/assignments/fetch_feedback" in r.url) as fetched:
+        item_button(page, "submitted", "Fetch Feedback", lesson).click()  # the server answers once it has copied
+    assert fetched.value.status == 200, f"{name}'s Fetch Feedback of {lesson}: HTTP {fetched.value.status}"
+    pages = sorted(hub.home(name).glob(f"{lesson}/feedback/*/{lesson}.html"))
+    assert pages, f"no feedback of {lesson} in {name}'s home after Fetch Feedback"
+    page.goto(f"{hub.url}/user/{name}/files/{pages[-1].relative_to(hub.home(name))}")
+    text = page.locator("body").inner_text()
+    lab.screenshot(page, folder, f"{name}_feedback" + ("" if lesson == LESSON else f"_{lesson}"), shots)
+    return text
 
 
 def wait_saved(course: Path, name: str, timeout_s: float = 30.0) -> None:
