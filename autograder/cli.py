@@ -345,7 +345,8 @@ def cmd_course(args: argparse.Namespace) -> int:
 
     Build and validate release/, generate a sample class into its own course folder
     (sample_class/ by default; your submitted/ and gradebook.db are not touched), collect it,
-    grade it, write feedback, the CSV files and the report, and print the grade table.
+    try one attack on nbgrader's exchange (it must be refused), grade it, write feedback, the CSV
+    files and the report, and print the grade table.
 
     examples:
       avgpool-course course
