@@ -4,6 +4,7 @@ student code calls one is proved forbidden (0, never a grader error), while the 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,8 @@ def walled_lesson(solution: str, tests: dict[str, str], *, wall=WALL, block=()) 
                   list(block), list(wall))
 
 
-def graded(lesson: Lesson, solution: str) -> dict:
-    return {t.grade_id: t for t in run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(907), seed=1).tests}
+def graded(lesson: Lesson, solution: str, limits=FAST) -> dict:
+    return {t.grade_id: t for t in run_tests(lesson, {"answer": solution}, limits, uid=sandbox_uid(907), seed=1).tests}
 
 
 SOLUTION = '''
@@ -68,6 +69,9 @@ def test_student_calls_of_walled_operators_are_proved_forbidden_and_the_parents_
         result = verdicts[name]
         assert not result.passed and result.points == 0 and result.fault is None and result.review is None, name
         assert result.message.startswith(f"proved forbidden: `{operator}` is not allowed in lesson 4"), result.message
+    # A cold child (started, not forked from a warm template) raises the same wall.
+    cold = graded(walled_lesson(SOLUTION, {"by_name": tests["by_name"]}), SOLUTION, dataclasses.replace(FAST, warm=False))
+    assert cold["by_name"].message.startswith("proved forbidden: `aten::avg_pool2d`"), cold["by_name"].message
     # Without the wall the same calls run: it is the wall that stops them.
     open_verdicts = graded(walled_lesson(SOLUTION, tests, wall=[]), SOLUTION)
     assert all(open_verdicts[name].passed for name in ("honest", "by_name", "convolved", "gradient"))
