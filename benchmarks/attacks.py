@@ -17,7 +17,8 @@ The honest generator takes the lesson's reference solution cells and rewrites th
 (locals and helpers renamed, helpers moved to a class of one's own or to another cell under an alias,
 loops as comprehensions where the lesson allows), runs each against the course's reference outside the
 grader (kept when equal), and every one must pass every rule of the lesson (its ``check_avoids`` and loop
-rules).
+rules; lesson 3's ``check_vectorized`` here is its loop reading alone, which sends a loop over the data to review
+where the cost, measured under the grader only, passes).
 
 Beside the generated ones, hand-written attacks of the classes a tester used (:data:`WRITTEN_ATTACKS`: string
 evaluators in allowed modules, rebound parameters, iterator tools with lambdas, loops in strings, copy nests)
@@ -366,7 +367,7 @@ def lesson_rules(lesson: str):
                 options = tuple((k.arg, eval(ast.unparse(k.value), dict(namespace))) for k in node.keywords)
                 if (target, forbidden, options) not in avoids:
                     avoids.append((target, forbidden, options))
-            elif name in ("check_kernel_loops", "check_output_loops"):
+            elif name in ("check_kernel_loops", "check_output_loops", "check_vectorized"):
                 if (name, ast.unparse(node.args[0])) not in loops:
                     loops.append((name, ast.unparse(node.args[0])))
     return namespace, avoids, loops
@@ -641,6 +642,12 @@ def verdict_of(rule, *args, **kwargs) -> tuple[str, str]:
     return "allowed", ""
 
 
+def _review_data_loops(function, name: str) -> None:
+    from course.timing import _review_data_loops as review
+
+    review(function, name)
+
+
 def judge(lesson: str, program: str, entries: set[str] | None = None) -> tuple[str, str]:
     """The lesson's verdict on ``program``: every ``check_avoids`` and loop rule of its tests (those of
     ``entries`` when given), each on the source the grader would hand it; forbidden wins over review."""
@@ -661,7 +668,10 @@ def judge(lesson: str, program: str, entries: set[str] | None = None) -> tuple[s
         if entries is not None and target not in entries:
             continue
         source = definition_source([program], target)
-        found.append(verdict_of(getattr(checks, rule), _Graded(source or program, namespace), target))
+        # check_vectorized: the cost (measured under the grader, not here) and, where it passes, the loop reading
+        # that sends a loop over the data to review (course.timing._review_data_loops)
+        check = _review_data_loops if rule == "check_vectorized" else getattr(checks, rule)
+        found.append(verdict_of(check, _Graded(source or program, namespace), target))
     for kind in ("forbidden", "review"):
         if any(k == kind for k, _ in found):
             return kind, next(m for k, m in found if k == kind)
@@ -700,6 +710,15 @@ WRITTEN_ATTACKS = {
             "    scope = {'x': x, 'out': out, 'k': k}\n    exec('for b in range(x.shape[0]):\\n for c in "
             "range(x.shape[1]):\\n  for i in range(out.shape[2]):\\n   for j in range(out.shape[3]):\\n    "
             "out[b, c, i, j] = x[b, c, i*k:i*k+k, j*k:j*k+k].mean()', scope)\n    return out\n"),
+    },
+    "lesson3_numpy": {
+        "a loop over one output axis, vectorized along the other (cheap where that axis is short)": (
+            "def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):\n"
+            "    k = int(kernel_size)\n    out_h, out_w = x.shape[2] // k, x.shape[3] // k\n"
+            "    out = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)\n    for i in range(out_h):\n"
+            "        band = x[:, :, i * k:i * k + k, :k * out_w].sum(axis=2)\n"
+            "        out[:, :, i, :] = band.reshape(band.shape[:2] + (out_w, k)).sum(axis=3) / (k * k)\n"
+            "    return out\n"),
     },
     "lesson4_torch": {
         "string evaluator: typing._eval_type": "import typing\n\n" + _L4_HEAD + (
@@ -821,6 +840,146 @@ def window_total(x, b, c, r0, r1, c0, c1):
                         total += x[b, c, r, c0:c1].sum()
                     out[b, c, i, j] = total / divisor
     return out
+'''),
+    },
+    "lesson3_numpy": {
+        "the kernel loop as np.ndindex(kh, kw)": ("avg_pool2d_numpy", '''
+def window_counts(height, width, kernel_size, stride, padding, dtype):
+    """[H_out, W_out]: the real (not padding) elements of every window, in dtype."""
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size
+    out_h, out_w = output_size((height, width), kernel_size, stride, padding)
+    ones = np.pad(np.ones((height, width), dtype), ((ph, ph), (pw, pw)))
+    count = np.zeros((out_h, out_w), dtype)
+    for a, b in np.ndindex(kh, kw):
+        count += ones[a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
+    return count
+
+
+def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Average pooling of x [B, C, H, W] -> [B, C, H_out, W_out]: one strided slice per kernel offset."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
+    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size
+    padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    total = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)
+    for a, b in np.ndindex(kh, kw):
+        total += padded[:, :, a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
+    if count_include_pad:
+        return total / x.dtype.type(kh * kw)
+    return total / window_counts(x.shape[2], x.shape[3], kernel_size, stride, padding, x.dtype)
+'''),
+        "the kernel loop as itertools.product of the kernel's ranges": ("avg_pool2d_numpy", '''
+import itertools
+
+
+def window_counts(height, width, kernel_size, stride, padding, dtype):
+    """[H_out, W_out]: the real (not padding) elements of every window, in dtype."""
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size
+    out_h, out_w = output_size((height, width), kernel_size, stride, padding)
+    ones = np.pad(np.ones((height, width), dtype), ((ph, ph), (pw, pw)))
+    count = np.zeros((out_h, out_w), dtype)
+    for a, b in itertools.product(range(kh), range(kw)):
+        count += ones[a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
+    return count
+
+
+def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Average pooling of x [B, C, H, W] -> [B, C, H_out, W_out]: one strided slice per kernel offset."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
+    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw  # stride 0 means kernel_size
+    padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    total = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)
+    for a, b in itertools.product(range(kh), range(kw)):
+        total += padded[:, :, a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
+    if count_include_pad:
+        return total / x.dtype.type(kh * kw)
+    return total / window_counts(x.shape[2], x.shape[3], kernel_size, stride, padding, x.dtype)
+'''),
+        "the kernel sizes from a helper the forward and backward share": ("avg_pool2d_numpy", '''
+def pool_geometry(kernel_size, stride, padding):
+    """((kh, kw), (sh, sw), (ph, pw)) for the forward and the backward alike; stride 0 means kernel_size."""
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    return (kh, kw), (sh or kh, sw or kw), (ph, pw)
+
+
+def window_counts(height, width, kernel_size, stride, padding, dtype):
+    """[H_out, W_out]: the real (not padding) elements of every window, in dtype."""
+    (kh, kw), (sh, sw), (ph, pw) = pool_geometry(kernel_size, stride, padding)
+    out_h, out_w = output_size((height, width), kernel_size, stride, padding)
+    ones = np.pad(np.ones((height, width), dtype), ((ph, ph), (pw, pw)))
+    count = np.zeros((out_h, out_w), dtype)
+    for a in range(kh):
+        for b in range(kw):
+            count += ones[a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
+    return count
+
+
+def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Average pooling of x [B, C, H, W] -> [B, C, H_out, W_out]: one strided slice per kernel offset."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
+    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = pool_geometry(kernel_size, stride, padding)
+    padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    total = np.zeros(x.shape[:2] + (out_h, out_w), x.dtype)
+    for a in range(kh):
+        for b in range(kw):
+            total += padded[:, :, a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
+    if count_include_pad:
+        return total / x.dtype.type(kh * kw)
+    return total / window_counts(x.shape[2], x.shape[3], kernel_size, stride, padding, x.dtype)
+'''),
+        "a mean over sliding_window_view": ("avg_pool2d_numpy", '''
+def _pair(value):
+    """(a, b) from an int or a pair of ints."""
+    if np.ndim(value) == 0:
+        return int(value), int(value)
+    return int(value[0]), int(value[1])
+
+
+def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    """Average pooling of x [B, C, H, W] -> [B, C, H_out, W_out] in x's dtype, with no loop over outputs."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a NumPy array [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D [B, C, H, W], got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must have a float dtype (float32 or float64), got {x.dtype}")
+    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(stride)
+    ph, pw = _pair(padding)
+    if sh == 0:
+        sh = kh
+    if sw == 0:
+        sw = kw
+    padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(2, 3))
+    windows = windows[:, :, ::sh, ::sw][:, :, :out_h, :out_w]
+    if count_include_pad:
+        return windows.mean(axis=(-2, -1))
+    ones = np.pad(np.ones(x.shape[2:], x.dtype), ((ph, ph), (pw, pw)))
+    counts = np.lib.stride_tricks.sliding_window_view(ones, (kh, kw))[::sh, ::sw][:out_h, :out_w].sum(axis=(-2, -1))
+    return windows.sum(axis=(-2, -1)) / counts
 '''),
     },
     "lesson4_torch": {

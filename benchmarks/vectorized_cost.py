@@ -10,6 +10,8 @@ count for every process of the sandboxed child, so a case that hides its loop in
 only there. ``--hogs N`` starts N busy loops for the whole run (a loaded machine). Prints one row per case, pass and
 input: CPU seconds per result element, the ratio to the baseline, and the verdict of :func:`course.timing.is_vectorized`,
 then the honest maximum and the loop minimum of the ratio and their margins to ``VECTORIZED_FACTOR``.
+``--copies [CASE ...]``: instead, under the trusted grader, how much of the child's count for each case (the reference
+and ``correct_sliding_window`` by default) the grader's copying of the arrays to and from the sandbox costs alone.
 """
 
 from __future__ import annotations
@@ -155,6 +157,66 @@ def summary(table: list[dict], hogs: int) -> str:
     return "\n".join(lines)
 
 
+#: ``--copies``: a forward that only copies (its result an output-sized slice of its input), so the child's CPU count
+#: for it is the grader's handing of the arrays to and from the sandbox, plus a slice.
+ECHO = '''def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)
+    return x[:, :, :out_h, :out_w].copy()
+'''
+#: The test cell ``--copies`` grades: each forward on the inputs of the vectorized cells (visible and hidden seeds),
+#: timed as ``check_vectorized`` times it (the child's CPU read from outside, best of three), beside PyTorch.
+MEASURE = '''
+import json
+from course.timing import timed_call, baseline_seconds, cost_cases
+rows = []
+for seed in (60, 70):
+    for n, case in enumerate(cost_cases(seed)):
+        x = random_input(case["shape"], np.float64, seed=seed + 1 + n)
+        options = {key: case[key] for key in ("stride", "padding", "count_include_pad")}
+        mine = min(timed_call(avg_pool2d_numpy, x, case["kernel_size"], **options)[1] for _ in range(3))
+        expected, base = baseline_seconds(avg_pool2d_reference, x, case["kernel_size"], **options)
+        rows.append([case["axis"], list(case["shape"]), mine, base, int(expected.size)])
+print("ROWS" + json.dumps(rows))
+'''
+
+
+def copy_share(lesson, corpus_cases, names: list[str]) -> str:
+    """Under the trusted grader (the sandboxed child, its CPU counted from outside): the forward of each case of
+    ``names`` and of :data:`ECHO` on the vectorized cells' inputs, and the share of each case's count that the
+    grader's copying alone (the echo) costs."""
+    import dataclasses
+
+    from autograder.grading import Limits
+    from autograder.grading.lesson import Cell
+    from autograder.grading.verdicts import run_tests
+
+    graded = dataclasses.replace(lesson, tests=[Cell("measure", "test", MEASURE, points=1.0, index=10**6)])
+    limits = Limits(test_seconds=300, cell_seconds=30, start_seconds=90, memory_bytes=5 << 29, output_chars=200_000)
+    by_name = {c.name: c for c in corpus_cases}
+    runs = [("echo", dict(by_name["reference"].sources(lesson), avg_pool2d_numpy=ECHO))]
+    runs += [(name, by_name[name].sources(lesson)) for name in names]
+    measured = {}
+    for label, sources in runs:
+        result = run_tests(graded, sources, limits, seed=1).tests[0]
+        if not result.passed:
+            return f"{label}: the measuring cell failed: {result.message[:300]}"
+        measured[label] = json.loads(result.output.split("ROWS", 1)[1])
+    lines = [f"\n{'input':36} {'torch ms':>9} " + " ".join(f"{label[:22]:>22}" for label in measured)
+             + "  (child ms, x torch; the echo's share of each)"]
+    for index, (axis, shape, _, base, _) in enumerate(measured["echo"]):
+        echo = measured["echo"][index][2]
+        cells = [f"{row[index][2] * 1e3:6.2f} {row[index][2] / base:5.1f}x" + (
+            f" {echo / row[index][2]:4.0%}" if label != "echo" else "     ") for label, row in measured.items()]
+        lines.append(f"{axis:9} {str(shape):26} {base * 1e3:9.2f} " + " ".join(f"{c:>22}" for c in cells))
+    for label, row in measured.items():
+        if label != "echo":
+            shares = [measured["echo"][i][2] / r[2] for i, r in enumerate(row)]
+            lines.append(f"{label}: at most {max(r[2] / r[3] for r in row):.1f} x torch; without the echo's count at "
+                         f"most {max((r[2] - measured['echo'][i][2]) / r[3] for i, r in enumerate(row)):.1f} x; the "
+                         f"grader's copying is {min(shares):.0%} to {max(shares):.0%} of it")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     from autograder.grading.lesson import load_lesson
     from tests.corpus import cases
@@ -164,6 +226,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cases", default="*", help="case names to measure (a shell pattern)")
     parser.add_argument("--json", type=Path, help="write the rows here")
+    parser.add_argument("--copies", nargs="*", metavar="CASE",
+                        help="instead: under the trusted grader, the share of each case's count (default: reference, "
+                             "correct_sliding_window) that copying the arrays to and from the sandbox costs")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGALRM, _alarm)
     lesson = load_lesson(LESSON, ROOT)
@@ -172,6 +237,14 @@ def main(argv=None) -> int:
     for hog in hogs:
         hog.start()
     table = []
+    if args.copies is not None:
+        try:
+            print(copy_share(lesson, cases(LESSON), args.copies or ["reference", "correct_sliding_window"]))
+            print(f"{args.hogs} hogs, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+        finally:
+            for hog in hogs:
+                hog.kill()
+        return 0
     try:
         for case in cases(LESSON):
             if case.raw is not None or case.base == "stub" or case.name in UNSAFE or not fnmatch.fnmatch(case.name, args.cases):

@@ -11,7 +11,8 @@ Every result is plain data (dicts, lists, floats), so it prints, tabulates and p
 :func:`check_vectorized` judges "no Python loop over the data" from CPU seconds alone (not wall-clock
 time, which a busy machine inflates) against a vectorized baseline on inputs long along one axis at a time and a
 balanced one (:func:`cost_cases`), and that the long input does not change what the function computes (its own
-results on short pieces of that input); a static reading of the loops is a hint in its message, never a verdict.
+results on short pieces of that input); a static reading of the loops is a hint in a failure's message, and where
+the cost passes but that reading sees a loop over the data, the cell goes to review (never a 0, never the points).
 """
 
 from __future__ import annotations
@@ -389,6 +390,34 @@ def _loop_hint(function: Callable, name: str) -> str:
     return ""
 
 
+def _review_data_loops(function: Callable, name: str) -> None:
+    """After the cost passed: where the static reading of the loops (:class:`~course.checks.analysis.loops._LoopNests`,
+    as :func:`course.checks.check_kernel_loops` reads them) sees a Python loop whose length grows with the data,
+    :class:`~course.checks.NeedsReview` (the third verdict: a loop over the shorter side of the maps costs little on
+    inputs long along one axis, and still turns as often as that side is long). What the reader cannot read (a
+    ``while``, recursion, a helper passed as a value) is not a loop over the data: the cost has judged it. The
+    reader's own trouble never changes the verdict; the grader's failure is raised."""
+    from course.checks import NeedsReview
+    from course.checks.analysis.lists import LOOP_INSTEAD
+    from course.checks.analysis.loop_rules import _loop_nests
+    from course.checks.analysis.text import in_cells
+
+    try:
+        nests = _loop_nests(function, name, ("output_size",))
+        over_data = [problem for problem in nests.problems if problem not in nests.unread()]
+        found = in_cells("; ".join(over_data[:3]), nests.text, nests.cells) if over_data else ""
+    except Exception as error:
+        if type(error).__name__ == "GraderFault":
+            raise
+        return
+    if found:
+        raise NeedsReview(f"{name} is within the CPU limit on every timed input, but it loops in Python over the data: "
+                          f"{found} (a loop over the shorter side of the maps costs little on these inputs and still "
+                          f"turns as often as that side is long). Your instructor will read this code; the cell counts 0 "
+                          f"until then. To be scored at once: {LOOP_INSTEAD}",
+                          f"{name}: a loop over the data within the CPU limit: {found[:600]}")
+
+
 def _pair(value) -> tuple[int, int]:
     import numpy as np
 
@@ -502,7 +531,8 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
     kernel offsets nothing extra. Under the trusted grader the function's CPU seconds are the kernel's count for
     every process of the sandboxed child, read by the grader (the child's own report is never asked); the
     baseline's are this thread's (:func:`baseline_seconds`). On failure the message carries what the static
-    reading of the loops says (:func:`_loop_hint`), as a hint only. Returns one row per call: ``{"shape",
+    reading of the loops says (:func:`_loop_hint`), as a hint only; where every call passes but that reading sees
+    a loop over the data, the third verdict (:func:`_review_data_loops`: review, 0 until read). Returns one row per call: ``{"shape",
     "seconds", "baseline_seconds", "limit", "per_element", "ratio"}`` (``per_element``: seconds per result element).
 
     The rule is the time, not the values (the value tests judge those, so one wrong value costs their points
@@ -552,4 +582,5 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
                    "offsets is fine, its length does not grow with the input.") + _loop_hint(function, name))
         rows.append({"shape": list(np.shape(args[0])), "seconds": seconds, "baseline_seconds": base, "limit": limit,
                      "per_element": seconds / max(1, expected.size), "ratio": seconds / base if base > 0 else float("inf")})
+    _review_data_loops(function, name)
     return rows

@@ -498,6 +498,55 @@ def setup_sandbox(config: dict) -> dict:
     return active
 
 
+class WalledOperator(RuntimeError):
+    """PyTorch's operator a lesson forbids was called (issue 50 item 4): raised by the kernel :func:`raise_wall`
+    puts in its place; the call is also recorded in ``WALL_HITS``, which every reply reports (``"wall"``)."""
+
+
+#: The walled operators called (``"aten::avg_pool2d"``, each once) while the current request or cell runs, caught by
+#: student code or not: its reply names them (``"wall"``).
+WALL_HITS: list = []
+
+
+def raise_wall(patterns: list) -> list:
+    """Override, at PyTorch's dispatcher, every registered operator (all namespaces and overloads) whose name
+    matches one of ``patterns`` (``fnmatch``, e.g. ``"*pool[123]d*"``) with a kernel that records the call in
+    :data:`WALL_HITS` and raises :class:`WalledOperator`: on the Autograd key and on every backend and composite key
+    the operator has a kernel for, so neither autograd, ``torch.inference_mode``, an ``out=`` overload, a backend's
+    own kernel (``_slow_conv2d_forward``, ``mkldnn_convolution``) nor a quantized or MKL-DNN tensor gets past it.
+    Returns the ``torch.library.Library`` objects, which must stay alive (their end undoes the registrations)."""
+    import fnmatch
+    import warnings
+
+    import torch
+
+    keys = ("CPU", "CUDA", "Meta", "QuantizedCPU", "QuantizedCUDA", "MkldnnCPU", "SparseCPU", "SparseCUDA",
+            "CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+    libraries: dict = {}
+    hits, walled = WALL_HITS, WalledOperator
+
+    def kernel_for(name):
+        def walled_kernel(*args, **kwargs):
+            if name not in hits:
+                hits.append(name)
+            raise walled(f"{name} is PyTorch's own pooling, convolution or resampling, which this lesson forbids "
+                         "(under the grader it cannot run): write it yourself with tensor operations")
+        return walled_kernel
+
+    with warnings.catch_warnings():  # "Overriding a previously registered kernel": that is the point
+        warnings.simplefilter("ignore")
+        for full in torch._C._dispatch_get_all_op_names():
+            namespace, _, operator = full.partition("::")
+            if not any(fnmatch.fnmatchcase(operator.split(".")[0], p) for p in patterns):
+                continue
+            if namespace not in libraries:
+                libraries[namespace] = torch.library.Library(namespace, "IMPL")
+            kernel = kernel_for(full)
+            for key in ["Autograd"] + [k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(full, k)]:
+                libraries[namespace].impl(operator, kernel, key)
+    return list(libraries.values())
+
+
 class Child:
     """The request loop: cells first, then ``get`` / ``call`` / ``getattr`` / ``helper`` requests."""
 
@@ -512,6 +561,7 @@ class Child:
         self.stdout = Capture("stdout", cap, 1)
         self.stderr = Capture("stderr", cap, 2)
         self.helpers: dict[str, object] = {}
+        self.walls: list = []  # the torch.library.Library objects of raise_wall, kept alive
 
     # -- values -----------------------------------------------------------------------------------
     def keep(self, value) -> dict:
@@ -561,6 +611,7 @@ class Child:
     def guarded(self, action):
         """Run ``action()`` with captured output; returns ``(reply, blobs)``."""
         started = time.monotonic()
+        walled = len(WALL_HITS)
         sys.stdout, sys.stderr = self.stdout, self.stderr
         try:
             value = action()
@@ -574,6 +625,9 @@ class Child:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         reply["stdout"], reply["stderr"] = self.stdout.take(), self.stderr.take()
         reply["seconds"] = time.monotonic() - started
+        if len(WALL_HITS) > walled:
+            reply["wall"] = WALL_HITS[walled:walled + 100]
+            del WALL_HITS[walled:]
         return reply, blobs
 
     def exit_if_forked(self) -> None:
@@ -627,14 +681,17 @@ class Child:
                 self.prelude_names = set(self.namespace)
                 self.namespace["get_ipython"] = lambda stub=IPythonStub(self.namespace): stub
                 self.load_helpers()
+                self.wall_off()
             self.channel.send({"op": "cell_start", "index": index})
             reply, _ = self.run_cell(cell)
             reply.pop("ok", None)
+            reply.pop("wall", None)  # a cell's call of a walled operator shows in its error, if it was not caught
             reply["op"], reply["index"] = "cell_done", index
             self.channel.send(reply)
         if not self.prelude_names:
             self.prelude_names = set(self.namespace)
             self.load_helpers()
+            self.wall_off()
         names = sorted(k for k in self.namespace if not k.startswith("__") and k not in self.prelude_names
                        and k != "get_ipython")
         self.channel.send({"op": "ready", "names": names})
@@ -652,6 +709,18 @@ class Child:
                 self.helpers[spec] = target
             except Exception:
                 pass
+
+    def wall_off(self) -> None:
+        """Raise the lesson's run-time wall (``config["wall"]``, :func:`raise_wall`) before any student code runs;
+        where it cannot be raised the child ends (exit 3, as a failed set-up import): the grader's fault."""
+        if not self.config.get("wall"):
+            return
+        try:
+            self.walls = raise_wall(list(self.config["wall"]))
+        except BaseException as exc:
+            sys.__stderr__.write(f"could not wall off the lesson's forbidden operators: {type(exc).__name__}: {exc}\n")
+            sys.__stderr__.flush()
+            os._exit(3)
 
     # -- requests ---------------------------------------------------------------------------------
     def handle(self, message: dict, blobs: list[bytes]):

@@ -20,7 +20,7 @@ from autograder.coursedir import notebook
 from course.checks.analysis.text import parse
 
 #: Bumped whenever a change in the grader may change a verdict (it is part of every cache key).
-GRADER_VERSION = "trusted-6"
+GRADER_VERSION = "trusted-7"
 
 #: The tag of a solution cell that re-uses an earlier lesson's exercise (``output_size`` in lessons 2-4):
 #: the student writes it again to work with, and the grader runs the reference in its place.
@@ -29,6 +29,11 @@ GIVEN_TAG = "given-at-grading"
 #: Modules that a lesson may forbid (named in a test's ``check_avoids`` list); the child then cannot
 #: import them at all, so no spelling of the import gets past the rule.
 BLOCKABLE_MODULES = {"torch", "torchvision", "scipy", "jax", "tensorflow", "cupy", "numba", "skimage", "cv2"}
+
+#: PyTorch's native operators a lesson forbids by a ``check_avoids`` pattern (issue 50 item 4), as ``fnmatch`` patterns
+#: of an operator's name (every namespace and overload: ``aten::avg_pool2d.out``, ``quantized::conv2d``): where the
+#: child has PyTorch, they are overridden at its dispatcher before student code runs (``_child.raise_wall``).
+NATIVE_OPERATORS = {"*pool*": "*pool[123]d*", "conv*": "*conv[!e]*", "interpolate": "*upsample*"}
 
 
 @dataclass(frozen=True)
@@ -175,9 +180,9 @@ def literal_constants(cells: list[Cell]) -> dict:
     return constants
 
 
-def forbidden_modules(tests: list[Cell], prelude: list[Cell] = ()) -> list[str]:
-    """Modules named in ``check_avoids(fn, [...])`` lists of the tests that the child can block; a list
-    given by name is read from the set-up's literal constants."""
+def avoided(tests: list[Cell], prelude: list[Cell] = ()) -> set[str]:
+    """Every entry of the ``check_avoids(fn, [...])`` lists of the tests; a list given by name is read from the
+    set-up's literal constants."""
     constants = literal_constants(list(prelude))
     found: set[str] = set()
     for cell in tests:
@@ -196,7 +201,19 @@ def forbidden_modules(tests: list[Cell], prelude: list[Cell] = ()) -> list[str]:
                         continue
                     if isinstance(values, (list, tuple, set)):
                         found.update(v for v in values if isinstance(v, str))
-    return sorted(found & BLOCKABLE_MODULES)
+    return found
+
+
+def forbidden_modules(tests: list[Cell], prelude: list[Cell] = ()) -> list[str]:
+    """Modules named in ``check_avoids`` lists of the tests (:func:`avoided`) that the child can block."""
+    return sorted(avoided(tests, prelude) & BLOCKABLE_MODULES)
+
+
+def walled_operators(tests: list[Cell], prelude: list[Cell] = ()) -> list[str]:
+    """The :data:`NATIVE_OPERATORS` patterns of what the tests' ``check_avoids`` lists forbid, where the child
+    has PyTorch (a lesson that blocks it needs no wall)."""
+    found = avoided(tests, prelude)
+    return [] if "torch" in found else sorted(NATIVE_OPERATORS[p] for p in found & set(NATIVE_OPERATORS))
 
 
 def _meta(cell) -> dict:
@@ -219,6 +236,7 @@ class Lesson:
     solution_types: dict[str, str]  # grade_id -> cell type ("code" or "markdown")
     tests: list[Cell]
     block: list[str] = field(default_factory=list)
+    wall: list[str] = field(default_factory=list)  # native operators overridden in the child (walled_operators)
     parent_context: list[Cell] = field(default_factory=list)  # context cells that use no student name
     given: list[str] = field(default_factory=list)  # solution ids graded with the reference (tag GIVEN_TAG)
 
@@ -390,7 +408,7 @@ def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
             stubs[str(meta["grade_id"])] = cell.source
             types[str(meta["grade_id"])] = cell.cell_type
     return Lesson(lesson, source_path.name, source_path, release_path, prelude, context, solutions, stubs, types,
-                  tests, forbidden_modules(tests, prelude), parent_context, given)
+                  tests, forbidden_modules(tests, prelude), walled_operators(tests, prelude), parent_context, given)
 
 
 def load_lesson(lesson: str, root: Path) -> Lesson:

@@ -79,6 +79,13 @@ def _names(value, bounds):
     return [clean_text(v) for v in value]
 
 
+def _operators(value, bounds):
+    """The walled operators a request's student code called (``_child.WALL_HITS``): a few names."""
+    if type(value) is not list or len(value) > 100 or any(type(v) is not str or len(v) > 200 for v in value):
+        raise _Broken("must be a list of at most 100 operator names")
+    return [clean_text(v) for v in value]
+
+
 def _anything(value, bounds):  # a value tree: the codec checks it when it is read (decode)
     return value
 
@@ -118,7 +125,7 @@ MESSAGES = {
                   "stdout": _nested("capture"), "stderr": _nested("capture"), "seconds": _seconds},
     "ready": {"op": _one_of("ready"), "names": _names},
     "reply": {"ok": _optional(_anything), "raise": _optional(_nested("error")), "stdout": _nested("capture"),
-              "stderr": _nested("capture"), "seconds": _seconds},
+              "stderr": _nested("capture"), "seconds": _seconds, "wall": _optional(_operators)},
     "error": {"type": _text(200), "builtin": _one_of(*BUILTIN_ERRORS, "BaseException"), "message": _text(4000),
               "memory": _optional(_flag)},
     "capture": {"text": _text("output_chars"), "dropped": _integer(0)},

@@ -26,6 +26,7 @@ from autograder.grading.lesson import Lesson, definition_source, names_bound, na
 from autograder.grading.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level, floor_banner,
                                         containment, hang_seconds, hidden_paths)
 from autograder.grading.untrusted import decoded
+from course.checks.analysis.lists import ALLOWED_TENSOR_TEXT
 from course.checks.analysis.text import compile_tree, parse
 
 _FAULT_ORDER = ("memory", "timeout", "crash")
@@ -193,6 +194,7 @@ class Session:
         self.outcomes: dict[str, CellOutcome] = {}
         self.deadline = 0.0
         self.fault: Fault | None = None  # the fault of the current test cell (sticky)
+        self.walled: list[str] = []  # walled operators student code called in the current test cell (sticky)
         self.broken: Fault | None = None  # the child cannot even start
         self.helpers: list[str] = []
         self.notes: list[str] = []
@@ -220,7 +222,8 @@ class Session:
         for _ in range(len(self.lesson.code_solution_ids) + 2):
             self.generation += 1
             box = Sandbox(self.cells(), limits=self.limits, hide=self.hide, uid=self.uid, block=self.lesson.block,
-                          helpers=self.helpers, imports=self.lesson.preload_modules(self.helpers))
+                          helpers=self.helpers, imports=self.lesson.preload_modules(self.helpers),
+                          wall=self.lesson.wall)
             outcomes = box.start()
             for outcome in outcomes:
                 if outcome.id not in self.outcomes or outcome.fault:
@@ -287,6 +290,9 @@ class Session:
         except Fault as fault:
             self.fault = fault
             raise
+        if reply.get("wall"):  # the child's run-time wall stopped a forbidden operator, caught by student code or not
+            self.walled += [str(name)[:200] for name in reply["wall"] if str(name) not in self.walled]
+            raise AssertionError(walled_message(self.lesson.name, self.walled))
         if "raise" in reply:
             raise student_exception(reply["raise"] if isinstance(reply["raise"], dict) else {})
         if target is not None:
@@ -313,6 +319,15 @@ class Session:
 
     def helper(self, spec: str, args, kwargs):
         return self.request({"op": "helper", "helper": spec}, args, kwargs)
+
+
+def walled_message(lesson: str, operators: list[str]) -> str:
+    """The verdict on a test cell whose student code called operators the child walls off (``Lesson.wall``)."""
+    number = re.match(r"lesson(\d+)", lesson)
+    where = f"lesson {number.group(1)}" if number else f"the lesson {lesson}"
+    return (f"proved forbidden: {', '.join(f'`{name}`' for name in operators[:5])} is not allowed in {where}: your code "
+            f"called PyTorch's own pooling, convolution or resampling (the grader walls these operators off while "
+            f"your code runs, whatever route reaches them); write it yourself with {ALLOWED_TENSOR_TEXT}")
 
 
 def _timeout_fault(message):
@@ -501,7 +516,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     active: dict = {}
     try:
         for test in lesson.tests:
-            session.fault = None
+            session.fault, session.walled = None, []
             session.deadline = time.monotonic() + hang_seconds(limits.test_seconds)
             try:
                 session.ensure().budget(limits.test_seconds)  # a restart does not count against this test
@@ -535,6 +550,8 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                     review = _cap(str(exc.answer), 2000)
                 elif isinstance(exc, course.checks.WrongValue):  # a check's, in the parent: never student code's
                     withheld = _cap(f"{type(exc).__name__}: {exc.withheld}", 2000)
+            if session.walled and session.fault is None:  # proved forbidden, whatever the cell did with the error
+                passed, message, review, withheld = False, walled_message(lesson.name, session.walled), None, None
             blamed = _blame_replaced_cell(message, lost) if not passed else None
             if blamed:
                 message, withheld = blamed, None

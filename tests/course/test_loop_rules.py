@@ -349,8 +349,42 @@ def _geometry(kernel_size):
     g = _geometry(kernel_size)
     kh, kw = g["kh"], g["kw"]
 ''' + _TAIL),
+    # issue 50: the same kernel loop as itertools.product, refused as "a loop the rule cannot count" before
+    "ndindex_over_the_kernel": (NUMPY_BACKWARD + '''
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    out = np.zeros(tuple(input_shape))
+    for a, b in np.ndindex(kh, kw):
+        out[:, :, a:a + 1, b:b + 1] += grad_out[:, :, :1, :1]
+    return out
+'''),
+    "ndindex_of_the_kernel_tuple": (NUMPY_BACKWARD + '''
+    kernel = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+    out = np.zeros(tuple(input_shape))
+    for a, b in np.ndindex((kernel[0], kernel[1])):
+        out[:, :, a:a + 1, b:b + 1] += grad_out[:, :, :1, :1]
+    return out
+'''),
+    "itertools_product_of_the_kernel": ("import itertools\n\n\n" + NUMPY_BACKWARD + '''
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    out = np.zeros(tuple(input_shape))
+    for a, b in itertools.product(range(kh), range(kw)):
+        out[:, :, a:a + 1, b:b + 1] += grad_out[:, :, :1, :1]
+    return out
+'''),
 }
 LESSON3_REFUSED = {
+    "ndindex_over_the_output": (NUMPY_BACKWARD + '''
+    out = np.zeros(tuple(input_shape))
+    for i, j in np.ndindex(grad_out.shape[2], grad_out.shape[3]):
+        out[:, :, i, j] += grad_out[:, :, i, j]
+    return out
+''', "np.ndindex"),
+    "ndindex_of_the_whole_shape": (NUMPY_BACKWARD + '''
+    out = np.zeros(tuple(input_shape))
+    for index in np.ndindex(grad_out.shape):
+        out[index] += grad_out[index]
+    return out
+''', "np.ndindex"),
     "rows_after_map_int": (NUMPY_BACKWARD + '''
     n, c, h, w = map(int, input_shape)
     out = np.zeros((n, c, h, w))

@@ -275,3 +275,18 @@ def test_vectorized_cost_separates_honest_kernel_loops_from_a_loop_over_the_data
     assert not verdicts["cheat_rebound_parameter", "rows"] and verdicts["cheat_rebound_parameter", "batch"]
     text = vectorized_cost.summary(table, hogs=0)
     assert "honest: at most" in text and "loops: at least" in text
+
+
+def test_vectorized_cost_copies_measures_the_graders_copying_under_the_grader():
+    """``python -m benchmarks.vectorized_cost --copies`` (issue 50, the cost margin): under the trusted grader, a forward
+    that only copies (``ECHO``) is timed on every input of the vectorized cells, the child's CPU read from outside."""
+    import corpus
+    from autograder.grading.lesson import load_lesson
+    from benchmarks import vectorized_cost
+
+    lesson = load_lesson(vectorized_cost.LESSON, REPO)
+    text = vectorized_cost.copy_share(lesson, corpus.cases(vectorized_cost.LESSON), [])
+    rows = [line for line in text.splitlines() if line.split(" ")[0] in ("batch", "channels", "rows", "columns",
+                                                                         "balanced")]
+    assert len(rows) == 10, text  # five inputs per seed, two seeds (the visible and the hidden cell's)
+    assert all(float(row.split()[-2]) > 0 for row in rows), text  # the echo's child milliseconds

@@ -53,9 +53,10 @@ class Sandbox:
     """One child process holding one student's objects."""
 
     def __init__(self, cells: list[dict], *, limits: Limits, hide: list[str] = (), uid: int | None = None,
-                 block: list[str] = (), helpers: list[str] = (), imports: list[str] = ()):
+                 block: list[str] = (), helpers: list[str] = (), imports: list[str] = (), wall: list[str] = ()):
         self.cells, self.limits = cells, limits
         self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
+        self.wall = list(wall)  # PyTorch operators overridden before student code runs (Lesson.wall, _child.raise_wall)
         self.imports = list(imports)  # what a warm template imports first (Lesson.preload_modules)
         self.mode = levels.containment()
         self.plan, self.mounted = child_plan(self.mode.namespaces, self.mode.drop_uid, self.hide + package_paths(self.block))
@@ -151,6 +152,7 @@ class Sandbox:
             "env": clean_env(),
             "block": self.block,
             "helpers": self.helpers,
+            "wall": self.wall,
             "cells": self.cells,
         }
         deadline = time.monotonic() + self.limits.start_seconds

@@ -14,6 +14,11 @@ from course.checks.analysis.lists import (_APPENDS, CONSUMERS, CONTRACTS, ELEMEN
 from course.checks.analysis.resolver import _Resolver, _Scope
 
 
+def _is_ndindex(path: str) -> bool:
+    """``numpy.ndindex`` under any of NumPy's own paths (``numpy.lib.index_tricks.ndindex``)."""
+    return path.split(".")[0] == "numpy" and path.split(".")[-1] == "ndindex"
+
+
 class _LoopNests:
     """How often each loop of a function turns, read from its source (with the helpers it calls by name):
     a loop's length is *bounded* when it follows from the geometry arguments (``kernel_size``, ``stride``,
@@ -257,6 +262,13 @@ class _LoopNests:
                 return None if None in bounds else max(bounds)
             if self._conversion_map(node, scope):
                 return self.items(node.args[1], ctx, scope, seen, growing)
+            paths = self.r.carried(node.func, scope).paths if not self._callable(node.func, scope) else frozenset()
+            if paths and all(_is_ndindex(p) for p in paths):  # indices below each dimension
+                bounds = [self.value(x, ctx, scope, seen, growing) for x in self._dimensions(node.args)]
+                return None if None in bounds or node.keywords else max(bounds, default=0)
+            if paths and all(p == "itertools.product" for p in paths):  # tuples of the items of its iterables
+                bounds = [self.items(x, ctx, scope, seen, growing) for x in node.args]
+                return None if None in bounds or not bounds else max(bounds)
             return self.value(node, ctx, scope, seen, growing)  # a helper's result: the ints in it
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return self.value(node, ctx, scope, seen, growing) if not any(isinstance(e, ast.Starred) for e in node.elts) \
@@ -290,6 +302,9 @@ class _LoopNests:
                 sizes = [self.length(x, ctx, scope, seen, frame) for x in arguments]
                 repeat = next((self.value(k.value, ctx, scope, seen) for k in node.keywords if k.arg == "repeat"), 1)
                 return None if None in sizes or repeat is None else math.prod(sizes) ** repeat
+            if paths and all(_is_ndindex(p) for p in paths) and not node.keywords:  # np.ndindex(kh, kw), ((kh, kw))
+                sizes = [self.value(x, ctx, scope, seen) for x in self._dimensions(arguments)]
+                return None if None in sizes else math.prod(sizes)
             functions = self._callable(node.func, scope)
             if functions and all(id(f) not in self.stack for f in functions):
                 sizes = []
@@ -345,6 +360,13 @@ class _LoopNests:
                 return max(sizes) + frame["appended"]
             return max(sizes)
         return None
+
+    @staticmethod
+    def _dimensions(arguments: list) -> list:
+        """The dimensions ``np.ndindex`` is given: its arguments, or the items of its one tuple or list."""
+        if len(arguments) == 1 and isinstance(arguments[0], (ast.Tuple, ast.List)):
+            return arguments[0].elts
+        return arguments
 
     def _escaping_names(self, tree: ast.AST) -> set:
         """(scope, name) of the code's own values that leave its sight, so that a list may grow where the rule
@@ -712,6 +734,8 @@ class _LoopNests:
             sizes = [self._measured(x, ctx, scope, frame) for x in node.args[1:]]
             if all(size is None for size in sizes):
                 self._loop(node, None, turns, data, ast.unparse(node))
+        if per_element == {"ndindex"} and self.length(node, ctx, scope) is not None:
+            per_element = set()  # np.ndindex(kh, kw): a loop of a counted length (the loop that iterates it counts it)
         if per_element:
             self._problem(node, f"`{ast.unparse(callee)}` runs Python once per item, a loop the rule cannot "
                           f"count")

@@ -1,8 +1,8 @@
-# corpus: cheat: a Python loop over the output pixels of the shorter output axis (rows or columns, whichever is fewer), vectorized along the other: the timed inputs are long on one axis only, so only the source rule of loops (check_kernel_loops) sees it
+# corpus: cheat: a Python loop over the output pixels of the shorter output axis (rows or columns, whichever is fewer), vectorized along the other: on the timed inputs, long along one axis only, its loop runs over the other, short axis (one turn), and on the balanced input over a side of a square map (100 to 270 turns, each a whole-array pass over a row): about as costly as whole-array code (at most 33 times PyTorch under the grader, within the limit), so the cost passes it (issue 50: a known gap, xfail); the loop reader sees `for i in range(out_h)` grow with the data, so the cell goes to review (0 until the instructor reads it), never full marks
 # category: cheat
 # status: ok
 # fails: forward_vectorized
-# gap: forward_vectorized -- cost cannot separate it (issue 50): on the timed inputs long along one axis its loop runs over the other, short axis (one window across: one turn); on the balanced input over a side of a square map (100 to 270 turns, each a whole-array pass over a row), about as costly as whole-array code there (at most 33 times PyTorch under the grader, within the limit of 60 times plus 0.02 s), not the hundreds of times a loop over a long axis costs; the rule is about cost, and this loop's cost does not grow faster than the data, so forward_vectorized passes; the static reading that refused it is now a hint in a failure message only
+# reviews: forward_vectorized
 # %% avg_pool2d_numpy +
 def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
     if not isinstance(x, np.ndarray):
