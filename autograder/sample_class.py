@@ -268,8 +268,8 @@ def _code_weight(text: str) -> int:
 
 class Versions:
     """Which honest version of each solution cell each student of one lesson hands in: every student takes,
-    among the combinations whose cells find every name they read (in the notebook, among the names the
-    reference's cells define, or in cells of the same author) and bind no top-level name another cell binds, one as
+    among the combinations whose cells find every name they read (in the notebook, in cells of the same
+    author, or, where the reference's cells define it too, in any other cell) and bind no top-level name another cell binds, one as
     unlike the earlier students' as can be (the largest share of code any earlier student has in common with
     it, least), ties drawn from ``rng``. So independent students share little beyond what the exercise fixes."""
 
@@ -287,10 +287,11 @@ class Versions:
             tops = [names[g, i][1] for g, i in zip(self.ids, combo)]
             if sum(map(len, tops)) != len(set().union(*tops)):  # a name bound by two cells
                 return False
+            bound = given | (interface & set().union(*tops))
             for g, i in zip(self.ids, combo):  # a helper of one's own comes from one's own cells
                 own = set().union(*(names[h, j][1] for h, j in zip(self.ids, combo)
                                     if versions[h][j][0] == versions[g][i][0]))
-                if not names[g, i][0] <= interface | own:
+                if not names[g, i][0] <= bound | own:
                     return False
             return True
 
