@@ -447,7 +447,7 @@ def attacks_report(records: list[dict]) -> int:
     if not graded:
         return 0
     print("\nAttacks in the sample class: each cheats on some tests; the grader must score those 0 (its other "
-          "answers are the reference's, so the rest of its points are earned)")
+          "answers are honest work of its own, so the rest of its points are earned)")
     unstopped = 0
     for attack, record in graded:
         scored = [t["grade_id"] for t in record["tests"] if t["grade_id"] in attack.stopped_on and t["points"] > 0]

@@ -1,10 +1,13 @@
 """A sample class, as an LMS hands it over: about 40 students' notebooks, oddly named, in one .zip.
 
-Deterministic (seeded). The mistakes and attacks are listed in ``sample_class.toml`` beside this module
-(no solution is stored: answers come from ``source/``). Each submission starts from the lesson's release notebook with its solution
-cells filled from the source notebook's solutions (matched by ``grade_id``), then varies honestly:
+Deterministic (seeded). The mistakes, attacks and planted pairs are listed in ``sample_class.toml`` beside
+this module (no solution is stored here: answers come from the course's ``source/`` and ``honest/``). Each
+submission starts from the lesson's release notebook with its solution cells filled (matched by ``grade_id``)
+with the student's own honest versions (:class:`Hands`: drawn from the reference and ``honest/<lesson>/``, as
+unlike the earlier students' as the pool allows, then restyled in the student's hand), then varies honestly:
 
-* ``complete``: every solution cell filled;
+* ``complete``: every solution cell filled (two of them planted copies of an earlier student, one an honest
+  look-alike: the manifest's ``plant``);
 * ``partial``: the last solution cells left as the release stub;
 * ``wrong:<mistake>``: a typical mistake made by string replacement in the reference solution (an
   off-by-one window, stride 0 not read as kernel_size, count_include_pad inverted, ...); a mistake is

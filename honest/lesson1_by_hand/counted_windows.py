@@ -30,7 +30,3 @@ def output_size(input_size, kernel_size, stride=0, padding=0):
             count, start = count + 1, start + step
         result.append(count)
     return tuple(result)
-# %% card_shapes
-example1_shape = (6, 12, 12)
-example2_shape = (64, 1, 1)
-example3_shape = (3, 9, 9)

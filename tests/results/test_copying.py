@@ -245,3 +245,21 @@ def test_the_sample_class_flags_its_planted_copies_and_no_honest_student(tmp_pat
         assert flagged == {pair for pair, how in plants.items() if how != "lookalike"}, (
             lesson, {tuple(sorted(pair)): round(scores[pair], 2) for pair in flagged | set(plants)})
         assert honest[0].score < found.threshold
+
+
+def test_the_sample_classs_honest_versions_are_independent_work():
+    """Every two honest versions of one solution cell (honest/<lesson>/ and the reference) score under the
+    line's ceiling as a pair on that cell alone: the pool holds independent solutions, not the reference's
+    near-copies (the grading corpus's one-line variations of it score 0.88-0.96 and are left out)."""
+    from autograder import coursedir, sample_class
+
+    worst = {}
+    for lesson in coursedir.lessons(REPO, released=True):
+        release = copying._solution_cells(REPO / "release" / lesson / f"{lesson}.ipynb")
+        reference = solution_cells(REPO / "source" / lesson / f"{lesson}.ipynb")
+        for grade_id, versions in sample_class.honest_versions(REPO, lesson, reference).items():
+            if len(versions) > 1:
+                top = copying.compare(dict(versions), release.get(grade_id, ""))[0]
+                worst[f"{lesson}/{grade_id}"] = (round(top.score, 2), top.a, top.b)
+    assert len(worst) >= 15, worst
+    assert max(score for score, _, _ in worst.values()) < copying.CEILING, worst
