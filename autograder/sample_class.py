@@ -279,7 +279,7 @@ class Versions:
     def __init__(self, versions: dict[str, list[tuple[str, str]]], given: set[str], rng: random.Random, limit=4000):
         self.ids = list(versions)
         self.versions = versions
-        self.weight = {g: max(1, _code_weight(versions[g][0][1])) for g in self.ids}
+        self.weight = {(g, i): max(1, _code_weight(text)) for g in self.ids for i, (_, text) in enumerate(versions[g])}
         names = {(g, i): _names(text) for g in self.ids for i, (_, text) in enumerate(versions[g])}
         combos = list(itertools.islice(itertools.product(*(range(len(versions[g])) for g in self.ids)), limit))
         rng.shuffle(combos)
@@ -302,11 +302,11 @@ class Versions:
         self.taken: list[tuple[int, ...]] = []
 
     def shared(self, a: tuple[int, ...], b: tuple[int, ...], first: int | None = None) -> float:
-        """The share of the lesson's code (by the reference's cell sizes; of its ``first`` cells when given) in
-        which combinations a and b agree."""
+        """The share of a's code (its ``first`` cells when given) that b has too, word for word: the cells in
+        which a and b hand in the same version, by the size of that version's code."""
         ids = self.ids[:first]
-        return (sum(self.weight[g] for g, i, j in zip(ids, a, b) if i == j)
-                / max(1, sum(self.weight[g] for g in ids)))
+        return (sum(self.weight[g, i] for g, i, j in zip(ids, a, b) if i == j)
+                / max(1, sum(self.weight[g, i] for g, i in zip(ids, a))))
 
     def cells(self, combo: tuple[int, ...]) -> dict[str, str]:
         return {g: self.versions[g][i][1] for g, i in zip(self.ids, combo)}
@@ -325,7 +325,8 @@ class Versions:
             close = [c for c in candidates if c != near and self.shared(c, near) < below]
             combo = max(close or candidates, key=lambda c: self.shared(c, near))
         else:
-            combo = min(candidates, key=lambda c: max((self.shared(c, t, first) for t in self.taken), default=0.0))
+            combo = min(candidates, key=lambda c: max((max(self.shared(c, t, first), self.shared(t, c))
+                                                        for t in self.taken), default=0.0))
         self.taken.append(combo)
         return combo
 
@@ -587,7 +588,7 @@ class Hands:
         else:  # reordered, and one cell (the smallest another version exists of) another honest version
             weight = self.versions.weight
             others = [c for c in self.versions.combos if sum(i != j for i, j in zip(c, combo)) == 1]
-            other = min(others, key=lambda c: next(weight[g] for g, i, j in zip(self.versions.ids, c, combo)
+            other = min(others, key=lambda c: next(weight[g, i] for g, i, j in zip(self.versions.ids, c, combo)
                                                    if i != j), default=combo)
             changed = {g: t for g, t in self.versions.cells(other).items() if t != self.versions.cells(combo)[g]}
             answers = restyle({**handed, **changed}, rng, renames=0.0, comments=0.0, order=1.0, note=False,
