@@ -354,7 +354,6 @@ def cmd_course(args: argparse.Namespace) -> int:
     """
     from autograder import collect, sample_class
     from autograder.results import export, feedback, report
-    from autograder.results import items as item_analysis
 
     started = time.monotonic()
     root = root_of(args)
@@ -377,7 +376,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     print(f"\n== sample class: a course folder of its own at {demo} (your gradebook.db is not touched)")
     if demo.exists():
         shutil.rmtree(demo)
-    coursedir.copy_course(root, demo)
+    coursedir.copy_course(root, demo, folders=("source", "release", sample_class.HONEST))
     archive, manifest = sample_class.generate(demo / "lms", demo, students=args.students, seed=args.seed,
                                               submit_rate=args.submit_rate)
     print(f"generated {archive.relative_to(demo)}: {len(manifest)} files from an LMS")
@@ -407,14 +406,12 @@ def cmd_course(args: argparse.Namespace) -> int:
     print("\n" + export.table(grades, marks))
     print("(- not handed in, L late, ! not OK: see the report; attack_*: a cheating submission, below)")
     unstopped = attacks_report(results) + exchange_attack_report(exchange, grades)
-    print("\nItem analysis: each lesson's hardest cell (lowest difficulty) and least discriminating one (see the "
-          "report's item analysis)")
-    for line in item_analysis.summary_lines(report.items(demo)):
-        print(f"  {line}")
+    copying_page = class_report(demo, lessons)
     bad = sum(r["status"] != "ok" for r in results)
     print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
           f"{len(collected.skipped)} files not placed")
     print(f"report:   {page} (item analysis: {page}#items, {page.parent / 'items.csv'})\n"
+          f"copying:  {copying_page}\n"
           f"grades:   {per_student}\n          {per_cell}\n"
           f"feedback: {demo / 'feedback'} ({len(pages)} pages)\ngradebook: {coursedir.gradebook_name(demo)}")
     print("time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
@@ -427,6 +424,22 @@ def cmd_course(args: argparse.Namespace) -> int:
     return 0
 
 
+def class_report(root: Path, lessons: list[str]) -> Path:
+    """Print one line per lesson: its hardest cell, its least discriminating one (the report's item analysis)
+    and its top copy pair's score (copying leads, written to ``reports/copying.html``); return that page."""
+    from autograder.results import copying, report
+    from autograder.results import items as item_analysis
+
+    page, found = copying.write_page(root, root / "reports" / "copying.html", lessons)
+    pairs = {lesson.lesson: lesson for lesson in found}
+    print("\nThe class: each lesson's hardest cell (lowest difficulty), least discriminating one (see the report's "
+          "item analysis) and top copy pair (a lead, never a grade: see the copying page)")
+    for line in item_analysis.summary_lines(report.items(root)):
+        lesson = pairs.get(line.split(":")[0])
+        print(f"  {line}" + (f"; {copying.top_pair(lesson)}" if lesson else ""))
+    return page
+
+
 def attacks_report(records: list[dict]) -> int:
     """Print, for each attack of the sample class that was graded, whether the grader stopped it (every
     test it targets scored 0); return how many it did not stop."""
@@ -437,7 +450,7 @@ def attacks_report(records: list[dict]) -> int:
     if not graded:
         return 0
     print("\nAttacks in the sample class: each cheats on some tests; the grader must score those 0 (its other "
-          "answers are the reference's, so the rest of its points are earned)")
+          "answers are honest work of its own, so the rest of its points are earned)")
     unstopped = 0
     for attack, record in graded:
         scored = [t["grade_id"] for t in record["tests"] if t["grade_id"] in attack.stopped_on and t["points"] > 0]

@@ -1,10 +1,13 @@
 """A sample class, as an LMS hands it over: about 40 students' notebooks, oddly named, in one .zip.
 
-Deterministic (seeded). The mistakes and attacks are listed in ``sample_class.toml`` beside this module
-(no solution is stored: answers come from ``source/``). Each submission starts from the lesson's release notebook with its solution
-cells filled from the source notebook's solutions (matched by ``grade_id``), then varies honestly:
+Deterministic (seeded). The mistakes, attacks and planted pairs are listed in ``sample_class.toml`` beside
+this module (no solution is stored here: answers come from the course's ``source/`` and ``honest/``). Each
+submission starts from the lesson's release notebook with its solution cells filled (matched by ``grade_id``)
+with the student's own honest versions (:class:`Hands`: drawn from the reference and ``honest/<lesson>/``, as
+unlike the earlier students' as the pool allows, then restyled in the student's hand), then varies honestly:
 
-* ``complete``: every solution cell filled;
+* ``complete``: every solution cell filled (two of them planted copies of an earlier student, one an honest
+  look-alike: the manifest's ``plant``);
 * ``partial``: the last solution cells left as the release stub;
 * ``wrong:<mistake>``: a typical mistake made by string replacement in the reference solution (an
   off-by-one window, stride 0 not read as kernel_size, count_include_pad inverted, ...); a mistake is
@@ -28,7 +31,9 @@ from __future__ import annotations
 import ast
 import copy
 import datetime as dt
+import functools
 import io
+import itertools
 import json
 import random
 import re
@@ -91,6 +96,17 @@ class Attack:
         return answers
 
 
+@dataclass(frozen=True)
+class Plant:
+    """A pair planted in one lesson for the copying leads: ``how`` is ``renamed`` (a copy, locals renamed and
+    comments rewritten), ``reordered`` (a copy, independent statements swapped and one cell another honest
+    version) or ``lookalike`` (no copy: an honest student whose versions are the most like another's)."""
+
+    lesson: str
+    how: str
+    what: str
+
+
 def read_data(path: Path = DATA) -> tuple[tuple[Mistake, ...], tuple[Attack, ...]]:
     """The mistakes and attacks listed in ``path`` (:data:`DATA`)."""
     import tomllib
@@ -106,6 +122,21 @@ def read_data(path: Path = DATA) -> tuple[tuple[Mistake, ...], tuple[Attack, ...
 MISTAKES, ATTACKS = read_data()
 
 
+def read_plants(path: Path = DATA) -> tuple[Plant, ...]:
+    """The planted pairs listed in ``path`` (:data:`DATA`), in order."""
+    import tomllib
+
+    plants = tuple(Plant(p["lesson"], p["how"], p["what"])
+                   for p in tomllib.loads(Path(path).read_text(encoding="utf-8")).get("plant", []))
+    for plant in plants:
+        if plant.how not in ("renamed", "reordered", "lookalike"):
+            raise ValueError(f"{path}: plant.how must be renamed, reordered or lookalike, got {plant.how!r}")
+    return plants
+
+
+PLANTS = read_plants()
+
+
 @dataclass
 class Submission:
     """One file the LMS hands over, and what it is."""
@@ -119,6 +150,9 @@ class Submission:
     note: str = ""
     lms_id: str | None = None  # the LMS's user id collect must keep (in the gradebook too)
     name: str = ""             # the display name collect must store in the gradebook
+    versions: str = ""         # whose honest version of each cell it hands in, where the lesson has several
+    plant: str = ""            # planted for the copying leads: renamed, reordered (copies) or lookalike (honest)
+    plant_of: str = ""         # ... of this student's hand-in
 
 
 def _comment_spans(text: str) -> list[tuple[int, int]]:
@@ -172,6 +206,262 @@ def mistakes_for(cells: dict[str, str]) -> dict[str, dict[str, str]]:
         if changed:
             found[mistake.name] = changed
     return found
+
+
+#: Independent honest solutions, per lesson: ``<course>/honest/<lesson>/*.py`` (course material beside
+#: ``source/``, never shipped in the wheel: they are solutions). Each file holds ``# %% <grade_id>`` sections,
+#: each one cell's whole source as another student wrote it; the reference is always one more version.
+HONEST = "honest"
+
+
+def honest_versions(root: Path, lesson: str, reference: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """``{grade_id: [(who, source)]}``: each solution cell's honest versions, the reference's first."""
+    versions = {grade_id: [("reference", text)] for grade_id, text in reference.items()}
+    for path in sorted((Path(root) / HONEST / lesson).glob("*.py")):
+        parts = re.split(r"^# %% (\S+)[ \t]*\n", path.read_text(encoding="utf-8"), flags=re.M)
+        for grade_id, text in zip(parts[1::2], parts[2::2]):
+            if grade_id not in versions:
+                raise coursedir.CourseError(f"{path}: {grade_id!r} is no solution cell of {lesson}")
+            versions[grade_id].append((path.stem, text.strip("\n") + "\n"))
+    return versions
+
+
+@functools.lru_cache(maxsize=None)
+def _names(text: str) -> tuple[frozenset, frozenset]:
+    """(names a cell reads that it does not bind anywhere, names it binds at top level); empty if no Python."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return frozenset(), frozenset()
+    read, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    top = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            top.add(statement.name)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            top.update((a.asname or a.name).split(".")[0] for a in statement.names)
+        else:
+            top.update(n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return frozenset(read - bound), frozenset(top)
+
+
+def given_names(release_nb) -> set[str]:
+    """The names the release notebook's own code cells (set-up, given cells) and Python's builtins bind."""
+    import builtins
+
+    names = set(dir(builtins))
+    for cell in release_nb.cells:
+        if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("solution"):
+            names |= _names(cell.source)[1]
+    return names
+
+
+def _code_weight(text: str) -> int:
+    return sum(len(line.strip()) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+
+
+class Versions:
+    """Which honest version of each solution cell each student of one lesson hands in: every student takes,
+    among the combinations whose cells find every name they read (in the notebook, in cells of the same
+    author, or, where the reference's cells define it too, in any other cell) and bind no top-level name another cell binds, one as
+    unlike the earlier students' as can be (the largest share of code any earlier student has in common with
+    it, least), ties drawn from ``rng``. So independent students share little beyond what the exercise fixes."""
+
+    def __init__(self, versions: dict[str, list[tuple[str, str]]], given: set[str], rng: random.Random, limit=4000):
+        self.ids = list(versions)
+        self.versions = versions
+        self.weight = {(g, i): max(1, _code_weight(text)) for g in self.ids for i, (_, text) in enumerate(versions[g])}
+        names = {(g, i): _names(text) for g in self.ids for i, (_, text) in enumerate(versions[g])}
+        combos = list(itertools.islice(itertools.product(*(range(len(versions[g])) for g in self.ids)), limit))
+        rng.shuffle(combos)
+
+        interface = given.union(*(names[g, 0][1] for g in self.ids))  # what the reference's cells define
+
+        def complete(combo) -> bool:
+            tops = [names[g, i][1] for g, i in zip(self.ids, combo)]
+            if sum(map(len, tops)) != len(set().union(*tops)):  # a name bound by two cells
+                return False
+            bound = given | (interface & set().union(*tops))
+            for g, i in zip(self.ids, combo):  # a helper of one's own comes from one's own cells
+                own = set().union(*(names[h, j][1] for h, j in zip(self.ids, combo)
+                                    if versions[h][j][0] == versions[g][i][0]))
+                if not names[g, i][0] <= bound | own:
+                    return False
+            return True
+
+        self.combos = [c for c in combos if complete(c)] or [(0,) * len(self.ids)]
+        self.taken: list[tuple[int, ...]] = []
+
+    def shared(self, a: tuple[int, ...], b: tuple[int, ...], first: int | None = None) -> float:
+        """The share of a's code (its ``first`` cells when given) that b has too, word for word: the cells in
+        which a and b hand in the same version, by the size of that version's code."""
+        ids = self.ids[:first]
+        return (sum(self.weight[g, i] for g, i, j in zip(ids, a, b) if i == j)
+                / max(1, sum(self.weight[g, i] for g, i in zip(ids, a))))
+
+    def cells(self, combo: tuple[int, ...]) -> dict[str, str]:
+        return {g: self.versions[g][i][1] for g, i in zip(self.ids, combo)}
+
+    def who(self, combo: tuple[int, ...]) -> str:
+        return ", ".join(f"{g}: {self.versions[g][i][0]}" for g, i in zip(self.ids, combo) if len(self.versions[g]) > 1)
+
+    def draw(self, fits=None, near: tuple[int, ...] | None = None, below: float = 0.45, first: int | None = None):
+        """The next student's combination (one with a cell version in ``fits``, a set of ``(grade_id, index)``,
+        when given: the reference's if none has); ``near``: the most alike to that combination among those
+        sharing under ``below`` of the code with it (a look-alike); ``first``: the student hands in only that
+        many cells, so only those count."""
+        candidates = [c for c in self.combos if fits is None or any(p in fits for p in zip(self.ids, c))]
+        candidates = candidates or [(0,) * len(self.ids)]
+        if near is not None:
+            close = [c for c in candidates if c != near and self.shared(c, near) < below]
+            combo = max(close or candidates, key=lambda c: self.shared(c, near))
+        else:
+            combo = min(candidates, key=lambda c: max((max(self.shared(c, t, first), self.shared(t, c))
+                                                        for t in self.taken), default=0.0))
+        self.taken.append(combo)
+        return combo
+
+
+#: Other names students give the usual locals (a student's own names: copying reads through them).
+SYNONYMS = {"out": ("result", "res", "pooled"), "total": ("acc", "window_total", "s"), "divisor": ("denom", "count"),
+            "height": ("h", "rows"), "width": ("w", "cols"), "out_h": ("oh", "h_out", "n_rows"),
+            "out_w": ("ow", "w_out", "n_cols"), "grad_x": ("dx", "grad_in", "gx"), "size": ("dims", "shape_in"),
+            "kernel": ("k", "window"), "step": ("strides", "hop"), "pad": ("pads", "p"), "batch": ("n", "b_size"),
+            "channels": ("c_count", "n_channels"), "window": ("patch", "win"), "cam": ("heat", "act_map"),
+            "gaps": ("diffs", "deltas"), "result": ("output", "answer"), "count": ("n_real", "cnt"),
+            "average": ("avg", "mean_map"), "maximum": ("mx", "max_map"), "batch_t": ("t",), "padded": ("big", "xp"),
+            "train": ("train_acc",), "held_out": ("val_acc", "held")}
+#: What students write above a cell of theirs, now and then.
+NOTES = ("# my solution", "# worked this out on paper first", "# checked against the examples above",
+         "# second try, this one passes", "# TODO tidy up")
+
+
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _renamed(text: str, rng: random.Random, share: float, avoid: frozenset = frozenset()) -> str:
+    """``text`` with about ``share`` of the functions' locals that :data:`SYNONYMS` knows renamed (never an
+    argument, a name a string mentions, a keyword, an attribute, a name already used or one of ``avoid``)."""
+    tree = ast.parse(text)
+    nodes = list(ast.walk(tree))
+    local = {n.id for f in nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)
+             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local -= {a.arg for a in nodes if isinstance(a, ast.arg)}
+    local -= {n for g in nodes if isinstance(g, (ast.Global, ast.Nonlocal)) for n in g.names}
+    local -= {n.id for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+              for n in ast.walk(s) if isinstance(n, ast.Name)} | _names(text)[1] | avoid
+    local -= {n.id for c in nodes if isinstance(c, ast.ClassDef) for s in c.body  # class attributes
+              if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(s) if isinstance(n, ast.Name)}
+    tokens = _tokens(text)
+    strings = " ".join(t.string for t in tokens if t.type == tokenize.STRING)
+    used = {t.string for t in tokens if t.type == tokenize.NAME}
+    names = {}
+    for name in sorted(local):
+        if name in SYNONYMS and not re.search(rf"\b{name}\b", strings) and rng.random() < share:
+            new = rng.choice(SYNONYMS[name])
+            if new not in used and new not in names.values():
+                names[name] = new
+    if not names:
+        return text
+    starts, out, at, depth = _offsets(text), [], 0, 0
+    for before, token, after in zip([None] + tokens, tokens, tokens[1:] + [None]):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        if (token.type == tokenize.NAME and token.string in names and not (before and before.string == ".")
+                and not (depth and after and after.string == "=")):
+            start = starts[token.start[0] - 1] + token.start[1]
+            out += [text[at:start], names[token.string]]
+            at = start + len(token.string)
+    return "".join(out) + text[at:]
+
+
+def _recommented(text: str, rng: random.Random, share: float) -> str:
+    """``text`` without about ``share`` of its comments (a line that held only a comment goes)."""
+    lines = text.splitlines(keepends=True)
+    for token in reversed([t for t in _tokens(text) if t.type == tokenize.COMMENT]):
+        if rng.random() >= share:
+            continue
+        row, col = token.start[0] - 1, token.start[1]
+        line = lines[row]
+        code = line[:col].rstrip()
+        lines[row] = code + ("\n" if line.endswith("\n") else "") if code else ""
+    return "".join(lines)
+
+
+def _reordered(text: str, rng: random.Random, share: float) -> str:
+    """``text`` with about ``share`` of the pairs of neighbouring one-line assignments to plain names (neither
+    reading or writing what the other writes) swapped."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    swaps = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        body = [s for s in body if isinstance(s, ast.stmt)] if isinstance(body, list) else []
+        i = 0
+        while i + 1 < len(body):
+            a, b = body[i], body[i + 1]
+            if all(isinstance(s, ast.Assign) and s.lineno == s.end_lineno and all(isinstance(t, ast.Name) for t in s.targets)
+                   for s in (a, b)) and b.lineno == a.lineno + 1:
+                written = [{t.id for t in s.targets} for s in (a, b)]
+                read = [{n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)} for s in (a, b)]
+                if not (written[0] & (written[1] | read[1]) or written[1] & read[0]) and rng.random() < share:
+                    swaps.append(a.lineno - 1)
+                    i += 2
+                    continue
+            i += 1
+    for row in swaps:
+        first, second = lines[row], lines[row + 1]
+        if not second.endswith("\n"):
+            first, second = first.rstrip("\n"), second + "\n"
+        lines[row], lines[row + 1] = second, first
+    return "".join(lines)
+
+
+def restyle(answers: dict[str, str], rng: random.Random, renames: float | None = None,
+            comments: float | None = None, order: float | None = None, note: bool = True,
+            avoid: frozenset = frozenset()) -> dict[str, str]:
+    """One student's hand: ``answers`` with some locals renamed, some comments dropped (and now and then a
+    note of their own above a cell), some independent neighbouring assignments swapped; each share drawn from
+    ``rng`` unless given; ``avoid``: names never renamed (the notebook's, the cells' top-level ones). A cell
+    that is not Python, or would no longer parse, is kept as it was."""
+    renames = rng.uniform(0.2, 0.9) if renames is None else renames
+    comments = rng.uniform(0.0, 0.8) if comments is None else comments
+    order = rng.uniform(0.0, 0.6) if order is None else order
+    noted = rng.choice(sorted(answers)) if note and answers and rng.random() < 0.5 else None
+    styled = {}
+    for grade_id, text in answers.items():
+        new = text
+        try:
+            new = _reordered(_recommented(_renamed(text, rng, renames, avoid), rng, comments), rng, order)
+            ast.parse(new)
+        except SyntaxError:
+            new = text
+        if grade_id == noted:
+            new = f"{rng.choice(NOTES)}\n{new}"
+        styled[grade_id] = new
+    return styled
 
 
 def fill(release_nb, answers: dict[str, str]):
@@ -237,6 +527,91 @@ def file_name(person: Student, lesson: str, when: dt.datetime, late: bool) -> tu
     return path, person.student or student, shown
 
 
+#: The manifest's note on each kind of planted hand-in.
+PLANTED = {"renamed": "planted copy of {}: locals renamed, comments rewritten",
+           "reordered": "planted copy of {}: statements reordered, one cell another version",
+           "lookalike": "honest look-alike of {}: independent work, the versions most like theirs"}
+
+
+class Hands:
+    """Who hands in what code in one lesson: each student their own honest versions (:class:`Versions`) in
+    their own hand (:func:`restyle`), and the lesson's planted pairs (:data:`PLANTS`), each made from the
+    latest honest complete student when the next student hands in complete work."""
+
+    def __init__(self, versions: dict[str, list[tuple[str, str]]], given: set[str], seed: int, lesson: str,
+                 plants: list[Plant]):
+        self.seed, self.lesson, self.plants = seed, lesson, list(plants)
+        self.versions = Versions(versions, given, random.Random(f"{seed}/{lesson}"))
+        self.avoid = frozenset(given.union(*(_names(t)[1] for v in versions.values() for _, t in v)))
+        self.handed: dict = {}   # student -> (combo, answers as handed in)
+        self.ids: dict = {}      # student -> the student id collect gives
+        self.source = None       # the latest honest complete student
+
+    def _rng(self, student, what: str = "") -> random.Random:
+        return random.Random(f"{self.seed}/{self.lesson}/{student}/{what}")
+
+    def _hand_in(self, student, combo, **style) -> dict[str, str]:
+        answers = restyle(self.versions.cells(combo), self._rng(student), avoid=self.avoid, **style)
+        self.handed[student] = (combo, answers)
+        return answers
+
+    def honest(self, student, first: int | None = None) -> dict[str, str]:
+        """An honest student's solution cells (only the ``first`` ones when given)."""
+        return dict(list(self._hand_in(student, self.versions.draw(first=first)).items())[:first])
+
+    def wrong(self, student, mistake: str) -> dict[str, str]:
+        """An honest student's cells with ``mistake`` made (on versions it applies to)."""
+        found = next(m for m in MISTAKES if m.name == mistake)
+        fits = {(g, i) for g, versions in self.versions.versions.items() for i, (_, text) in enumerate(versions)
+                if apply_mistake(found, {g: text})}
+        combo = self.versions.draw(fits=fits)
+        cells = self.versions.cells(combo)
+        answers = restyle({**cells, **apply_mistake(found, cells)}, self._rng(student), avoid=self.avoid)
+        self.handed[student] = (combo, answers)
+        return answers
+
+    def complete(self, student) -> tuple[dict[str, str], str]:
+        """(the solution cells, the plant's note or "") of a student handing in complete work."""
+        if not (self.plants and self.source is not None):
+            answers = self.honest(student)
+            self.source = student
+            return answers, ""
+        plant, source = self.plants.pop(0), self.source
+        combo, handed = self.handed[source]
+        rng = self._rng(student)
+        if plant.how == "lookalike":
+            answers = self._hand_in(student, self.versions.draw(near=combo))
+        elif plant.how == "renamed":
+            answers = restyle(handed, rng, renames=1.0, comments=1.0, order=0.0, note=False, avoid=self.avoid)
+            answers = {g: f"{rng.choice(NOTES)}\n{t}" if t.strip() else t for g, t in answers.items()}
+            self.handed[student] = (combo, answers)
+        else:  # reordered, and one cell (the smallest another version exists of) another honest version
+            weight = self.versions.weight
+            others = [c for c in self.versions.combos if sum(i != j for i, j in zip(c, combo)) == 1]
+            other = min(others, key=lambda c: next(weight[g, i] for g, i, j in zip(self.versions.ids, c, combo)
+                                                   if i != j), default=combo)
+            changed = {g: t for g, t in self.versions.cells(other).items() if t != self.versions.cells(combo)[g]}
+            answers = restyle({**handed, **changed}, rng, renames=0.0, comments=0.0, order=1.0, note=False,
+                              avoid=self.avoid)
+            self.handed[student] = (other, answers)
+        return answers, f"{plant.how}:{source}"
+
+    def who(self, student) -> str:
+        """Whose version of each cell ``student`` handed in ("" for none)."""
+        return self.versions.who(self.handed[student][0]) if student in self.handed else ""
+
+    def named(self, student, student_id: str) -> None:
+        """Remember the id collect gives ``student`` (for the plants' notes)."""
+        self.ids[student] = student_id
+
+    def planted(self, planted: str) -> tuple[str, str]:
+        """(how, the source's student id) of a planted hand-in; ("", "") for none."""
+        if not planted:
+            return "", ""
+        how, source = planted.split(":", 1)
+        return how, self.ids.get(int(source) if source.isdigit() else source, source)
+
+
 #: About this many submissions in a default class: what the main job grades in a few minutes on 2 cores.
 TARGET_SUBMISSIONS = 60
 
@@ -274,29 +649,32 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
     times: dict[str, dt.datetime] = {}
     manifest: list[Submission] = []
     per_lesson = {}
+    hands = {}
     for index, lesson in enumerate(lessons):
         release_nb = nbformat.read(coursedir.notebook(root, "release", lesson), as_version=4)
         reference = solution_cells(coursedir.notebook(root, "source", lesson))
         per_lesson[lesson] = (release_nb, reference, mistakes_for(reference),
                               FIRST_DUE + dt.timedelta(days=7 * index))
+        given = given_names(release_nb)
+        hands[lesson] = Hands(honest_versions(root, lesson, reference), given, seed, lesson,
+                              [p for p in PLANTS if p.lesson == lesson])
     for i, person in enumerate(people):
         for number, lesson in enumerate(lessons):
             special = 0 < i <= len(SPECIAL) and number == 0  # the special students hand in the first lesson
             if rng.random() > submit_rate and i > 0 and not special:
                 continue
             release_nb, reference, mistakes, due = per_lesson[lesson]
-            roll = rng.random()
-            if i == 0 or roll < 0.45:
-                variant, answers = "complete", dict(reference)
+            hand = hands[lesson]
+            roll, planted = rng.random(), ""
+            if i == 0 or roll < 0.45 or (roll >= 0.65 and roll < 0.95 and not mistakes):
+                variant, (answers, planted) = "complete", hand.complete(i)
             elif roll < 0.65:
                 keep = rng.randrange(1, len(reference)) if len(reference) > 1 else 0
                 variant = f"partial:{keep}/{len(reference)}"
-                answers = dict(list(reference.items())[:keep])
-            elif roll < 0.95 and mistakes:
-                name = rng.choice(sorted(mistakes))
-                variant, answers = f"wrong:{name}", {**reference, **mistakes[name]}
+                answers = hand.honest(i, keep)
             elif roll < 0.95:
-                variant, answers = "complete", dict(reference)
+                name = rng.choice(sorted(mistakes))
+                variant, answers = f"wrong:{name}", hand.wrong(i, name)
             else:
                 variant, answers = "blank", {}
             # collect knows a time from the zip entry, from the name (Blackboard) or from timestamp.txt
@@ -312,9 +690,11 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
                 files[str(Path(path).parent / "timestamp.txt")] = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC").encode()
             stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC") if timed else None
             lms_id = str(person.uid) if person.style in ("canvas", "moodle") or person.renamed else None
-            manifest.append(Submission(path, student, lesson, variant, late, stamp,
-                                       "renamed: placed by its lesson folder" if person.renamed else "",
-                                       lms_id, shown))
+            hand.named(i, student)
+            how, of = hand.planted(planted)
+            notes = ["renamed: placed by its lesson folder" if person.renamed else "", PLANTED.get(how, "").format(of)]
+            manifest.append(Submission(path, student, lesson, variant, late, stamp, "; ".join(n for n in notes if n),
+                                       lms_id, shown, hand.who(i), how, of))
     first_lesson = lessons[0]
     release_nb, reference, _, due = per_lesson[first_lesson]
     # LMS debris: an earlier partial attempt (kept by the LMS beside the newer one), a PDF, a notebook cut short.
@@ -339,7 +719,8 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
             continue
         release_nb, reference, _, due = per_lesson[attack.lesson]
         path = f"submissions/{attack.student}_{attack.lesson}.ipynb"
-        files[path] = nbformat.writes(fill(release_nb, attack.answers(reference))).encode()
+        own = hands[attack.lesson].honest(attack.student)  # the cells it does not attack: honest work of its own
+        files[path] = nbformat.writes(fill(release_nb, attack.answers(own))).encode()
         times[path] = due - dt.timedelta(hours=1)
         manifest.append(Submission(path, attack.student, attack.lesson, f"attack:{attack.name}", False,
                                    times[path].strftime("%Y-%m-%d %H:%M:%S.%f UTC") if as_zip else None,

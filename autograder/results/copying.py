@@ -7,7 +7,8 @@ docstrings, writes constants one way and puts runs of independent statements in 
 result, with the release's own code of those cells (the stubs and what they give) as boilerplate, so a
 class that starts from the same template is not alike for that. A pair's score is the mean of the shares
 of each side's code found in the other; a pair is flagged when its score is at least :data:`FLOOR` and
-far above the class's usual (:func:`threshold`: the median of all pairs plus six median absolute deviations).
+far above the class's usual (:func:`threshold`: the median of all pairs plus six median absolute deviations),
+or at least :data:`CEILING` whatever the class.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ K, WINDOW = 12, 4
 FLOOR = 0.6
 #: How many median absolute deviations above the class's median score a flagged pair lies at least.
 SPREAD = 6
+#: A pair scoring this or more is flagged however spread out the class's scores are (in a class of varied
+#: work six median absolute deviations can reach past 1, and then not even a copy word for word would be).
+CEILING = 0.9
 
 _MOVABLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
             ast.AsyncFunctionDef, ast.ClassDef)
@@ -139,14 +143,14 @@ def compare(codes: dict[str, str], template: str = "") -> list[Pair]:
 def threshold(pairs: list[Pair]) -> float:
     """The score above which a pair is far above the class's usual: the median of all pairs plus
     :data:`SPREAD` median absolute deviations (robust: copies, a few pairs, do not move it), at least
-    :data:`FLOOR`."""
+    :data:`FLOOR` and at most :data:`CEILING`."""
     import pandas as pd
 
     if not pairs:
         return FLOOR
     scores = pd.Series([p.score for p in pairs])
     median = scores.median()
-    return max(FLOOR, float(median + SPREAD * (scores - median).abs().median()))
+    return max(FLOOR, min(CEILING, float(median + SPREAD * (scores - median).abs().median())))
 
 
 def flagged(pairs: list[Pair]) -> list[Pair]:
@@ -240,7 +244,8 @@ def page(root: Path, lessons: list[str], shown: int = 5) -> tuple[str, list[Less
               "sides": [{"a": p.a, "b": p.b, "score": f"{p.score:.2f}", "code_a": marked(p.code_a, p.spans_a),
                          "code_b": marked(p.code_b, p.spans_b)} for p in lesson.flagged[:shown]]}
              for lesson in found]
-    return templates.render("copying.html.j2", lessons=views, picture=picture, floor=FLOOR, spread=SPREAD), found
+    return templates.render("copying.html.j2", lessons=views, picture=picture, floor=FLOOR, spread=SPREAD,
+                            ceiling=CEILING), found
 
 
 def write_page(root: Path, out: Path, lessons: list[str]) -> tuple[Path, list[Lesson]]:
@@ -250,6 +255,16 @@ def write_page(root: Path, out: Path, lessons: list[str]) -> tuple[Path, list[Le
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")
     return out, found
+
+
+def top_pair(lesson: Lesson) -> str:
+    """The lesson's top pair, its score and whether it is flagged, in words."""
+    if not lesson.pairs:
+        return "top copy pair: none (fewer than two hand-ins with code)"
+    top = lesson.pairs[0]
+    return (f"top copy pair {top.a} and {top.b}: {top.score:.2f} "
+            f"({'flagged' if top in lesson.flagged else 'not flagged'}, line at {lesson.threshold:.2f}; "
+            f"{len(lesson.flagged)} of {len(lesson.pairs)} pairs flagged)")
 
 
 def summary_lines(found: list[Lesson]) -> list[str]:

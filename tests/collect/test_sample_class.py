@@ -7,6 +7,7 @@ import json
 from collections import Counter
 
 import nbformat
+import pytest
 
 from autograder import collect, sample_class, solutions
 from nbtools import failing_cells, source_notebook
@@ -101,3 +102,87 @@ def test_the_main_job_says_whether_each_attack_was_stopped(capsys):
     tests[0]["points"] = 1.0
     assert cli.attacks_report([record]) == 1
     assert f"NOT STOPPED on {attack.stopped_on[0]}" in capsys.readouterr().out
+
+
+# --- honest versions (honest/<lesson>/) and each student's hand -------------------------------------------
+
+def _versions(lesson):
+    release_nb = nbformat.read(REPO / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    reference = solutions.solution_cells(source_notebook(lesson))
+    return sample_class.honest_versions(REPO, lesson, reference), sample_class.given_names(release_nb), reference
+
+
+def test_a_student_hand_renames_locals_drops_comments_and_swaps_independent_lines_and_computes_the_same():
+    text = ('def f(x, size=2):\n    out = x * size  # scaled\n    total = 1\n    count = 2\n'
+            '    kernel = dict(size=size)\n    msg = f"{out}"\n    return out + total + count + kernel["size"], msg\n')
+    import random
+
+    styled = sample_class.restyle({"c": text}, random.Random(0), renames=1.0, comments=1.0, order=1.0,
+                                  note=False)["c"]
+    import re
+
+    assert not re.search(r"\b(total|count|kernel)\b", styled), styled  # its locals renamed...
+    assert "out = x * size" in styled and 'f"{out}"' in styled, styled   # ...but one an f-string names
+    assert "size=size" in styled and "(x, size=2)" in styled, "keywords and arguments keep their names"
+    assert "# scaled" not in styled and "out = x * size\n" in styled
+    assert styled.splitlines()[1].endswith(" = 1"), "independent neighbours swapped"
+    run_a, run_b = {}, {}
+    exec(text, run_a)
+    exec(styled, run_b)
+    assert run_a["f"](3) == run_b["f"](3) == (6 + 1 + 2 + 2, "6")
+
+
+def test_a_combination_takes_a_helper_only_from_its_own_authors_cells():
+    """Both sides: a backward reading `helper` is complete beside the forward of its own author that defines it,
+    not beside another author's forward that does not (or that defines a name another cell defines too)."""
+    import random
+
+    versions = {"fwd": [("reference", "def f(x):\n    return x\n"), ("ann", "def helper(v):\n    return v\n\n"
+                                                                                 "def f(x):\n    return helper(x)\n")],
+                "bwd": [("reference", "def b(g):\n    return g\n"), ("ann", "def b(g):\n    return helper(g)\n"),
+                        ("bob", "def helper(v):\n    return v\n\ndef f(x):\n    return x\n\ndef b(g):\n    return g\n")]}
+    combos = set(sample_class.Versions(versions, set(), random.Random(0)).combos)
+    assert (1, 1) in combos and (0, 1) not in combos, combos
+    assert (0, 0) in combos and (1, 0) in combos and (1, 2) not in combos and (0, 2) not in combos, combos
+
+
+def test_every_mistake_still_finds_code_to_change_on_the_versions_students_draw():
+    """A wrong student's cells differ from the honest versions they drew in the mistake's cells (the versions
+    are drawn among those the mistake applies to), in every lesson the mistake applies to."""
+    for lesson in coursedir_lessons():
+        versions, given, reference = _versions(lesson)
+        for name in sample_class.mistakes_for(reference):
+            hand = sample_class.Hands(versions, given, 7, lesson, [])
+            answers = hand.wrong("someone", name)
+            combo, _ = hand.handed["someone"]
+            drawn = hand.versions.cells(combo)
+            mistake = next(m for m in sample_class.MISTAKES if m.name == name)
+            assert sample_class.apply_mistake(mistake, drawn), (lesson, name, hand.versions.who(combo))
+            assert answers != drawn, (lesson, name)
+
+
+def coursedir_lessons():
+    from autograder import coursedir
+
+    return coursedir.lessons(REPO, released=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", coursedir_lessons())
+def test_every_honest_version_passes_every_graded_cell_the_reference_passes(lesson):
+    """Each honest version of honest/<lesson>/ (one author's cells, the reference's elsewhere, where those
+    combine), run with the notebook's tests in this process: nothing fails that the reference passes."""
+    versions, given, reference = _versions(lesson)
+    graded = [c.metadata["nbgrader"]["grade_id"] for c in nbformat.read(source_notebook(lesson), as_version=4).cells
+              if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
+    base = failing_cells(lesson, graded)
+    import random
+
+    valid = set(sample_class.Versions(versions, given, random.Random(0)).combos)
+    ids = list(versions)
+    for who in sorted({w for v in versions.values() for w, _ in v[1:]}):
+        combo = tuple(next((i for i, (w, _) in enumerate(versions[g]) if w == who), 0) for g in ids)
+        if combo not in valid:  # e.g. a helper of its own that clashes with the reference's: drawn elsewhere
+            continue
+        cells = {g: versions[g][i][1] for g, i in zip(ids, combo) if i}
+        assert failing_cells(lesson, graded, cells) <= base, (lesson, who)

@@ -272,7 +272,8 @@ def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
     assert len(rows) >= 15 and "report:" in out and (demo / "reports" / "report.html").is_file()
     from autograder.results import items, report
     lines = items.summary_lines(report.items(demo))
-    assert len(lines) == 1 and lines[0].startswith(f"{LESSON}: hardest ") and f"\n  {lines[0]}\n" in out
+    assert len(lines) == 1 and lines[0].startswith(f"{LESSON}: hardest ") and f"\n  {lines[0]}; top copy pair " in out
+    assert f"copying:  {demo / 'reports' / 'copying.html'}" in out and (demo / "reports" / "copying.html").is_file()
     assert f"{demo / 'reports' / 'report.html'}#items" in out and str(demo / "reports" / "items.csv") in out
     assert not (course / "gradebook.db").exists(), "the instructor's own gradebook is never touched"
 

@@ -210,3 +210,56 @@ def test_the_copying_page_shows_the_planted_pairs_side_by_side_and_says_it_is_no
     assert html.count("<div class='sides'>") == 4 and html.count("<mark>") > 8
     assert "data:image/png;base64," in html and not re.search(r"(?:src|href)=['\"](?!data:)", html)
     assert "0 &lt;= r &lt; H" in html and "0 <= r" not in html, "code is escaped, then marked"
+
+
+def test_the_sample_class_flags_its_planted_copies_and_no_honest_student(tmp_path):
+    """A small sample class of lessons 2 and 3, generated (not graded): each honest student hands in their own
+    honest versions of the cells in their own hand (sample_class.Hands); the planted copies (lesson 2: renamed and
+    re-commented; lesson 3: reordered, one cell another version) are flagged, the honest look-alike (lesson 2)
+    and every honest pair are not."""
+    import shutil
+
+    from autograder import sample_class
+    from workflow_fakes import make_course
+
+    lessons = ("lesson2_loops", "lesson3_numpy")
+    root = make_course(tmp_path, lessons)
+    folder, manifest = sample_class.generate(tmp_path / "lms", REPO, students=16, seed=7, lessons=list(lessons),
+                                             as_zip=False)
+    for entry in manifest:
+        if entry.variant not in ("not a notebook", "superseded"):
+            target = root / "submitted" / entry.student / entry.lesson / f"{entry.lesson}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(folder / entry.file, target)
+    planted = {(m.lesson, m.student): (m.plant, m.plant_of) for m in manifest if m.plant}
+    assert sorted(how for how, _ in planted.values()) == ["lookalike", "renamed", "reordered"], planted
+    for lesson in lessons:
+        found = copying.lesson_pairs(root, lesson)
+        flagged = {frozenset((p.a, p.b)) for p in found.flagged}
+        scores = {frozenset((p.a, p.b)): p.score for p in found.pairs}
+        plants = {frozenset((student, of)): how for (where, student), (how, of) in planted.items() if where == lesson}
+        print(f"\n{lesson}: line at {found.threshold:.2f}; " + "; ".join(
+            f"{how} {' and '.join(sorted(pair))}: {scores[pair]:.2f}" for pair, how in plants.items()))
+        honest = [p for p in found.pairs if frozenset((p.a, p.b)) not in plants]
+        print(f"  best honest pair {honest[0].a} and {honest[0].b}: {honest[0].score:.2f} of {len(honest)}")
+        assert flagged == {pair for pair, how in plants.items() if how != "lookalike"}, (
+            lesson, {tuple(sorted(pair)): round(scores[pair], 2) for pair in flagged | set(plants)})
+        assert honest[0].score < found.threshold
+
+
+def test_the_sample_classs_honest_versions_are_independent_work():
+    """Every two honest versions of one solution cell (honest/<lesson>/ and the reference) score under the
+    line's ceiling as a pair on that cell alone: the pool holds independent solutions, not the reference's
+    near-copies (the grading corpus's one-line variations of it score 0.88-0.96 and are left out)."""
+    from autograder import coursedir, sample_class
+
+    worst = {}
+    for lesson in coursedir.lessons(REPO, released=True):
+        release = copying._solution_cells(REPO / "release" / lesson / f"{lesson}.ipynb")
+        reference = solution_cells(REPO / "source" / lesson / f"{lesson}.ipynb")
+        for grade_id, versions in sample_class.honest_versions(REPO, lesson, reference).items():
+            if len(versions) > 1:
+                top = copying.compare(dict(versions), release.get(grade_id, ""))[0]
+                worst[f"{lesson}/{grade_id}"] = (round(top.score, 2), top.a, top.b)
+    assert len(worst) >= 15, worst
+    assert max(score for score, _, _ in worst.values()) < copying.CEILING, worst
