@@ -40,7 +40,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import coursedir
+from autograder import coursedir, variants
 from autograder.solutions import solution_cells
 
 FIRST = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Karim", "Lena",
@@ -174,6 +174,17 @@ def mistakes_for(cells: dict[str, str]) -> dict[str, dict[str, str]]:
     return found
 
 
+def own_answers(root: Path, lesson: str, student: str, reference: dict[str, str],
+                mistakes: dict[str, dict[str, str]]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """``(reference, mistakes)`` of ``student`` in ``lesson``: where the lesson draws numbers per student
+    (:mod:`autograder.variants`), the cells worked out by hand hold that student's own answers, and the
+    mistakes are made on them; elsewhere both as given."""
+    if variants.graded_identity(root, student, lesson) is None:
+        return reference, mistakes
+    own = variants.hand_sources(student, reference, lesson)
+    return own, mistakes_for(own)
+
+
 def fill(release_nb, answers: dict[str, str]):
     """A copy of the release notebook whose solution cells hold ``answers`` (by grade_id; others: stub)."""
     nb = copy.deepcopy(release_nb)
@@ -285,6 +296,8 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
             if rng.random() > submit_rate and i > 0 and not special:
                 continue
             release_nb, reference, mistakes, due = per_lesson[lesson]
+            reference, mistakes = own_answers(root, lesson, file_name(person, lesson, due, False)[1], reference,
+                                              mistakes)
             roll = rng.random()
             if i == 0 or roll < 0.45:
                 variant, answers = "complete", dict(reference)
@@ -337,7 +350,8 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
     for attack in ATTACKS if attacks else ():
         if attack.lesson not in per_lesson:
             continue
-        release_nb, reference, _, due = per_lesson[attack.lesson]
+        release_nb, reference, mistakes, due = per_lesson[attack.lesson]
+        reference, _ = own_answers(root, attack.lesson, attack.student, reference, mistakes)
         path = f"submissions/{attack.student}_{attack.lesson}.ipynb"
         files[path] = nbformat.writes(fill(release_nb, attack.answers(reference))).encode()
         times[path] = due - dt.timedelta(hours=1)
