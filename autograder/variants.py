@@ -176,8 +176,9 @@ def graded_lessons(root: Path) -> list[str]:
     return sorted(lesson for lesson in lessons() if any((Path(root) / "records" / lesson).glob("*.json")))
 
 
-def write_term(salt: str, enabled_: bool, path: Path = TERM_FILE) -> None:
-    """Rewrite :mod:`course.term` with ``salt`` and ``enabled_`` (the rest of the file kept)."""
+def write_term(salt: str, enabled_: bool) -> None:
+    """Rewrite :mod:`course.term` (:data:`TERM_FILE`) with ``salt`` and ``enabled_`` (the rest of the file kept)."""
+    path = TERM_FILE
     if not re.fullmatch(r"[A-Za-z0-9._-]{4,64}", salt):
         raise coursedir.CourseError(f"--salt must be 4-64 letters, digits, '.', '_' or '-', got {salt!r}")
     text = path.read_text()
@@ -209,3 +210,42 @@ def sync_enabled(root: Path) -> bool:
         return False
     write_term(term.SALT, wanted)
     return True
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the instructor reads
+
+def describe(student: str, lesson: str | None = None, root: Path | None = None) -> str:
+    """A student's numbers and the answers they give, per exercise (``lesson``: one lesson, default every
+    lesson with variants); says so when variants are off in course ``root``."""
+    chosen = [lesson] if lesson else sorted(lessons())
+    unknown = [name for name in chosen if name not in lessons()]
+    if unknown:
+        raise coursedir.CourseError(f"--lesson: {unknown[0]!r} has no per-student exercises (those with: "
+                                    f"{', '.join(sorted(lessons()))})")
+    on = enabled(root) if root is not None else term.ENABLED
+    lines = [f"student {student!r} (graded as the folder submitted/{student}/), term salt {term.SALT!r}"
+             + ("" if on else "; variants are OFF (c.Variants.enabled = False): everyone has the lecture's numbers")]
+    for name in chosen:
+        for exercise, both in answers(student if on else None, name).items():
+            lines.append(f"{name} / {exercise}")
+            lines.append(f"  numbers: {json.dumps(both['numbers'])}")
+            for answer, value in both["answers"].items():
+                lines.append(f"  {answer} = {value!r}")
+    return "\n".join(lines)
+
+
+def class_summary(root: Path, graded: dict[str, list[str]]) -> list[str]:
+    """One line per lesson with variants: how many distinct variants the students ``graded`` (``{lesson:
+    [student, ...]}``) received, per exercise, of how many students."""
+    lines = []
+    for lesson in sorted(set(graded) & lessons()):
+        students = sorted(set(graded[lesson]))
+        if not enabled(root):
+            lines.append(f"{lesson}: variants off (c.Variants.enabled = False): {len(students)} students, one set "
+                         "of numbers")
+            continue
+        counts = [f"{exercise} {len({json.dumps(variants.draw(lesson, exercise, s)) for s in students})}"
+                  for (name, exercise) in variants.DRAWS if name == lesson]
+        lines.append(f"{lesson}: {len(students)} students received distinct variants: {', '.join(counts)}")
+    return lines

@@ -128,3 +128,74 @@ def test_the_instructors_answers_are_the_graded_keys_own():
     assert lecture["card_shapes"]["answers"] == {"example1_shape": (6, 12, 12), "example2_shape": (64, 1, 1),
                                                  "example3_shape": (3, 9, 9)}
     assert lecture["knowledge_check"]["answers"] == {"q3": "c", "q6": "a", "q10": "b"}
+
+
+@pytest.fixture
+def term_copy(tmp_path, monkeypatch):
+    """course/term.py copied to a scratch file that the commands write instead (this process's term restored)."""
+    from autograder import variants
+    from course import term
+
+    scratch = tmp_path / "term.py"
+    scratch.write_text(variants.TERM_FILE.read_text())
+    monkeypatch.setattr(variants, "TERM_FILE", scratch)
+    monkeypatch.setattr(term, "SALT", term.SALT)
+    monkeypatch.setattr(term, "ENABLED", term.ENABLED)
+    return scratch
+
+
+def test_a_new_term_is_refused_once_a_lesson_has_graded_submissions_unless_forced(tmp_path, term_copy, capsys):
+    from autograder import cli
+    from course import term
+
+    root = coursedir.copy_course(REPO, tmp_path / "course", [LESSON])
+    before = answers("alice")
+    assert cli.main(["variants", "--new-term", "--salt", "spring-2027", "--root", str(root)]) == 0
+    assert 'SALT = "spring-2027"' in term_copy.read_text() and term.SALT == "spring-2027"
+    assert answers("alice") != before, "a new term: new numbers"
+    (root / "records" / LESSON).mkdir(parents=True)
+    (root / "records" / LESSON / "alice.json").write_text("{}")
+    assert cli.main(["variants", "--new-term", "--salt", "autumn-2027", "--root", str(root)]) == 2
+    assert "already has graded submissions" in capsys.readouterr().err and term.SALT == "spring-2027"
+    assert cli.main(["variants", "--new-term", "--salt", "autumn-2027", "--force", "--root", str(root)]) == 0
+    assert term.SALT == "autumn-2027" and 'SALT = "autumn-2027"' in term_copy.read_text()
+    assert cli.main(["variants", "--new-term", "--salt", "a b", "--force", "--root", str(root)]) == 2
+    assert "--salt must be" in capsys.readouterr().err
+
+
+def test_the_variants_command_prints_a_students_numbers_and_answers(tmp_path, term_copy, capsys):
+    from autograder import cli
+
+    root = coursedir.copy_course(REPO, tmp_path / "course", [LESSON])
+    assert cli.main(["variants", "--student", "alice", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    own = answers("alice")
+    assert json.dumps(own["worked_example"]["numbers"]) in out
+    assert f"q3 = {own['knowledge_check']['answers']['q3']!r}" in out
+    assert f"example1_shape = {own['card_shapes']['answers']['example1_shape']!r}" in out
+    assert cli.main(["variants", "--student", "alice", "--lesson", "lesson3_numpy", "--root", str(root)]) == 2
+    assert "no per-student exercises" in capsys.readouterr().err
+    assert cli.main(["variants", "--root", str(root)]) == 2
+    # variants off in the course's config: the lecture's numbers, said so; release writes it into course/term.py
+    config = root / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.Variants.enabled = False\n")
+    assert cli.main(["variants", "--student", "alice", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "OFF" in out and json.dumps(answers(None)["worked_example"]["numbers"]) in out
+    from autograder.variants import sync_enabled
+    from course import term
+
+    assert sync_enabled(root) and term.ENABLED is False and "ENABLED = False" in term_copy.read_text()
+    assert not sync_enabled(root), "in agreement: nothing written"
+
+
+def test_the_main_jobs_line_counts_the_distinct_variants(tmp_path, capsys):
+    from autograder import cli
+
+    root = coursedir.copy_course(REPO, tmp_path / "course", [LESSON])
+    records = [{"lesson": LESSON, "student": s} for s in ("alice", "bob", "alice", "erin")] + \
+        [{"lesson": "lesson3_numpy", "student": "alice"}]
+    cli.variants_summary(root, records)
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert line == (f"Variants: {LESSON}: 3 students received distinct variants: worked_example 3, card_shapes 3, "
+                    "knowledge_check 3")
