@@ -120,7 +120,7 @@ def answers(student: str | None, lesson: str = "lesson1_by_hand", *, salt: str |
         if name != lesson:
             continue
         numbers = variants.draw(lesson, exercise, student, salt=salt, enabled=enabled)
-        out[exercise] = {"numbers": numbers, "answers": _LESSON1[exercise](numbers)}
+        out[exercise] = {"numbers": numbers, "answers": _ANSWERS[(lesson, exercise)](numbers)}
     return out
 
 
@@ -141,7 +141,18 @@ def _letters(numbers: dict) -> dict:
     return {q: "abc"[numbers[f"{q}_order"].index(correct)] for q, correct in LESSON1_CORRECT.items()}
 
 
-_LESSON1 = {"worked_example": _worked, "card_shapes": _shapes, "knowledge_check": _letters}
+def _predicted(numbers: dict) -> dict:
+    from course import bugs
+
+    checks = variants.lesson2_checks(numbers)
+    return {name: bugs.first_failure(bug, checks) for name, bug in
+            (("prediction_divisor", bugs.divisor_always_full), ("prediction_stride", bugs.stride_zero_ignored),
+             ("prediction_padding", bugs.padding_one_side))}
+
+
+#: The answers a complete student gives, per ``(lesson, exercise)``, from its numbers.
+_ANSWERS = {("lesson1_by_hand", "worked_example"): _worked, ("lesson1_by_hand", "card_shapes"): _shapes,
+            ("lesson1_by_hand", "knowledge_check"): _letters, ("lesson2_loops", "predictions"): _predicted}
 
 
 def _matrix(name: str, rows: list[list[float]], digits: int) -> str:
@@ -156,6 +167,13 @@ def hand_sources(student: str | None, sources: dict[str, str], lesson: str = "le
     holding ``student``'s own answers typed as numbers and letters: what a complete student hands in."""
     own = answers(student, lesson, enabled=enabled)
     out = dict(sources)
+    if lesson == "lesson2_loops":
+        if "predictions" in out:
+            text = out["predictions"]
+            for name, value in own["predictions"]["answers"].items():
+                text = re.sub(rf"(?m)^{name} = .*$", f"{name} = {value!r}", text)
+            out["predictions"] = text
+        return out
     worked, shapes, letters = (own[e]["answers"] for e in ("worked_example", "card_shapes", "knowledge_check"))
     out["worked_example"] = (_matrix("by_hand_avg", worked["by_hand_avg"], 2) + "\n"
                              + _matrix("by_hand_max", worked["by_hand_max"], 1))

@@ -39,6 +39,7 @@ FIXED: dict[tuple[str, str], dict] = {
         "net3": {"input": [3, 17, 17], "kernel_size": 3, "stride": 2, "padding": 1}},
     ("lesson1_by_hand", "knowledge_check"): {
         "q3_values": [2, 3, 6, 9], "q3_order": [0, 1, 2], "q6_order": [0, 1, 2], "q10_order": [0, 1, 2]},
+    ("lesson2_loops", "predictions"): {"order": ["worked", "ones", "ramp"], "ones_size": 5, "ramp_size": 5},
 }
 
 #: The one id this process's notebook typed (:func:`student_id`); ``None`` until then.
@@ -104,11 +105,32 @@ def _knowledge_check(rng: np.random.Generator) -> dict:
                                     for q in ("q3", "q6", "q10")}}
 
 
+def _predictions(rng: np.random.Generator) -> dict:
+    """Lesson 2's three checks A, B, C: the lecture's worked example (default stride), a map of ones
+    (kernel 3, stride 2, padding 1, padding not counted) and a ramp (the same, padding counted), in an order
+    of their own, the ones and the ramp of odd sizes 5-9 (each bug is caught, and where, by the same reasoning;
+    never the 7×7 ones of the practice check D, which would show where a bug first fails on them)."""
+    return {"order": [str(v) for v in rng.permutation(["worked", "ones", "ramp"])],
+            "ones_size": int(rng.choice([5, 9])), "ramp_size": int(rng.choice([5, 7, 9]))}
+
+
+def lesson2_checks(numbers: dict) -> dict:
+    """Lesson 2's checks from its variant's ``numbers``: ``{"A" | "B" | "C": (x [1, 1, H, W], kernel_size, stride,
+    padding, count_include_pad)}`` in run order (the lecture's numbers give ``course.bugs.CHECKS``)."""
+    ones, ramp = numbers["ones_size"], numbers["ramp_size"]
+    made = {"worked": (np.array(FIXED[("lesson1_by_hand", "worked_example")]["matrix"], dtype=np.float64)[None, None],
+                       2, 0, 0, True),
+            "ones": (np.ones((1, 1, ones, ones)), 3, 2, 1, False),
+            "ramp": (np.arange(float(ramp * ramp)).reshape(1, 1, ramp, ramp), 3, 2, 1, True)}
+    return {label: made[kind] for label, kind in zip("ABC", numbers["order"])}
+
+
 #: How each ``(lesson, exercise)`` draws its numbers from a generator.
 DRAWS: dict[tuple[str, str], Callable[[np.random.Generator], dict]] = {
     ("lesson1_by_hand", "worked_example"): _worked_example,
     ("lesson1_by_hand", "card_shapes"): _card_shapes,
     ("lesson1_by_hand", "knowledge_check"): _knowledge_check,
+    ("lesson2_loops", "predictions"): _predictions,
 }
 
 

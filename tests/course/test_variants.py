@@ -134,6 +134,27 @@ def test_under_the_grader_only_the_graded_identity_counts(monkeypatch):
 def test_variants_off_in_the_shipped_term(monkeypatch, capsys):
     monkeypatch.setattr(term, "ENABLED", False)
     monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+    monkeypatch.setitem(variants._typed, "id", None)
     assert variants.draw(LESSON, "worked_example", "alice") == variants.FIXED[(LESSON, "worked_example")]
     assert variants.student_id("alice") is None
     assert "same numbers" in capsys.readouterr().out
+
+
+def test_lesson2s_checks_vary_in_order_and_size_and_the_lecture_numbers_are_course_bugs_checks():
+    from course import bugs
+
+    lecture = variants.lesson2_checks(variants.FIXED[("lesson2_loops", "predictions")])
+    assert list(lecture) == list(bugs.CHECKS) == ["A", "B", "C"]
+    for label in "ABC":
+        assert np.array_equal(lecture[label][0], bugs.CHECKS[label][0]) and lecture[label][1:] == bugs.CHECKS[label][1:]
+    keys = set()
+    for student in IDS[:300]:
+        numbers = variants.draw("lesson2_loops", "predictions", student)
+        assert sorted(numbers["order"]) == ["ones", "ramp", "worked"]
+        assert numbers["ones_size"] in (5, 9), "never the 7×7 ones of practice check D (it would show the place)"
+        checks = variants.lesson2_checks(numbers)
+        found = tuple(bugs.first_failure(bug, checks) for bug in (bugs.divisor_always_full, bugs.stride_zero_ignored,
+                                                                  bugs.padding_one_side))
+        assert all(found) and bugs.first_failure(bugs.avg_pool2d_reference, checks) is None, "every bug is caught"
+        keys.add(found)
+    assert len(keys) >= 8, f"the three keys vary across students ({len(keys)} distinct triples)"

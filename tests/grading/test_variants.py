@@ -199,3 +199,27 @@ def test_the_main_jobs_line_counts_the_distinct_variants(tmp_path, capsys):
     (line,) = capsys.readouterr().out.strip().splitlines()
     assert line == (f"Variants: {LESSON}: 3 students received distinct variants: worked_example 3, card_shapes 3, "
                     "knowledge_check 3")
+
+
+def test_lesson2s_predictions_are_right_on_their_own_checks_and_wrong_on_a_classmates():
+    """In-process, as the grader's parent runs the test cells under each graded identity (lesson 1 above went
+    through the whole grader; the identity reaches every lesson the same way)."""
+    import course.checks
+    from autograder.sample_class import mistakes_for, own_answers
+    from autograder.solutions import solution_cells
+    from nbtools import failing_cells
+
+    lesson, cells = "lesson2_loops", {"predict_divisor", "predict_stride", "predict_padding"}
+    reference = solution_cells(coursedir.notebook(REPO, "source", lesson))
+    keys = {s: answers(s, lesson)["predictions"]["answers"] for s in [f"s{i}" for i in range(60)]}
+    one = "s0"
+    other = next(s for s in keys if all(keys[s][k] != keys[one][k] for k in keys[one]))
+    own = {s: own_answers(REPO, lesson, s, reference, mistakes_for(reference))[0] for s in (one, other)}
+    for student, classmate in ((one, other), (other, one)):
+        course.checks.run_seed, course.checks.student = 3, student
+        try:
+            assert failing_cells(lesson, cells, {"predictions": own[student]["predictions"]}) == set(), student
+            assert failing_cells(lesson, cells, {"predictions": own[classmate]["predictions"]}) == cells, \
+                f"{student} handing in {classmate}'s predictions"
+        finally:
+            course.checks.run_seed, course.checks.student = None, None
