@@ -348,7 +348,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
     """Print a student's own numbers and answers, or start a new term's numbers.
 
     The exercises worked out by hand (lesson 1's worked example, card shapes and multiple-choice
-    letters) draw their numbers from the student's id and the term's salt (course/term.py); a student
+    letters, lesson 2's predictions) draw their numbers from the student's id and the term's salt (course/term.py); a student
     is graded on the numbers of the id their work is collected under. --student prints that student's
     numbers and the answers they give (for office hours). --new-term writes a new salt: every
     student's numbers change, so it is refused once a lesson with variants has graded submissions

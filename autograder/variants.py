@@ -34,7 +34,7 @@ class Variants(Configurable):
     """Per-student variants of the exercises worked out by hand (``c.Variants.*`` in ``nbgrader_config.py``)."""
 
     enabled = Bool(True, help="Draw each student's own numbers for the exercises worked out by hand (lesson 1's "
-                   "worked example, card shapes and knowledge check) from their identity and the term's salt, "
+                   "worked example, card shapes and knowledge check, lesson 2's predictions) from their identity and the term's salt, "
                    "and grade them on those; False: everyone gets the lecture's numbers").tag(config=True)
 
 
