@@ -28,6 +28,8 @@ from course import term, variants
 TERM_FILE = Path(term.__file__)
 #: The cell tag of a lesson's id cell (the one that calls ``student_id("...")``).
 ID_TAG = "student-id"
+#: How a record's note about a notebook id that is not the graded identity begins (the report lists them).
+MISMATCH = "variant id mismatch"
 
 
 class Variants(Configurable):
@@ -85,7 +87,7 @@ def mismatch_note(notebook_cells: list, student: str, lesson: str) -> str | None
     typed = typed_id(["".join(s) if isinstance(s, list) else str(s) for s in tagged])
     if typed is None or variants.normalized(typed) == variants.normalized(student):
         return None
-    return (f"variant id mismatch: the notebook's id cell says {typed[:80]!r}, graded as {student!r} "
+    return (f"{MISMATCH}: the notebook's id cell says {typed[:80]!r}, graded as {student!r} "
             f"(on {student!r}'s own numbers)")
 
 
