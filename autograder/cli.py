@@ -73,8 +73,12 @@ def cmd_release(args: argparse.Namespace) -> int:
       avgpool-course release lesson2_loops    one lesson
       avgpool-course release --force         every lesson, validated again
     """
+    from autograder import variants
+
     root = root_of(args)
     chosen = coursedir.check_lessons(args.lessons, root)
+    if variants.sync_enabled(root):  # the notebooks show what grading uses
+        print(f"c.Variants.enabled = {variants.enabled(root)} written into {variants.TERM_FILE}")
     failures, unchanged = 0, 0
     print(f"{'lesson':<20} {'graded cells':>12} {'points':>7}  solutions pass  stubs fail")
     for lesson in chosen:
@@ -338,6 +342,49 @@ def cmd_sample_class(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- variants --------------------------------------------------------------------------------------
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    """Print a student's own numbers and answers, or start a new term's numbers.
+
+    The exercises worked out by hand (lesson 1's worked example, card shapes and multiple-choice
+    letters, lesson 2's predictions) draw their numbers from the student's id and the term's salt (course/term.py); a student
+    is graded on the numbers of the id their work is collected under. --student prints that student's
+    numbers and the answers they give (for office hours). --new-term writes a new salt: every
+    student's numbers change, so it is refused once a lesson with variants has graded submissions
+    (records/), unless --force. c.Variants.enabled = False in nbgrader_config.py gives everyone the
+    lecture's numbers.
+
+    examples:
+      avgpool-course variants --student jdoe
+      avgpool-course variants --student jdoe --lesson lesson1_by_hand
+      avgpool-course variants --new-term
+    """
+    from autograder import variants
+
+    root = root_of(args)
+    if args.new_term:
+        salt = variants.new_term(root, args.salt, force=args.force)
+        print(f"new term: salt {salt!r} written into {variants.TERM_FILE}; every student's numbers are new "
+              "(run avgpool-course release, then hand out the new release)")
+        return 0
+    if not args.student:
+        raise CourseError("variants: name a student (--student ID) or start a new term (--new-term)")
+    print(variants.describe(args.student, args.lesson, root))
+    return 0
+
+
+def variants_summary(root: Path, records: list[dict]) -> None:
+    """Print how many distinct variants of the hand-worked exercises the graded class received."""
+    from autograder import variants
+
+    graded: dict[str, list[str]] = {}
+    for record in records:
+        graded.setdefault(record["lesson"], []).append(record["student"])
+    for line in variants.class_summary(root, graded):
+        print(f"Variants: {line}")
+
+
 # --- the main job ----------------------------------------------------------------------------------
 
 def cmd_course(args: argparse.Namespace) -> int:
@@ -406,6 +453,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     print("\n" + export.table(grades, marks))
     print("(- not handed in, L late, ! not OK: see the report; attack_*: a cheating submission, below)")
     unstopped = attacks_report(results) + exchange_attack_report(exchange, grades)
+    variants_summary(demo, results)
     copying_page = class_report(demo, lessons)
     bad = sum(r["status"] != "ok" for r in results)
     print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
@@ -575,6 +623,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("out", metavar="DIR", help="folder to write lms_export.zip and manifest.json into")
     add_class_options(sub)
     sub.add_argument("--folder", action="store_true", help="write a folder instead of a .zip")
+
+    sub = add("variants", cmd_variants)
+    sub.add_argument("--student", metavar="ID", help="the student's id (their folder under submitted/)")
+    sub.add_argument("--lesson", metavar="LESSON", help="only this lesson (default: every lesson with variants)")
+    sub.add_argument("--new-term", action="store_true", help="write a new salt into course/term.py")
+    sub.add_argument("--salt", metavar="SALT", help="with --new-term: this salt (default: a fresh random one)")
+    sub.add_argument("--force", action="store_true", help="with --new-term: even though lessons have graded "
+                     "submissions")
 
     sub = add("course", cmd_course)
     sub.add_argument("--out", metavar="DIR", help="the sample course folder (default: sample_class/)")

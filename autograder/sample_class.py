@@ -45,7 +45,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import coursedir
+from autograder import coursedir, variants
 from autograder.solutions import solution_cells
 
 FIRST = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Karim", "Lena",
@@ -464,6 +464,17 @@ def restyle(answers: dict[str, str], rng: random.Random, renames: float | None =
     return styled
 
 
+def own_answers(root: Path, lesson: str, student: str, reference: dict[str, str],
+                mistakes: dict[str, dict[str, str]]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """``(reference, mistakes)`` of ``student`` in ``lesson``: where the lesson draws numbers per student
+    (:mod:`autograder.variants`), the cells worked out by hand hold that student's own answers, and the
+    mistakes are made on them; elsewhere both as given."""
+    if variants.graded_identity(root, student, lesson) is None:
+        return reference, mistakes
+    own = variants.hand_sources(student, reference, lesson)
+    return own, mistakes_for(own)
+
+
 def fill(release_nb, answers: dict[str, str]):
     """A copy of the release notebook whose solution cells hold ``answers`` (by grade_id; others: stub)."""
     nb = copy.deepcopy(release_nb)
@@ -665,6 +676,9 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
                 continue
             release_nb, reference, mistakes, due = per_lesson[lesson]
             hand = hands[lesson]
+            # the cells worked out by hand hold this student's own numbers (issue 55), their mistakes made on them
+            own, mistakes = own_answers(root, lesson, file_name(person, lesson, due, False)[1], reference, mistakes)
+            mine = [grade_id for grade_id in reference if own[grade_id] != reference[grade_id]]
             roll, planted = rng.random(), ""
             if i == 0 or roll < 0.45 or (roll >= 0.65 and roll < 0.95 and not mistakes):
                 variant, (answers, planted) = "complete", hand.complete(i)
@@ -677,6 +691,9 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
                 variant, answers = f"wrong:{name}", hand.wrong(i, name)
             else:
                 variant, answers = "blank", {}
+            if not planted.startswith(("renamed:", "reordered:")):  # a planted copy keeps its classmate's numbers
+                made = mistakes[name] if variant.startswith("wrong:") else {}
+                answers = {**answers, **{g: made.get(g, own[g]) for g in mine if g in answers}}
             # collect knows a time from the zip entry, from the name (Blackboard) or from timestamp.txt
             timed = as_zip or person.style in ("blackboard", "nbgrader")
             marked = person.style in ("canvas", "flat")  # these LMS write LATE in the name
@@ -717,9 +734,11 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
     for attack in ATTACKS if attacks else ():
         if attack.lesson not in per_lesson:
             continue
-        release_nb, reference, _, due = per_lesson[attack.lesson]
+        release_nb, reference, mistakes, due = per_lesson[attack.lesson]
+        mine, _ = own_answers(root, attack.lesson, attack.student, reference, mistakes)  # its own numbers
         path = f"submissions/{attack.student}_{attack.lesson}.ipynb"
         own = hands[attack.lesson].honest(attack.student)  # the cells it does not attack: honest work of its own
+        own.update({g: mine[g] for g in own if mine[g] != reference[g]})
         files[path] = nbformat.writes(fill(release_nb, attack.answers(own))).encode()
         times[path] = due - dt.timedelta(hours=1)
         manifest.append(Submission(path, attack.student, attack.lesson, f"attack:{attack.name}", False,

@@ -36,7 +36,7 @@ SECONDS = {
     # slow groups, longest first
     "corpus": 700, "cli_workflow": 270, "trusted": 260, "dask_cluster": 240, "wheel": 200, "chain": 195,
     "stopping": 140, "lesson2": 140, "cli_integration": 130, "lesson5": 120, "grader_errors": 120, "warm_sandbox": 115,
-    "hub": 150, "readme_commands": 90, "floor": 85, "hog": 75, "benchmarks": 70, "feedback": 70,
+    "hub": 150, "readme_commands": 90, "floor": 85, "variants": 80, "hog": 75, "benchmarks": 70, "feedback": 70,
     "lesson3": 70, "browser": 70, "sandbox": 65, "grader_users": 50, "untrusted": 50,
     "exchange": 75, "lesson4": 40, "postgres_gradebook": 40, "report": 40,
     # quick groups (``make check``): course/ and release/ by default, and these

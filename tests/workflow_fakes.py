@@ -27,9 +27,15 @@ LESSON = "lesson1_by_hand"
 QUOTE_HIDDEN = True
 
 
-def make_course(tmp: Path, lessons: tuple[str, ...] = (LESSON,)) -> Path:
-    """A scratch course folder at ``tmp/instructor`` (not ``course``: that would shadow the package) with ``source/``, ``release/`` of ``lessons`` and the config."""
-    return coursedir.copy_course(REPO, Path(tmp) / "instructor", list(lessons))
+def make_course(tmp: Path, lessons: tuple[str, ...] = (LESSON,), variants: bool = False) -> Path:
+    """A scratch course folder at ``tmp/instructor`` (not ``course``: that would shadow the package) with ``source/``, ``release/`` of ``lessons`` and the config.
+    ``variants`` off (the default here), every student's hand-worked exercises have the lecture's numbers, so the
+    reference solution is every student's full marks (per-student numbers: tests/grading/test_variants.py)."""
+    root = coursedir.copy_course(REPO, Path(tmp) / "instructor", list(lessons))
+    if not variants:
+        config = root / "nbgrader_config.py"
+        config.write_text(config.read_text() + "\nc.Variants.enabled = False  # tests: the lecture's numbers\n")
+    return root
 
 
 def _layout(source_nb) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:

@@ -13,7 +13,7 @@ API::
           use_cache=True, gradebook=True, check_reference=True, cluster=None, seed=None) -> list[Record]
     grade_submission(root, student, lesson, limits=None, *, seed, slot=0, use_cache=True) -> Record
     load_records(root) -> list[Record]
-    run_tests(lesson, sources, limits=None, *, uid=None, root=None, seed=None) -> Verdicts
+    run_tests(lesson, sources, limits=None, *, uid=None, root=None, seed=None, student=None) -> Verdicts
     load_lesson(lesson, root) -> Lesson;  containment() -> Containment;  Limits(...)
 """
 

@@ -39,6 +39,7 @@ from autograder.grading.sandbox import (GraderFault, Limits, check_level, contai
 from autograder.grading.verdicts import Verdicts, TestResult, run_tests
 from autograder.records import RECORDS, STATUS_GRADER_ERROR, Record, read_json, save_record, write_json
 from autograder.safe_text import clean_text
+from autograder.variants import graded_identity
 
 REPO = Path(__file__).resolve().parents[2]
 STAGING = "staging"
@@ -70,7 +71,7 @@ def _opened(root: Path, student: str, lesson_name: str, limits: Limits, use_cach
         record = make_record(student, lesson, taken, None, containment().describe())
         save_record(root, record)
         return lesson, taken, None, record
-    key = cache_key(lesson.content_key(taken.sources), limits, seed)
+    key = cache_key(lesson.content_key(taken.sources), limits, seed, graded_identity(root, student, lesson_name))
     cached = _verdicts_from(read_json(cache_path(root, key)) or {}) if use_cache else None
     if cached is not None and not level_meets(cached.level, limits.require):
         cached = None  # graded below the containment now required: grade again
@@ -97,19 +98,22 @@ def grade_submission(root: Path, student: str, lesson_name: str, limits: Limits 
     if record is not None:
         return record
     try:
-        verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root, seed=seed)
+        verdicts = run_tests(lesson, taken.sources, limits, uid=sandbox_uid(slot), root=root, seed=seed,
+                             student=graded_identity(root, student, lesson_name))
     except GraderFault as fault:
         return _grader_error_record(root, student, lesson_name, fault.message, seed)
     return _finished(root, student, lesson, taken, key, verdicts)
 
 
-def cluster_verdicts(lesson, sources: dict[str, str], limits: Limits, root: str, seed: int) -> Verdicts:
+def cluster_verdicts(lesson, sources: dict[str, str], limits: Limits, root: str, seed: int,
+                     student: str | None = None) -> Verdicts:
     """On a Dask worker: the verdicts of one submission (its solution sources), in the same sandbox as
     local grading, with a sandbox uid of this worker process's own. Needs nothing of the course folder
     but the course's packages (the lesson and the sources come with the task); a
     :class:`GraderFault` travels back to the client, which records a grader error."""
     os.environ.setdefault("MPLBACKEND", "Agg")
-    return run_tests(lesson, sources, limits, uid=sandbox_uid(100 + os.getpid() % 800), root=Path(root), seed=seed)
+    return run_tests(lesson, sources, limits, uid=sandbox_uid(100 + os.getpid() % 800), root=Path(root), seed=seed,
+                     student=student)
 
 
 def _init_worker(slots) -> None:
@@ -279,7 +283,8 @@ def _cluster_round(root, work, limits, use_cache, records, bar, address, seed) -
                 records[(student, lesson_name)] = record
                 bar.update(1)
                 continue
-            future = client.submit(cluster_verdicts, lesson, taken.sources, limits, str(root), seed, pure=False,
+            future = client.submit(cluster_verdicts, lesson, taken.sources, limits, str(root), seed,
+                                   graded_identity(root, student, lesson_name), pure=False,
                                    key=f"grade-{lesson_name}-{student}-{uuid.uuid4().hex[:8]}")
             futures[future] = (student, lesson, taken, key)
         for future in completed(futures):

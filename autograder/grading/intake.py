@@ -18,6 +18,7 @@ import nbformat
 
 from autograder.grading.lesson import Lesson
 from autograder.safe_text import clean_text
+from autograder.variants import mismatch_note
 
 MAX_NOTEBOOK_BYTES = 100 << 20
 MAX_CELL_CHARS = 1 << 20
@@ -44,8 +45,9 @@ def _text(source) -> str | None:
     return None
 
 
-def parse_submission(data: bytes, lesson: Lesson) -> Intake:
-    """The solution sources of a submitted notebook given as raw bytes (never raises)."""
+def parse_submission(data: bytes, lesson: Lesson, student: str | None = None) -> Intake:
+    """The solution sources of a submitted notebook given as raw bytes (never raises); with the graded
+    identity ``student``, a note when the notebook's id cell names someone else (:mod:`autograder.variants`)."""
     if len(data) > MAX_NOTEBOOK_BYTES:
         return Intake(INVALID, f"the notebook is {len(data) / 2**20:.0f} MiB, over the limit of "
                                f"{MAX_NOTEBOOK_BYTES / 2**20:.0f} MiB")
@@ -98,6 +100,9 @@ def parse_submission(data: bytes, lesson: Lesson) -> Intake:
     missing = [i for i in lesson.solution_ids if i not in sources]
     if missing:
         notes.append("missing solution cells (graded as empty): " + ", ".join(missing))
+    mismatch = mismatch_note(cells, student, lesson.name) if student is not None else None
+    if mismatch:
+        notes.append(clean_text(mismatch))
     return Intake("ok", "", sources, notes)
 
 
@@ -120,7 +125,7 @@ def read_submission(folder: Path, lesson: Lesson) -> Intake:
         data = path.read_bytes()
     except OSError as exc:
         return Intake(INVALID, f"the notebook cannot be read ({exc})")
-    intake = parse_submission(data, lesson)
+    intake = parse_submission(data, lesson, Path(folder).parent.name)
     extra = sorted(p.name for p in Path(folder).iterdir() if p.name not in (lesson.notebook_name, "timestamp.txt"))
     if extra:
         intake.notes.append("ignored extra files: " + ", ".join(extra[:10]))

@@ -90,6 +90,7 @@ class TrustedExecute(NbGraderPreprocessor):
         from autograder.grading.policy import load_policy
         from autograder.grading.sandbox import GraderFault, containment, level_meets, sandbox_uid
         from autograder.grading.verdicts import run_tests
+        from autograder.variants import graded_identity, mismatch_note
 
         root = Path(self.course_root or ".").resolve()
         limits = load_policy(root, self.config).limits()
@@ -106,12 +107,15 @@ class TrustedExecute(NbGraderPreprocessor):
             self.log.info("Trusted grader: computing verdicts for %s / %s", student, lesson.name)
             if any(i in sources for i in lesson.code_solution_ids):
                 try:
-                    verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root, seed=self.seed)
+                    verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root, seed=self.seed,
+                                         student=graded_identity(root, student, lesson.name))
                 except GraderFault as fault:  # recorded as the grader's failure (no score), then nbgrader's
                     failed = Intake(STATUS_GRADER_ERROR, f"the grader failed (not the student): {fault.message}", {})
                     save_record(root, make_record(student, lesson, failed, None, containment().describe()))
                     raise
-                record = make_record(student, lesson, Intake("ok", "", sources), verdicts, verdicts.containment)
+                note = mismatch_note(nb.cells, student, lesson.name)
+                record = make_record(student, lesson, Intake("ok", "", sources, [note] if note else []), verdicts,
+                                     verdicts.containment)
             else:
                 taken = Intake("no solution cells", "none of the lesson's solution cells is in this notebook", {})
                 record = make_record(student, lesson, taken, None, containment().describe())

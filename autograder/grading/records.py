@@ -20,10 +20,13 @@ from autograder.grading.verdicts import Verdicts
 from autograder.records import RECORDS, STATUS_OK, Record, read_json, write_json
 
 
-def cache_key(content_key: str, limits: Limits, seed: int) -> str:
-    """The verdict cache's key: what a verdict depends on (the code and tests, the limits, the run's seed)."""
-    payload = json.dumps({"content": content_key, "limits": limits.as_dict(), "grader": GRADER_VERSION,
-                          "seed": int(seed)}, sort_keys=True)
+def cache_key(content_key: str, limits: Limits, seed: int, student: str | None = None) -> str:
+    """The verdict cache's key: what a verdict depends on (the code and tests, the limits, the run's seed,
+    and the graded identity where the lesson draws numbers per student: :mod:`autograder.variants`)."""
+    fields = {"content": content_key, "limits": limits.as_dict(), "grader": GRADER_VERSION, "seed": int(seed)}
+    if student is not None:
+        fields["student"] = student
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -486,10 +486,12 @@ def new_seed() -> int:
 
 
 def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = None, *, uid: int | None = None,
-              root: Path | None = None, seed: int | None = None) -> Verdicts:
+              root: Path | None = None, seed: int | None = None, student: str | None = None) -> Verdicts:
     """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells (a *given*
     cell runs as the reference: :meth:`Lesson.graded_sources`). The test cells draw their inputs from
-    ``seed`` (``course.checks.run_seed``; a fresh one when ``None``), which the verdicts keep."""
+    ``seed`` (``course.checks.run_seed``; a fresh one when ``None``), which the verdicts keep, and the
+    student's own numbers (:mod:`course.variants`) from ``student`` (``course.checks.student``: the graded
+    identity, never the submission's word; ``None``: the lecture's numbers)."""
     limits = limits or Limits()
     check_level(limits.require)  # below the required containment: the grader refuses (GraderFault)
     seed = new_seed() if seed is None else int(seed)
@@ -510,6 +512,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     session.helpers = sorted(course.checks.MARKED_HELPERS)
     course.checks.router = _Router(session)
     course.checks.run_seed = seed
+    course.checks.student = student
     course.checks.graded_so_far = {}
     results: list[TestResult] = []
     faults: list[str] = []
@@ -566,6 +569,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     finally:
         course.checks.router = None
         course.checks.run_seed = None
+        course.checks.student = None
         course.checks.graded_so_far = None
         if session.box is not None:
             active = session.box.active

@@ -34,9 +34,27 @@ def _meaningful(lines) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
 
 
+#: What a test cell calls to read the student's own numbers (:mod:`course.variants`): its hidden lines compute the key.
+VARIANT_CALL = "variant("
+
+
+def variant_key_lines(source_notebook, delims: Delimiters | None = None) -> set[str]:
+    """The secret lines (:func:`secret_lines`: 13+ characters, no comment, nowhere visible) of the hidden tests
+    of every test cell that draws a per-student variant: the only code that turns a student's numbers into the
+    key, so each one found anywhere a student can read (``course/`` included) is a leak on its own."""
+    delims = delims or nbgrader_defaults()
+    secret = secret_lines(source_notebook, kinds=("HIDDEN TESTS",), delims=delims)
+    lines: set[str] = set()
+    for cell in cells_of(source_notebook):
+        if VARIANT_CALL in cell.source:
+            lines |= {line.strip() for line in regions(cell.source, *delims["HIDDEN TESTS"])[0]} & secret
+    return lines
+
+
 def secret_windows(source_notebook, delims: Delimiters | None = None) -> set[tuple[str, ...]]:
     """Runs of 3 consecutive meaningful lines of each solution or hidden-test region (40+ characters
-    in all) and, as 1-tuples, single secret lines of 60+ characters that appear nowhere visible."""
+    in all) and, as 1-tuples, single secret lines of 60+ characters that appear nowhere visible and every
+    line that computes a variant's key (:func:`variant_key_lines`)."""
     delims = delims or nbgrader_defaults()
     found: set[tuple[str, ...]] = set()
     for cell in cells_of(source_notebook):
@@ -45,6 +63,7 @@ def secret_windows(source_notebook, delims: Delimiters | None = None) -> set[tup
             found |= {tuple(lines[i:i + WINDOW]) for i in range(len(lines) - WINDOW + 1)
                       if sum(map(len, lines[i:i + WINDOW])) >= 40}
     found |= {(line,) for line in secret_lines(source_notebook, delims=delims) if len(line) >= LONG_LINE}
+    found |= {(line,) for line in variant_key_lines(source_notebook, delims)}
     return found
 
 

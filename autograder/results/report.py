@@ -17,6 +17,7 @@ from pathlib import Path
 from autograder import coursedir
 from autograder.results import export, items as item_analysis, templates
 from autograder.records import record_dicts
+from autograder.variants import MISMATCH
 
 #: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``'s
 #: proved-forbidden verdict (a forbidden library reached by identity, or code the grader cannot read) and
@@ -41,6 +42,10 @@ TODO = {
                     "`avgpool-course grade --student {student} --lesson {lesson}` again",
     "suspicious": "the grader refused how the code works (a forbidden library, or code that hides what it "
                   "calls): read the solution cells before the score stands; talk to the student if deliberate",
+    "variant id": "the notebook's id cell names someone else; the student was graded on the numbers of the "
+                  "folder their work was collected under, as always: if the hand-worked answers lost points, they "
+                  "may have worked on a classmate's numbers (`avgpool-course variants --student {student}` prints "
+                  "theirs)",
     "review": "an answer in words the grader could not be sure of (it is none of the question's accepted forms, or "
               "it has hidden or foreign characters, a question or a quotation), or code a source rule could neither "
               "prove allowed nor forbidden (the construct, its line in the cell and the code are shown): it counts 0 "
@@ -49,7 +54,7 @@ TODO = {
 }
 KINDS = {"invalid submission": "refused", "no solution cells": "refused", "timeout": "timed out",
          "memory": "out of memory", "crash": "crashed", "grader-error": "grader error", "suspicious": "suspicious",
-         "review": "answer to read"}
+         "review": "answer to read", "variant id": "another student's id"}
 
 
 def cell_orders(root: Path, lessons: list[str]) -> dict[str, dict[str, int]]:
@@ -170,6 +175,11 @@ def needs_a_look(records: list[dict]) -> list[dict]:
             found.append({"student": student, "lesson": lesson, "status": record["status"],
                           "kind": KINDS.get(status, status), "reason": _one_line(reason or status),
                           "todo": todo.format(student=student, lesson=lesson)})
+        for note in record.get("notes") or []:
+            if note.startswith(MISMATCH):
+                found.append({"student": student, "lesson": lesson, "status": record["status"],
+                              "kind": KINDS["variant id"], "reason": _one_line(note),
+                              "todo": TODO["variant id"].format(student=student, lesson=lesson)})
         for test in record["tests"]:
             if test.get("review") is not None and not test.get("passed"):
                 found.append({"student": student, "lesson": lesson, "status": record["status"],

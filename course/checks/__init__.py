@@ -22,7 +22,7 @@ The helpers live by job: :mod:`course.checks.values` (value checks, random input
 :mod:`course.checks.answers` (knowledge-check answers: parsed, or matched whole against a grammar), :mod:`course.checks.analysis` (the source analysis: the
 resolver, the loop reader, the allow-lists) and :mod:`course.checks.hooks` (the state the grader sets while
 it grades). This package re-exports the names notebooks and tests import (``from course.checks import
-check_array``); the grader's state (``router``, ``run_seed``, ``graded_so_far``) is owned by
+check_array``); the grader's state (``router``, ``run_seed``, ``graded_so_far``, ``student``) is owned by
 :mod:`course.checks.hooks`, and reading or setting it here (``course.checks.run_seed = 11``) reads or sets
 it there.
 """
@@ -87,6 +87,7 @@ class _Checks(types.ModuleType):
     router = hooks._Hooks.router
     run_seed = hooks._Hooks.run_seed
     graded_so_far = hooks._Hooks.graded_so_far
+    student = hooks._Hooks.student
 
 
 sys.modules[__name__].__class__ = _Checks

@@ -18,7 +18,7 @@ from typing import Callable
 
 #: The grader's state of the grading call running in this context (thread): see the module docstring.
 STATE = {name: contextvars.ContextVar(f"course.checks.hooks.{name}", default=None)
-         for name in ("router", "run_seed", "graded_so_far")}
+         for name in ("router", "run_seed", "graded_so_far", "student")}
 
 
 #: Attribute the trusted grader sets on a helper that must run beside the student's code.
@@ -64,6 +64,10 @@ def runs_with_student_code(helper: Callable) -> Callable:
 #: from both it and the test's own seed, so hidden inputs change from one grading run to the next and
 #: the same run seed gives the same inputs again. ``None`` in a student's kernel and in the child.
 
+#: ``student``: set by the trusted grader (parent only) while it grades one submission: the identity the grader
+#: established (the student folder ``collect`` wrote), from which :mod:`course.variants` draws the student's
+#: own numbers; ``None`` when the run has none (the canary, variants off) and elsewhere.
+
 #: ``graded_so_far``: set by the trusted grader (parent only) while it grades one submission: ``{grade_id:
 #: passed}`` of the test cells graded so far in this run, in notebook order (read with :func:`passed`).
 #: ``None`` elsewhere.
@@ -98,6 +102,7 @@ class _Hooks(types.ModuleType):
     router = _state("router")
     run_seed = _state("run_seed")
     graded_so_far = _state("graded_so_far")
+    student = _state("student")
 
 
 sys.modules[__name__].__class__ = _Hooks

@@ -186,3 +186,29 @@ def test_every_honest_version_passes_every_graded_cell_the_reference_passes(less
             continue
         cells = {g: versions[g][i][1] for g, i in zip(ids, combo) if i}
         assert failing_cells(lesson, graded, cells) <= base, (lesson, who)
+
+
+def test_each_student_hands_in_their_own_hand_answers_and_the_slips_still_lose_points():
+    """Lesson 1 draws its hand-worked numbers per student: a complete student's cells hold their own answers
+    (full marks under their graded identity, not under another's), and the arithmetic slip and the guessed
+    letters, made on those answers, fail their cells."""
+    import course.checks
+
+    hand = ("worked_example_tests", "worked_example_max_tests", "card_shapes_tests", "card_shapes_example2",
+            "card_shapes_example3", "kc_q3", "kc_q6", "kc_q10")
+    reference = solutions.solution_cells(source_notebook(LESSON))
+    own = {}
+    for student in ("alice", "zhangwei_12345"):
+        own[student], mistakes = sample_class.own_answers(REPO, LESSON, student, reference,
+                                                          sample_class.mistakes_for(reference))
+        assert own[student] != reference and set(own[student]) == set(reference)
+        course.checks.run_seed, course.checks.student = 5, student  # as the trusted grader grades this student
+        try:
+            assert failing_cells(LESSON, hand, own[student]) == set(), student
+            assert failing_cells(LESSON, hand, reference), "the lecture's answers are not this student's"
+            assert "worked_example_tests" in failing_cells(LESSON, hand, mistakes["arithmetic_slip"])
+            assert set(mistakes["guessed_answers"]) == {"knowledge_check"}
+            assert failing_cells(LESSON, ("kc_q3", "kc_q6", "kc_q10"), mistakes["guessed_answers"])
+        finally:
+            course.checks.run_seed, course.checks.student = None, None
+    assert own["alice"] != own["zhangwei_12345"]

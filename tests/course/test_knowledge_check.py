@@ -73,6 +73,9 @@ def _verdict(cell, answers: dict, visible_only: bool = False) -> tuple[str, str]
     source = cell.source.split(HIDDEN)[0] if visible_only else cell.source
     namespace = {name: getattr(checks, name) for name in
                  ("check_answered", "check_words", "check_shape", "check_layer", "check_value")}
+    from course.variants import variant
+
+    namespace["variant"] = variant  # a question with options of the student's own order (no id here: the lecture's)
     namespace.update(answers)
     printed = io.StringIO()
     try:
@@ -121,6 +124,7 @@ def test_a_wrong_option_fails_naming_its_question_but_not_the_key(lesson_name):
         wrong = not answers[name] if form == "true/false" else next(x for x in form if x != answers[name])
         namespace = {n: getattr(checks, n) for n in ("check_answered", "check_words", "check_shape", "check_layer",
                                                      "check_value")}
+        namespace["variant"] = __import__("course.variants").variants.variant  # no id here: the lecture's order
         namespace.update({**answers, name: wrong})
         with pytest.raises(WrongValue) as failed, contextlib.redirect_stdout(io.StringIO()):
             exec(compile(cell.source, cell.id, "exec"), namespace)
@@ -154,7 +158,8 @@ def test_answering_the_same_letter_or_the_same_boolean_everywhere_wins_no_more_t
 def test_the_guessing_rule_catches_a_key_where_one_letter_wins():
     """The old lesson-1 key, planted back: every multiple-choice answer was (b)."""
     questions = _questions(load_lesson("lesson1_by_hand", REPO))
-    planted = [dataclasses.replace(c, source=re.sub(r'check_value\((q\d+), "[a-c]"', r'check_value(\1, "b"',
+    key = r'(?:"[a-c]"|"abc"\[kc\["q\d+_order"\]\.index\(\d\)\])'  # a letter, or the student's own order's
+    planted = [dataclasses.replace(c, source=re.sub(r'check_value\((q\d+), ' + key, r'check_value(\1, "b"',
                                                      c.source)) for c in questions]
     assert planted != questions
     best, chance = _best_guess(planted)
@@ -204,7 +209,10 @@ def test_a_wrong_prediction_is_told_where_it_is_taught_never_the_key():
     cells = [c for c in lesson.tests if c.source.startswith("feedback = check_prediction(")]
     assert len(cells) == 3
     for cell in cells:
+        from course.variants import lesson2_checks, variant
+
         namespace = {**{n: getattr(bugs, n) for n in bugs.__all__}, "check_value": check_value,
+                     "lesson2_checks": lesson2_checks, "variant": variant,  # no id here: the lecture's checks
                      "prediction_divisor": ("C", (2, 2)), "prediction_stride": ("C", (2, 2)),
                      "prediction_padding": ("C", (2, 2))}
         with pytest.raises(WrongValue) as failed, contextlib.redirect_stdout(io.StringIO()):

@@ -29,6 +29,7 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.coursedir import copy_course
+from autograder.variants import hand_sources
 from shared import REPO
 
 LESSON = "lesson1_by_hand"
@@ -266,7 +267,7 @@ def test_installed_wheel_grades_through_the_trusted_grader_and_refuses_without_i
     lesson = load_lesson(LESSON, REPO)
     ran_in_kernel = tmp_path / "student-code-ran-in-a-kernel"
     for student, prefix in (("ada", ""), ("bob", f"open({str(ran_in_kernel)!r}, 'w').close()\n")):
-        sources = dict(lesson.reference_sources())
+        sources = hand_sources(student, lesson.reference_sources())  # the student's own numbers (variants on)
         sources["worked_example"] = prefix + sources["worked_example"]
         folder = course / "submitted" / student / LESSON
         folder.mkdir(parents=True)

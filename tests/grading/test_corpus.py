@@ -63,9 +63,19 @@ def tree_hash(*paths: Path) -> dict[str, str]:
     return digests
 
 
+def course_copy(destination: Path) -> Path:
+    """A copy of the course whose hand-worked exercises give every student the lecture's numbers
+    (``c.Variants.enabled = False``): a case's typed answers are the lecture's, whoever it is submitted as;
+    per-student numbers are graded in tests/grading/test_variants.py."""
+    root = coursedir.copy_course(REPO, destination)
+    config = root / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.Variants.enabled = False  # the corpus: the lecture's numbers\n")
+    return root
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    root = coursedir.copy_course(REPO, tmp_path_factory.mktemp("course"))
+    root = course_copy(tmp_path_factory.mktemp("course"))
     for case in CASES:
         corpus.build(case, root)
     protected = [REPO / "source", REPO / "release", REPO / "nbgrader_config.py", REPO / "tests",
@@ -297,7 +307,7 @@ def test_a_batch_killed_midway_and_rerun_ends_with_the_same_gradebook(graded, tm
 
     subset = [c for c in CASES if c.lesson == "lesson1_by_hand" and c.category in ("correct", "bug", "fault")
               and "nproc" not in c.requires][:6]
-    root = coursedir.copy_course(REPO, tmp_path)
+    root = course_copy(tmp_path)
     for case in subset:
         corpus.build(case, root)
     script = (f"from pathlib import Path\nfrom autograder.grading import grade, Limits\n"

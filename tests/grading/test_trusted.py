@@ -557,8 +557,10 @@ def test_plain_nbgrader_autograde_is_trusted_too(tmp_path, lesson1):
 
     from autograder.coursedir import copy_course, run_nbgrader as nbgrader
 
+    from autograder.variants import hand_sources
+
     copy_course(REPO, tmp_path, [LESSON1])
-    sources = dict(lesson1.reference_sources())
+    sources = hand_sources("mallory", lesson1.reference_sources())  # her own numbers (the graded identity's)
     sources["worked_example"] = ("np.allclose = lambda *a, **k: True\nby_hand_avg = np.zeros((2, 2))\n"
                                  "by_hand_max = np.zeros((2, 2))\n")
     sources["knowledge_check"] += '\nlabel = "\udcff"  # a lone surrogate (valid JSON) must not stop nbgrader\n'

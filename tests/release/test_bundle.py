@@ -163,6 +163,22 @@ def test_scan_finds_planted_leaks(tmp_path):
     assert "clean.py" not in problems
 
 
+def test_no_per_student_key_ships_and_a_planted_one_is_found(tmp_path):
+    """A variant's numbers ship (the notebook shows them), its key never: every hidden line that turns a
+    student's numbers into the key is a leak on its own, short or long, in course/ as in release/."""
+    root = _scratch_course(tmp_path)
+    keys = leaks.variant_key_lines(root / "source" / LESSON / f"{LESSON}.ipynb")
+    assert {'check_value(q3, "abc"[kc["q3_order"].index(2)], "q3")',
+            'expected = nn.AvgPool2d(2, stride=2)(torch.tensor(example, dtype=torch.float64)[None, None])[0, 0].numpy()'} <= keys
+    folder = tmp_path / "bundle"
+    for name in ("course", "release"):
+        shutil.copytree(root / name, folder / name)
+    assert leaks.scan(folder, root) == [], "course/variants.py draws numbers, never a key"
+    variants = folder / "course" / "variants.py"
+    variants.write_text(variants.read_text() + '\n\ndef q3(kc):\n    check_value(q3, "abc"[kc["q3_order"].index(2)], "q3")\n')
+    assert [p for p in leaks.scan(folder, root) if p.startswith("course/variants.py: solution or hidden-test text")]
+
+
 def test_bundle_refuses_a_leak_and_leaves_nothing(tmp_path, capsys):
     root = _scratch_course(tmp_path)
     from autograder.solutions import solution_cells

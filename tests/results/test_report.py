@@ -323,6 +323,21 @@ def test_integrity_phrases_match_the_graders_real_messages():
     assert "`eval` runs or changes code by name (line " in look["reason"] and 'return eval("x")' in look["reason"]
 
 
+def test_needs_a_look_lists_a_notebook_id_that_is_not_the_graded_identity():
+    """Per-student variants: a record's note that the id cell named someone else is listed, with what to do;
+    a record without one is not."""
+    from autograder.variants import mismatch_note
+
+    note = mismatch_note([{"metadata": {"tags": ["student-id"]}, "source": 'my_id = student_id("alice")'}], "dave",
+                         "lesson1_by_hand")
+    record = {"student": "dave", "lesson": "lesson1_by_hand", "status": "ok", "reason": "", "tests": [],
+              "notes": ["ignored extra files: x.png", note]}
+    (look,) = report.needs_a_look([record])
+    assert look["kind"] == "another student's id" and "'alice'" in look["reason"] and "'dave'" in look["reason"]
+    assert "avgpool-course variants --student dave" in look["todo"]
+    assert report.needs_a_look([dict(record, notes=["ignored extra files: x.png"])]) == []
+
+
 def test_grade_table_is_an_html_table_with_one_row_per_student(graded):
     root, _, _ = graded
     grades = export.read_grades(root)
