@@ -15,9 +15,9 @@ from nbtools import cell_by_id, executed, failing_cells, graded_results, solutio
 LESSON = "lesson5_gap"
 
 POINTS = {
-    "gap_head_forward": 3, "gap_head_any_size": 2, "head_parameters_counts": 3, "head_parameters_errors": 1,
-    "overfitting_gap_values": 2, "overfitting_gap_errors": 1, "cam_values": 3, "cam_errors": 1,
-    **{f"choice_q{n}": 1 for n in range(1, 10)},
+    "gap_head_forward": 3, "gap_head_any_size": 2, "grid_head_any_size": 2, "head_parameters_counts": 3,
+    "head_parameters_errors": 1, "overfitting_gap_values": 2, "overfitting_gap_errors": 1, "cam_values": 3,
+    "cam_errors": 1, "global_pools_values": 2, **{f"choice_q{n}": 1 for n in range(1, 12)},
 }
 
 
@@ -30,7 +30,7 @@ def graded_points():
 
 def test_graded_cells_and_points():
     assert graded_points() == POINTS
-    assert sum(POINTS.values()) == 25
+    assert sum(POINTS.values()) == 31
 
 
 def variant(grade_id: str, old: str, new: str) -> dict:
@@ -73,9 +73,37 @@ WRONG = {
         lambda: variant("class_activation_map", "    if not 0 <= class_index < weight.shape[0]:\n",
                         "    if False:\n"),
         {"cam_errors"}),
+    # issue 53 item 10: nn.AdaptiveAvgPool2d applied by the student, any map size
+    # GAP in place of the grid (and fc sized for it): right on grid 1 only
+    "grid_head_always_gap": (lambda: variant("grid_head", "nn.AdaptiveAvgPool2d(grid)\n        self.fc = nn.Linear(in_channels * grid * grid",
+                                             "nn.AdaptiveAvgPool2d(1)\n        self.fc = nn.Linear(in_channels"),
+                             {"grid_head_any_size"}),
+    # fc sized from the grid alone (the channels forgotten): a shape error on every input
+    "grid_head_fc_width_without_channels": (lambda: variant("grid_head", "nn.Linear(in_channels * grid * grid",
+                                                            "nn.Linear(grid * grid"), {"grid_head_any_size"}),
+    # a fixed window worked out from the map (size // grid): right only where grid divides the map
+    "grid_head_fixed_window": (lambda: variant("grid_head", "return self.fc(self.pool(x).flatten(1))",
+                                               "return self.fc(F.avg_pool2d(x, (x.shape[2] // self.pool.output_size,"
+                                               " x.shape[3] // self.pool.output_size)).flatten(1))"),
+                               {"grid_head_any_size"}),
+    # max in place of average
+    "grid_head_max_pool": (lambda: variant("grid_head", "nn.AdaptiveAvgPool2d(grid)", "nn.AdaptiveMaxPool2d(grid)"),
+                           {"grid_head_any_size"}),
+    # flatten everything, the batch axis too
+    "grid_head_flatten_everything": (lambda: variant("grid_head", "self.pool(x).flatten(1)", "self.pool(x).flatten()"),
+                                     {"grid_head_any_size"}),
+    # the peak's height in the average (no dilution)
+    "global_pools_undiluted": (lambda: variant("global_pools", "(peak - background) / (height * width)",
+                                               "(peak - background) / (height + width)"), {"global_pools_values"}),
+    # the background left out of the average: the peak alone over the map
+    "global_pools_without_background": (lambda: variant("global_pools", "average = background + (peak - background) / (height * width)",
+                                                        "average = peak / (height * width)"), {"global_pools_values"}),
     "choice_average_for_a_spot": (lambda: variant("choices", 'q1, q2, q3, q4 = "a", "c", "b", "a"',
                                                   'q1, q2, q3, q4 = "a", "c", "a", "a"'),
                                   {"choice_q3"}),
+    "choice_dilution_halves": (lambda: variant("choices", 'q10, q11 = "c", "b"', 'q10, q11 = "b", "b"'), {"choice_q10"}),
+    "choice_background_moves_both": (lambda: variant("choices", 'q10, q11 = "c", "b"', 'q10, q11 = "c", "c"'),
+                                     {"choice_q11"}),
 }
 
 
