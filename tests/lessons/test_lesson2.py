@@ -305,3 +305,29 @@ FORWARD_ID, BACKWARD_ID = "avg_pool2d_loops", "avg_pool2d_loops_backward"
 
 def test_stride_0_on_one_axis_has_a_visible_twin():
     stride_zero_pair_fails_visibly(LESSON, FORWARD_ID, BACKWARD_ID)
+
+
+# --- issue 53 item 8: output_size is asked once, in lesson 1 ------------------------------------------------
+
+def test_the_students_own_lesson_1_output_size_is_read_not_pasted(tmp_path, monkeypatch):
+    """As released, lesson 2 reads output_size from the student's own lesson 1 notebook beside it (a plain cell,
+    never graded: at grading the tagged cell after it runs the course's own). With lesson 1 finished there,
+    every visible check of lesson 2 passes; with lesson 1 still as released, the forward's checks fail saying
+    where output_size was looked for, and no answer of the course stands in for it."""
+    release = nbformat.read(source_notebook(LESSON).parents[2] / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    code = [c.source for c in release.cells if c.cell_type == "code"]
+    (reading,) = [s for s in code if 'own_work("lesson1_by_hand", "output_size")' in s]
+    stub = cell_by_id(release, "output_size").source
+    assert "def output_size" not in stub, "the release holds no output_size of the course's"
+    lesson1 = nbformat.read(source_notebook("lesson1_by_hand").parents[2] / "release" / "lesson1_by_hand"
+                            / "lesson1_by_hand.ipynb", as_version=4)
+    (tmp_path / "lesson1_by_hand").mkdir()
+    (tmp_path / LESSON).mkdir()
+    monkeypatch.chdir(tmp_path / LESSON)
+    cells = sorted(ALL_CELLS - PREDICTION_CELLS)
+    as_released = {"output_size": reading + "\n\n\n" + stub}
+    nbformat.write(lesson1, tmp_path / "lesson1_by_hand" / "lesson1_by_hand.ipynb")
+    assert {"forward_tests", "backward_tests"} <= failing_cells(LESSON, cells, as_released, hidden=False)
+    cell_by_id(lesson1, "output_size").source = solution_source("lesson1_by_hand", "output_size")
+    nbformat.write(lesson1, tmp_path / "lesson1_by_hand" / "lesson1_by_hand.ipynb")
+    assert failing_cells(LESSON, cells, as_released, hidden=False) == set()
