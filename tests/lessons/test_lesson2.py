@@ -331,3 +331,23 @@ def test_the_students_own_lesson_1_output_size_is_read_not_pasted(tmp_path, monk
     cell_by_id(lesson1, "output_size").source = solution_source("lesson1_by_hand", "output_size")
     nbformat.write(lesson1, tmp_path / "lesson1_by_hand" / "lesson1_by_hand.ipynb")
     assert failing_cells(LESSON, cells, as_released, hidden=False) == set()
+
+
+# --- issue 53 item 12: one mistake, one cell ---------------------------------------------------------------
+
+WINDOW_MISTAKES = {  # a mistake in the windows' place or size: forward_tests' alone, whatever the divisor cell sees
+    "steps by the kernel": ("top, left = i * sh - ph, j * sw - pw", "top, left = i * kh - ph, j * kw - pw"),
+    "adds the padding": ("top, left = i * sh - ph, j * sw - pw", "top, left = i * sh + ph, j * sw + pw"),
+    # sized from a slice of x: wrong only where the output is larger than x (an even kernel, padding k // 2, stride 1)
+    "output sized from a slice of x": ("out = np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)",
+                                       "out = np.zeros_like(x[:, :, :out_h, :out_w])"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOW_MISTAKES))
+def test_a_window_mistake_costs_forward_tests_alone(name):
+    """Windows of the student's own that hold no real element (a true one always holds one) are the window cells'
+    to charge: forward_no_pad_count compared 0 / (a negative count) with NaN there and charged them again."""
+    old, new = WINDOW_MISTAKES[name]
+    assert failing_cells(LESSON, sorted(FORWARD_CELLS), {"avg_pool2d_loops": edited("avg_pool2d_loops", old, new)}) \
+        == {"forward_tests"}

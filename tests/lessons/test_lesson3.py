@@ -374,3 +374,13 @@ def test_lessons_2_and_3_grade_one_contract_which_their_texts_and_the_card_state
     four = nbformat.read(source_notebook("lesson4_torch"), as_version=4)
     assert "np.float16" not in cell_by_id(four, "forward_errors").source, "lesson 4 does not refuse float16"
     assert "torch.float16" in cell_by_id(four, "half_precision_tests").source
+
+
+# --- issue 53 item 12: one mistake, one cell ---------------------------------------------------------------
+
+def test_a_count_map_with_a_wrong_start_costs_forward_no_pad_count_alone():
+    """A count that reaches 0 makes an inf: forward_tests' comparison of the layouts with the student's own result
+    now lets the same inf stand on both sides (the value cells charge it), so only the count's cell pays."""
+    wrong = replaced("avg_pool2d_numpy", "start = np.arange(n_out) * s - p", "start = np.arange(n_out) * s + p")
+    cells = ["forward_tests", "forward_no_pad_count", "forward_errors", "backward_tests", "backward_errors"]
+    assert failing_cells(LESSON, cells, {"avg_pool2d_numpy": wrong}) == {"forward_no_pad_count"}

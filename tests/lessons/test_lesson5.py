@@ -98,6 +98,15 @@ WRONG = {
     # the background left out of the average: the peak alone over the map
     "global_pools_without_background": (lambda: variant("global_pools", "average = background + (peak - background) / (height * width)",
                                                         "average = peak / (height * width)"), {"global_pools_values"}),
+    # issue 53 item 12: one mistake, one cell. Flattening the batch axis too: gap_head_forward alone (any_size
+    # judges against the head's own square-map logits, which it cannot give)
+    "gap_head_flatten_everything": (lambda: variant("gap_head", "self.pool(x).flatten(1)", "self.pool(x).flatten()"),
+                                    {"gap_head_forward"}),
+    # the features cast to the weights' dtype: the CAM must keep the features' dtype (no test mixed them before)
+    "cam_cast_to_the_weights_dtype": (
+        lambda: variant("class_activation_map", 'weight[class_index].to(features.dtype), features)',
+                        "weight[class_index], features.to(weight.dtype))"),
+        {"cam_values"}),
     "choice_average_for_a_spot": (lambda: variant("choices", 'q1, q2, q3, q4 = "a", "c", "b", "a"',
                                                   'q1, q2, q3, q4 = "a", "c", "a", "a"'),
                                   {"choice_q3"}),
@@ -307,8 +316,9 @@ GAP_HEAD_WRONG = {  # name: (the forward's return line, the cells it fails, visi
     "kernel read from one axis (square maps only)": ("return self.fc(F.avg_pool2d(x, x.shape[-1]).flatten(1))",
                                                      {"gap_head_any_size"}),
     "divides by H squared (square maps only)": ("return self.fc(x.sum((2, 3)) / x.shape[2] ** 2)", {"gap_head_any_size"}),
-    # no pooling at all: wrong at the square sizes too, and it takes no size but 1 x 1 (both rules broken)
-    "flattens the maps": ("return self.fc(x.flatten(1))", {"gap_head_forward", "gap_head_any_size"}),
+    # no pooling at all: its forward raises on every square map but 1 x 1, so any_size cannot judge it and
+    # gap_head_forward alone charges it (issue 53 item 12: it cost both cells)
+    "flattens the maps": ("return self.fc(x.flatten(1))", {"gap_head_forward"}),
     # a head whose logits ignore the maps (the corpus's zero-head cheat): the same logits at every shape,
     # but any_size also asks that the logits move with the maps
     "returns zeros": ("return torch.zeros(x.shape[0], self.fc.out_features)", {"gap_head_forward", "gap_head_any_size"}),
