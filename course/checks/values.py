@@ -386,7 +386,17 @@ def check_real_divisor(pool: Callable, x: np.ndarray, kernel: Any, stride: Any, 
     own_share = _as_numpy(pool(np.ones(x.shape, x.dtype), kernel, stride=stride, padding=padding,
                                count_include_pad=True)).astype(np.float64)
     shares = {"the window": true_share, "your window": own_share}
-    divided = lambda share: with_padding / share.astype(with_padding.dtype)  # noqa: E731
+
+    def divided(share):
+        expected = with_padding / share.astype(with_padding.dtype)
+        # A window of your own that holds no real element (a true one always holds one): whatever it gives there, the
+        # cells that judge the windows charge it, not this one (issue 53 item 12: a window-step bug cost both).
+        empty = share == 0
+        got = _as_numpy(mine)
+        if empty.any() and got.shape == expected.shape:
+            expected = np.where(empty, got, expected)
+        return expected
+
     _real_divisor(mine, divided, shares, name, varied, tolerance)
     return mine
 

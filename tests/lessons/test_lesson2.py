@@ -305,3 +305,49 @@ FORWARD_ID, BACKWARD_ID = "avg_pool2d_loops", "avg_pool2d_loops_backward"
 
 def test_stride_0_on_one_axis_has_a_visible_twin():
     stride_zero_pair_fails_visibly(LESSON, FORWARD_ID, BACKWARD_ID)
+
+
+# --- issue 53 item 8: output_size is asked once, in lesson 1 ------------------------------------------------
+
+def test_the_students_own_lesson_1_output_size_is_read_not_pasted(tmp_path, monkeypatch):
+    """As released, lesson 2 reads output_size from the student's own lesson 1 notebook beside it (a plain cell,
+    never graded: at grading the tagged cell after it runs the course's own). With lesson 1 finished there,
+    every visible check of lesson 2 passes; with lesson 1 still as released, the forward's checks fail saying
+    where output_size was looked for, and no answer of the course stands in for it."""
+    release = nbformat.read(source_notebook(LESSON).parents[2] / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    code = [c.source for c in release.cells if c.cell_type == "code"]
+    (reading,) = [s for s in code if 'own_work("lesson1_by_hand", "output_size")' in s]
+    stub = cell_by_id(release, "output_size").source
+    assert "def output_size" not in stub, "the release holds no output_size of the course's"
+    lesson1 = nbformat.read(source_notebook("lesson1_by_hand").parents[2] / "release" / "lesson1_by_hand"
+                            / "lesson1_by_hand.ipynb", as_version=4)
+    (tmp_path / "lesson1_by_hand").mkdir()
+    (tmp_path / LESSON).mkdir()
+    monkeypatch.chdir(tmp_path / LESSON)
+    cells = sorted(ALL_CELLS - PREDICTION_CELLS)
+    as_released = {"output_size": reading + "\n\n\n" + stub}
+    nbformat.write(lesson1, tmp_path / "lesson1_by_hand" / "lesson1_by_hand.ipynb")
+    assert {"forward_tests", "backward_tests"} <= failing_cells(LESSON, cells, as_released, hidden=False)
+    cell_by_id(lesson1, "output_size").source = solution_source("lesson1_by_hand", "output_size")
+    nbformat.write(lesson1, tmp_path / "lesson1_by_hand" / "lesson1_by_hand.ipynb")
+    assert failing_cells(LESSON, cells, as_released, hidden=False) == set()
+
+
+# --- issue 53 item 12: one mistake, one cell ---------------------------------------------------------------
+
+WINDOW_MISTAKES = {  # a mistake in the windows' place or size: forward_tests' alone, whatever the divisor cell sees
+    "steps by the kernel": ("top, left = i * sh - ph, j * sw - pw", "top, left = i * kh - ph, j * kw - pw"),
+    "adds the padding": ("top, left = i * sh - ph, j * sw - pw", "top, left = i * sh + ph, j * sw + pw"),
+    # sized from a slice of x: wrong only where the output is larger than x (an even kernel, padding k // 2, stride 1)
+    "output sized from a slice of x": ("out = np.zeros(x.shape[:2] + (out_h, out_w), dtype=x.dtype)",
+                                       "out = np.zeros_like(x[:, :, :out_h, :out_w])"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOW_MISTAKES))
+def test_a_window_mistake_costs_forward_tests_alone(name):
+    """Windows of the student's own that hold no real element (a true one always holds one) are the window cells'
+    to charge: forward_no_pad_count compared 0 / (a negative count) with NaN there and charged them again."""
+    old, new = WINDOW_MISTAKES[name]
+    assert failing_cells(LESSON, sorted(FORWARD_CELLS), {"avg_pool2d_loops": edited("avg_pool2d_loops", old, new)}) \
+        == {"forward_tests"}

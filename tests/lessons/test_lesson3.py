@@ -46,7 +46,7 @@ def replaced(grade_id: str, old: str, new: str) -> str:
 
 
 def forward_variants() -> dict[str, str]:
-    loops = solution_source(LESSON, "lesson2_loops")
+    loops = solution_source("lesson2_loops", "avg_pool2d_loops")  # lesson 2's reference loops
     given = solution_source(LESSON, "avg_pool2d_numpy").split("def avg_pool2d_numpy")[0]
     assert "def as_pair" in given and "def avg_pool2d_loops(" in loops
     return {
@@ -64,7 +64,7 @@ def forward_variants() -> dict[str, str]:
 
 
 def backward_variants() -> dict[str, str]:
-    loops = solution_source(LESSON, "lesson2_loops")
+    loops = solution_source("lesson2_loops", "avg_pool2d_loops_backward")  # lesson 2's reference loops
     return {
         "off-by-one window": replaced("avg_pool2d_numpy_backward", "if t >= k or lo >= hi:",
                                       "if t >= k - 1 or lo >= hi:"),
@@ -222,7 +222,7 @@ def test_release_runs_with_the_optional_cells_empty():
     nb = nbformat.read(release, as_version=4)
     for grade_id in ("output_size", "avg_pool2d_numpy", "avg_pool2d_numpy_backward"):
         cell_by_id(nb, grade_id).source = solution_source(LESSON, grade_id)
-    assert "NotImplementedError" in cell_by_id(nb, "lesson2_loops").source
+    assert any('own_work("lesson2_loops"' in c.source for c in nb.cells), "lesson 2's loops are read, not pasted"
     assert "NotImplementedError" in cell_by_id(nb, "sat_optional").source
     execute(nb, release.parent, timeout=120)
     errors, stderr, text = [], [], []
@@ -374,3 +374,13 @@ def test_lessons_2_and_3_grade_one_contract_which_their_texts_and_the_card_state
     four = nbformat.read(source_notebook("lesson4_torch"), as_version=4)
     assert "np.float16" not in cell_by_id(four, "forward_errors").source, "lesson 4 does not refuse float16"
     assert "torch.float16" in cell_by_id(four, "half_precision_tests").source
+
+
+# --- issue 53 item 12: one mistake, one cell ---------------------------------------------------------------
+
+def test_a_count_map_with_a_wrong_start_costs_forward_no_pad_count_alone():
+    """A count that reaches 0 makes an inf: forward_tests' comparison of the layouts with the student's own result
+    now lets the same inf stand on both sides (the value cells charge it), so only the count's cell pays."""
+    wrong = replaced("avg_pool2d_numpy", "start = np.arange(n_out) * s - p", "start = np.arange(n_out) * s + p")
+    cells = ["forward_tests", "forward_no_pad_count", "forward_errors", "backward_tests", "backward_errors"]
+    assert failing_cells(LESSON, cells, {"avg_pool2d_numpy": wrong}) == {"forward_no_pad_count"}

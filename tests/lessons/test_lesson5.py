@@ -15,9 +15,9 @@ from nbtools import cell_by_id, executed, failing_cells, graded_results, solutio
 LESSON = "lesson5_gap"
 
 POINTS = {
-    "gap_head_forward": 3, "gap_head_any_size": 2, "head_parameters_counts": 3, "head_parameters_errors": 1,
-    "overfitting_gap_values": 2, "overfitting_gap_errors": 1, "cam_values": 3, "cam_errors": 1,
-    **{f"choice_q{n}": 1 for n in range(1, 10)},
+    "gap_head_forward": 3, "gap_head_any_size": 2, "grid_head_any_size": 2, "head_parameters_counts": 3,
+    "head_parameters_errors": 1, "overfitting_gap_values": 2, "overfitting_gap_errors": 1, "cam_values": 3,
+    "cam_errors": 1, "global_pools_values": 2, **{f"choice_q{n}": 1 for n in range(1, 12)},
 }
 
 
@@ -30,7 +30,7 @@ def graded_points():
 
 def test_graded_cells_and_points():
     assert graded_points() == POINTS
-    assert sum(POINTS.values()) == 25
+    assert sum(POINTS.values()) == 31
 
 
 def variant(grade_id: str, old: str, new: str) -> dict:
@@ -73,9 +73,46 @@ WRONG = {
         lambda: variant("class_activation_map", "    if not 0 <= class_index < weight.shape[0]:\n",
                         "    if False:\n"),
         {"cam_errors"}),
+    # issue 53 item 10: nn.AdaptiveAvgPool2d applied by the student, any map size
+    # GAP in place of the grid (and fc sized for it): right on grid 1 only
+    "grid_head_always_gap": (lambda: variant("grid_head", "nn.AdaptiveAvgPool2d(grid)\n        self.fc = nn.Linear(in_channels * grid * grid",
+                                             "nn.AdaptiveAvgPool2d(1)\n        self.fc = nn.Linear(in_channels"),
+                             {"grid_head_any_size"}),
+    # fc sized from the grid alone (the channels forgotten): a shape error on every input
+    "grid_head_fc_width_without_channels": (lambda: variant("grid_head", "nn.Linear(in_channels * grid * grid",
+                                                            "nn.Linear(grid * grid"), {"grid_head_any_size"}),
+    # a fixed window worked out from the map (size // grid): right only where grid divides the map
+    "grid_head_fixed_window": (lambda: variant("grid_head", "return self.fc(self.pool(x).flatten(1))",
+                                               "return self.fc(F.avg_pool2d(x, (x.shape[2] // self.pool.output_size,"
+                                               " x.shape[3] // self.pool.output_size)).flatten(1))"),
+                               {"grid_head_any_size"}),
+    # max in place of average
+    "grid_head_max_pool": (lambda: variant("grid_head", "nn.AdaptiveAvgPool2d(grid)", "nn.AdaptiveMaxPool2d(grid)"),
+                           {"grid_head_any_size"}),
+    # flatten everything, the batch axis too
+    "grid_head_flatten_everything": (lambda: variant("grid_head", "self.pool(x).flatten(1)", "self.pool(x).flatten()"),
+                                     {"grid_head_any_size"}),
+    # the peak's height in the average (no dilution)
+    "global_pools_undiluted": (lambda: variant("global_pools", "(peak - background) / (height * width)",
+                                               "(peak - background) / (height + width)"), {"global_pools_values"}),
+    # the background left out of the average: the peak alone over the map
+    "global_pools_without_background": (lambda: variant("global_pools", "average = background + (peak - background) / (height * width)",
+                                                        "average = peak / (height * width)"), {"global_pools_values"}),
+    # issue 53 item 12: one mistake, one cell. Flattening the batch axis too: gap_head_forward alone (any_size
+    # judges against the head's own square-map logits, which it cannot give)
+    "gap_head_flatten_everything": (lambda: variant("gap_head", "self.pool(x).flatten(1)", "self.pool(x).flatten()"),
+                                    {"gap_head_forward"}),
+    # the features cast to the weights' dtype: the CAM must keep the features' dtype (no test mixed them before)
+    "cam_cast_to_the_weights_dtype": (
+        lambda: variant("class_activation_map", 'weight[class_index].to(features.dtype), features)',
+                        "weight[class_index], features.to(weight.dtype))"),
+        {"cam_values"}),
     "choice_average_for_a_spot": (lambda: variant("choices", 'q1, q2, q3, q4 = "a", "c", "b", "a"',
                                                   'q1, q2, q3, q4 = "a", "c", "a", "a"'),
                                   {"choice_q3"}),
+    "choice_dilution_halves": (lambda: variant("choices", 'q10, q11 = "c", "b"', 'q10, q11 = "b", "b"'), {"choice_q10"}),
+    "choice_background_moves_both": (lambda: variant("choices", 'q10, q11 = "c", "b"', 'q10, q11 = "c", "c"'),
+                                     {"choice_q11"}),
 }
 
 
@@ -279,8 +316,9 @@ GAP_HEAD_WRONG = {  # name: (the forward's return line, the cells it fails, visi
     "kernel read from one axis (square maps only)": ("return self.fc(F.avg_pool2d(x, x.shape[-1]).flatten(1))",
                                                      {"gap_head_any_size"}),
     "divides by H squared (square maps only)": ("return self.fc(x.sum((2, 3)) / x.shape[2] ** 2)", {"gap_head_any_size"}),
-    # no pooling at all: wrong at the square sizes too, and it takes no size but 1 x 1 (both rules broken)
-    "flattens the maps": ("return self.fc(x.flatten(1))", {"gap_head_forward", "gap_head_any_size"}),
+    # no pooling at all: its forward raises on every square map but 1 x 1, so any_size cannot judge it and
+    # gap_head_forward alone charges it (issue 53 item 12: it cost both cells)
+    "flattens the maps": ("return self.fc(x.flatten(1))", {"gap_head_forward"}),
     # a head whose logits ignore the maps (the corpus's zero-head cheat): the same logits at every shape,
     # but any_size also asks that the logits move with the maps
     "returns zeros": ("return torch.zeros(x.shape[0], self.fc.out_features)", {"gap_head_forward", "gap_head_any_size"}),

@@ -7,3 +7,4 @@ q1, q2, q3, q4 = "a", "b", "b", "b"
 q5, q6, q7 = False, True, True
 q8 = "Far fewer weights, so less overfitting; and it does not care where in the map the object is."
 q9 = True
+q10, q11 = "c", "b"

@@ -8,3 +8,4 @@ q1, q2, q3, q4 = "a", "c", "b", "a"
 q5, q6, q7 = False, False, True
 q8 = "it has millions fewer parameters, and it does not ignore where the object is"
 q9 = True
+q10, q11 = "c", "b"

@@ -20,3 +20,4 @@ q1, q2, q3, q4 = "a", "c", "b", "a"
 q5, q6, q7 = False, False, True
 q8 = "the dense layer: millions fewer parameters to overfit, and no weight tied to a position"
 q9 = True
+q10, q11 = "c", "b"
