@@ -25,7 +25,7 @@ from autograder.grading import _child, batch, load_lesson, parse_submission, san
 from autograder.grading.intake import Intake, read_submission
 from autograder.grading.lesson import Cell, Lesson
 from autograder.grading.nbgrader_plugin import TrustedExecute
-from autograder.grading.records import make_record
+from autograder.grading.submission import Submission
 from autograder.records import STATUS_GRADER_ERROR, Record, load_record, save_record
 from autograder.grading.sandbox import Limits, containment, sandbox_uid
 from autograder.grading.untrusted import checked, decoded
@@ -168,7 +168,7 @@ def two_cells(tests: dict[str, str]) -> Lesson:
 
 def graded(lesson: Lesson, sources: dict[str, str]) -> tuple[dict[str, Result], Verdicts, Record]:
     verdicts = run_tests(lesson, sources, FAST, uid=sandbox_uid(905), seed=1)
-    record = make_record("mallory", lesson, Intake("ok", "", sources), verdicts, verdicts.containment)
+    record = Submission("mallory", lesson, Intake("ok", "", sources)).record(verdicts)
     return {t.grade_id: t for t in verdicts.tests}, verdicts, record
 
 
@@ -271,7 +271,7 @@ def test_a_record_holds_only_writable_text_and_so_does_the_notebook_written_from
     cells = [{"id": i, "ok": False, "error": {"type": "E" + hostile, "builtin": "Exception", "message": hostile},
               "fault": None, "stdout": hostile, "stderr": hostile, "seconds": 0.0} for i in lesson.code_solution_ids]
     verdicts = Verdicts(lesson.name, "key", tests, cells, [f"x: {hostile}"], "containment", 0.0, 1)
-    record = make_record("mallory", lesson, Intake("ok", "", {}, [hostile]), verdicts, "containment")
+    record = Submission("mallory", lesson, Intake("ok", "", {}, [hostile])).record(verdicts)
     text = json.dumps(record.as_dict(), ensure_ascii=False)
     assert "\udcff" not in text and "\x1b" not in text and "\x07" not in text and "\ufffd\\\\x1b]0;owned" in text
     save_record(tmp_path, record)
@@ -293,7 +293,7 @@ def passing_record(root: Path, lesson, student: str, stdout: str = "") -> Record
              for i in lesson.code_solution_ids]
     verdicts = Verdicts(lesson.name, lesson.content_key(taken.sources), tests, cells, [], "test", 0.0, None,
                         containment().level)  # graded at this machine's level, which the default floor asks for
-    record = make_record(student, lesson, taken, verdicts, "test")
+    record = Submission(student, lesson, taken).record(verdicts)
     save_record(root, record)
     return record
 

@@ -15,7 +15,7 @@ from daemon import START_DAEMON
 
 from autograder.grading import _child, load_lesson, sandbox
 from autograder.grading.policy import load_policy
-from autograder.grading.records import cache_key
+from autograder.grading.submission import verdict_key
 from autograder.grading.sandbox import ForkedChild, Limits, Sandbox, containment, hidden_paths, sandbox_uid
 from autograder.grading.verdicts import run_tests
 from shared import FAST, REPO
@@ -176,8 +176,9 @@ def test_warm_is_a_policy_setting_and_no_part_of_a_verdicts_cache_key(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.SandboxPolicy.warm = False\n")
     limits = load_policy(tmp_path).limits()
     assert limits.warm is False and load_policy(REPO).limits().warm is True
-    assert cache_key("content", limits, 1) == cache_key("content", Limits(), 1)
-    assert cache_key("content", limits, 1) != cache_key("content", Limits(test_seconds=1), 1)
+    assert verdict_key("content", limits, 1, "namespaces") == verdict_key("content", Limits(), 1, "namespaces")
+    assert verdict_key("content", limits, 1, "namespaces") != verdict_key("content", Limits(test_seconds=1), 1,
+                                                                          "namespaces")
 
 
 @warm_only
