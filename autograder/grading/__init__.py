@@ -17,7 +17,8 @@ API::
     load_lesson(lesson, root) -> Lesson;  containment() -> Containment;  Limits(...)
 """
 
-from autograder.grading.batch import GradingError, grade, submissions, write_gradebook
+from autograder.grading.batch import GradingError, grade, submissions
+from autograder.grading.gradebook import write_gradebook
 from autograder.grading.submission import GradingRun, Submission, grade_one
 from autograder.grading.intake import Intake, parse_submission, read_submission, sanitized_notebook
 from autograder.grading.lesson import Lesson, load_lesson

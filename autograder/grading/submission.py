@@ -86,8 +86,11 @@ class Submission:
         """``submitted/<student>/<lesson>/`` of course ``root`` (never raises for what a submission holds)."""
         taken = load_lesson(lesson, Path(root))
         folder = Path(root) / "submitted" / student / lesson
-        return cls(student, taken, read_submission(folder, taken), valid_timestamp(folder),
-                   valid_submission_secret(folder))
+        try:
+            intake = read_submission(folder, taken)
+        except OSError as exc:  # the folder itself cannot be listed
+            intake = Intake(INVALID, f"the submission cannot be read ({exc})")
+        return cls(student, taken, intake, valid_timestamp(folder), valid_submission_secret(folder))
 
     @classmethod
     def from_notebook(cls, nb, lesson: Lesson, student: str) -> "Submission":

@@ -11,7 +11,7 @@ import pytest
 from traitlets.config import Config
 
 import corpus
-from autograder.grading import _child, batch, load_lesson, sandbox
+from autograder.grading import _child, batch, gradebook, load_lesson, sandbox
 from autograder.grading.intake import Intake
 from autograder.grading.lesson import Cell
 from autograder.grading.nbgrader_plugin import TrustedExecute
@@ -271,8 +271,8 @@ def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_rec
     # `avgpool-course grade` names that line as why nbgrader failed on the submission (else its last error)
     log = "\n".join(["[AutogradeApp | ERROR] There was an error processing assignment: x", f"[AutogradeApp | ERROR] "
                      f"{logged[-1]}", "[AutogradeApp | ERROR] Please see the above traceback for details"])
-    assert batch._last_line(log) == logged[-1][:500]
-    assert batch._last_line("Traceback ...\nValueError: bad cell\n[App | ERROR] see above") == "ValueError: bad cell"
+    assert gradebook.failure_line(log) == logged[-1][:500]
+    assert gradebook.failure_line("Traceback ...\nValueError: bad cell\n[App | ERROR] see above") == "ValueError: bad cell"
 
 
 # --- set-up imports --------------------------------------------------------------------------------

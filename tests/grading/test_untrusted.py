@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import corpus
-from autograder.grading import _child, batch, load_lesson, parse_submission, sanitized_notebook
+from autograder.grading import _child, gradebook, load_lesson, parse_submission, sanitized_notebook
 from autograder.grading.intake import Intake, read_submission
 from autograder.grading.lesson import Cell, Lesson
 from autograder.grading.nbgrader_plugin import TrustedExecute
@@ -258,9 +258,8 @@ def test_the_submission_secret_is_staged_byte_for_byte_only_when_it_is_what_nbgr
     folder.mkdir(parents=True)
     nbformat.write(sanitized_notebook(lesson, dict(lesson.reference_sources())), str(folder / lesson.notebook_name))
     (folder / "submission_secret.txt").write_text(secret)
-    record = type("Staged", (), {"student": "ann", "lesson": LESSON1})  # stage reads only these two
-    assert batch.stage(root, [record]) == {}
-    staged = root / "records" / "staging" / "ann" / LESSON1 / batch.SUBMISSION_SECRET
+    assert gradebook.stage(root, [Submission.read(root, "ann", LESSON1)]) == {}
+    staged = root / "records" / "staging" / "ann" / LESSON1 / gradebook.SUBMISSION_SECRET
     assert (staged.read_bytes() == secret.encode()) if kept else not staged.exists()
 
 
@@ -331,9 +330,10 @@ def test_one_bad_submission_never_stops_the_gradebook_of_the_others(tmp_path, mo
             raise RuntimeError("nbgrader's writer broke on this notebook")
         return real_verdicts(self, nb, record, *args)
 
-    monkeypatch.setattr(batch.nbformat, "write", disk_full_for_bob)
+    monkeypatch.setattr(gradebook.nbformat, "write", disk_full_for_bob)
     monkeypatch.setattr(TrustedExecute, "_write", fails_on_carol)
-    assert batch.write_gradebook(root, records) == [], "nothing that belongs to no one submission failed"
+    graded = [(Submission.read(root, r.student, LESSON1), r) for r in records]  # as phase 1 read them
+    assert gradebook.write_gradebook(root, graded) == [], "nothing that belongs to no one submission failed"
     status = {r.student: r.status for r in records}
     assert status == {"alice": "ok", "bob": STATUS_GRADER_ERROR, "carol": STATUS_GRADER_ERROR, "mallory": "ok"}
     bob, carol = records[1], records[2]
