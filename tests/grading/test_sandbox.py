@@ -467,8 +467,8 @@ def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, mo
         outcomes = box.start()
     finally:
         box.kill()
-        for key in [k for k in sandbox._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
-            sandbox._TEMPLATES.pop(key).close()
+        for key in [k for k in sandbox.warm._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
+            sandbox.warm._TEMPLATES.pop(key).close()
     assert box.warm and not box.student_ran, outcomes
     assert outcomes[-1].id == "<start>" and absent in outcomes[-1].error["message"], outcomes
     assert outcomes[-1].error["message"].startswith("the grading process ended before any student code ran"), outcomes

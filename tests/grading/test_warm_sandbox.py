@@ -145,7 +145,7 @@ def test_children_of_one_lesson_share_one_template_and_a_dead_template_is_replac
     finally:
         first.close()
         second.close()
-    template = next(iter(sandbox._TEMPLATES.values()))
+    template = next(iter(sandbox.warm._TEMPLATES.values()))
     os.killpg(template.proc.pid, signal.SIGKILL)
     template.proc.wait(timeout=10)
     third = start("x = 3")
@@ -239,7 +239,7 @@ def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(war
 
         def left() -> list[int]:
             running = [p for p, (t, _) in seen.items() if _alive(p) and same(p, t)]
-            return running + (sandbox._uid_processes(uid) if containment().drop_uid else [])
+            return running + (sandbox.uid_processes(uid) if containment().drop_uid else [])
 
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and left():
