@@ -1,7 +1,7 @@
 """Per-submission records, as JSON under ``records/`` (a generated folder): ``records/<lesson>/<student>.json`` is
 the record of the latest grading of that submission (written by ``grade``, read by ``feedback``, ``export`` and
-``report``). Every file is written atomically (temporary file, then ``os.replace``); what grading adds (the
-verdict cache, the run's seed, making a record from verdicts) is :mod:`autograder.grading.records`.
+``report``). Every file is written atomically (temporary file, then ``os.replace``); grading makes every record
+(the verdict cache, the run's seed, a record from verdicts: :mod:`autograder.grading.submission`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,18 @@ class Record:
         gradebook, a terminal): :func:`~autograder.safe_text.clean_tree`."""
         self.tests, self.cells, self.notes = clean_tree(self.tests), clean_tree(self.cells), clean_tree(self.notes)
         self.reason, self.containment = clean_tree(self.reason), clean_tree(self.containment)
+
+    @classmethod
+    def failed(cls, student: str, lesson: str, status: str, reason: str, *, tests: list[tuple[str, float]],
+               max_score: float, containment: str, content_key: str, notes=(), seed: int | None = None,
+               level: str = "", message: str | None = None, fault: str | None = None) -> "Record":
+        """A record without verdicts (no code ran, or the grader failed on it): each of ``tests``
+        (``(grade_id, points)``) 0 with ``message`` (default ``reason``) and ``fault``."""
+        rows = [{"grade_id": grade_id, "points": 0.0, "max_points": points, "passed": False,
+                 "message": reason if message is None else message, "seconds": 0.0, "fault": fault, "output": ""}
+                for grade_id, points in tests]
+        return cls(student, lesson, status, 0.0, max_score, rows, reason, containment, content_key, [], list(notes),
+                   seed=seed, level=level)
 
     def as_dict(self) -> dict:
         return asdict(self)

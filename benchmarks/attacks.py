@@ -352,14 +352,14 @@ def attacks(lesson: str, module: str, attr: str, depth: int, limit: int | None, 
 def lesson_rules(lesson: str):
     """``(namespace, [(checked name, forbidden, options)], [(loop rule, checked name)])`` as the lesson's tests
     call them, with the parent's set-up namespace (what the grader gives the rules)."""
-    from autograder.grading.lesson import _code_of, load_lesson
+    from autograder.grading.lesson import code_of, load_lesson
     from autograder.grading.verdicts import parent_namespace
 
     loaded = load_lesson(lesson, REPO)
     namespace = parent_namespace(loaded)
     avoids, loops = [], []
     for test in loaded.tests:
-        for node in ast.walk(ast.parse(_code_of(test.source))):
+        for node in ast.walk(ast.parse(code_of(test.source))):
             name = getattr(node.func, "id", None) if isinstance(node, ast.Call) else None
             if name == "check_avoids":
                 target = ast.unparse(node.args[0])

@@ -40,7 +40,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 
 from autograder.collect.names import TIMESTAMP_FORMAT
 from autograder.collect.place import CollectReport, Placed
-from autograder.collect.unpack import CHUNK, LIMITS, Skipped, UnpackLimits, _size
+from autograder.collect.unpack import CHUNK, LIMITS, Skipped, UnpackLimits, size_text
 
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
@@ -127,7 +127,7 @@ class _Walk:
                 if size > room:
                     limit = ("per-file limit", self.limits.member_bytes) if room == self.limits.member_bytes else (
                         "limit of one hand-in", self.limits.hand_in_bytes)
-                    raise Refused(f"{shown} grows past the {limit[0]} of {_size(limit[1])}")
+                    raise Refused(f"{shown} grows past the {limit[0]} of {size_text(limit[1])}")
                 if read_stamp:
                     self.stated = ((self.stated or "") + chunk.decode("utf-8", "replace"))[:100].strip()
                 elif out is not None:

@@ -15,8 +15,8 @@ import nbformat
 from autograder.coursedir import CourseError
 from autograder.collect.names import (COPY_NUMBER, LINK_REASON, SKIP_PARTS, TIMESTAMP_FORMAT, describe, normalize,
                                       parse_time, read_timestamp_file, time_zone, to_utc)
-from autograder.collect.roster import Person, Roster, _Candidate, _identify, known_students, read_roster
-from autograder.collect.unpack import LIMITS, Skipped, UnpackLimits, _strip_common_top, _unpack, unpacked
+from autograder.collect.roster import Person, Roster, Candidate, identify, known_students, read_roster
+from autograder.collect.unpack import LIMITS, Skipped, UnpackLimits, strip_common_top, unpack_export, unpacked
 
 
 @dataclass
@@ -99,7 +99,7 @@ def _trusted_parts(path: Path, base: Path, uploads: set[Path]) -> int:
 
 def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str | None = None,
           due: dict[str, dt.datetime] | None = None, zone: dt.tzinfo = dt.UTC,
-          roster: Roster | None = None, known: list[Person] = ()) -> dict[tuple[str, str], _Candidate]:
+          roster: Roster | None = None, known: list[Person] = ()) -> dict[tuple[str, str], Candidate]:
     """Decide where every file under ``base`` (what :func:`unpack_zip` or :func:`unpack_folder` made)
     goes: ``{(student, lesson): chosen file}``; every file left out is added to ``report.skipped`` and
     every chosen one to ``report.placed``. Writes nothing."""
@@ -111,8 +111,8 @@ def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str 
     zipped, uploads = unpacked(base)
     own = [_trusted_parts(p, base, uploads) for p in files]
     relatives = [PurePosixPath(p.relative_to(base).as_posix()) for p in files]
-    drop = _strip_common_top(relatives, lessons, own) if files else 0
-    candidates: list[_Candidate] = []
+    drop = strip_common_top(relatives, lessons, own) if files else 0
+    candidates: list[Candidate] = []
     for path, whole, trusted in zip(files, relatives, own):
         relative, trusted = PurePosixPath(*whole.parts[drop:]), trusted - drop
         if path.name == "timestamp.txt":
@@ -129,11 +129,11 @@ def place(base: Path, lessons: list[str], report: CollectReport, *, lesson: str 
         stamp, source = _submission_time(relative, path, zipped, zone, trusted)
         named_by_export = "/".join(relative.parts[:trusted])
         copy = COPY_NUMBER.search(relative.stem) if trusted >= len(relative.parts) else None
-        candidates.append(_Candidate(str(relative), path, name, lesson_name, stamp, source,
+        candidates.append(Candidate(str(relative), path, name, lesson_name, stamp, source,
                                      "late" in normalize(named_by_export).split("_"),
                                      int(next(g for g in copy.groups() if g)) if copy else 0))
-    problems = _identify(candidates, roster, list(known))
-    chosen: dict[tuple[str, str], _Candidate] = {}
+    problems = identify(candidates, roster, list(known))
+    chosen: dict[tuple[str, str], Candidate] = {}
     for i, cand in enumerate(candidates):
         if i in problems:
             report.skipped.append(Skipped(cand.file, problems[i]))
@@ -179,7 +179,7 @@ def collect(source: str | Path, root: Path, lessons: list[str], due: dict[str, d
     people = read_roster(roster) if isinstance(roster, (str, Path)) else roster
     report = CollectReport(source=str(source))
     with tempfile.TemporaryDirectory(prefix="collect-") as scratch:
-        base, refused = _unpack(source, Path(scratch), limits)
+        base, refused = unpack_export(source, Path(scratch), limits)
         report.skipped += refused
         if not any(p.is_file() and not p.name.startswith(".") for p in base.rglob("*")):
             raise CourseError(f"{source} holds no files: is it the right export? Download the class's "

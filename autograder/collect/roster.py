@@ -25,7 +25,7 @@ class Person:
 
 
 @dataclass
-class _Candidate:
+class Candidate:
     """A notebook of an export that may be placed: its file, parsed name, lesson, time, and the person matched."""
 
     file: str
@@ -126,7 +126,7 @@ def known_students(root: Path) -> list[Person]:
         return [Person(s.id, s.first_name or "", s.last_name or "", s.lms_user_id) for s in gb.students]
 
 
-def _identify(cands: list[_Candidate], roster: Roster | None, known: list[Person]) -> dict[int, str]:
+def identify(cands: list[Candidate], roster: Roster | None, known: list[Person]) -> dict[int, str]:
     """Give each candidate its student id and person; ``{index: problem}`` for those who cannot have one.
 
     The LMS id is the identity: two ids never share a student id (the second gets ``<name>_<id>``); the

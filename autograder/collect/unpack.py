@@ -59,7 +59,7 @@ class UnpackLimits:
 LIMITS = UnpackLimits()
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
     return f"{n / MiB:g} MiB" if n >= MiB else f"{n} bytes"
 
 
@@ -148,7 +148,7 @@ class _Unpacker:
         if self.count >= lim.members:
             raise _Refused(f"more than {lim.members} files (the member-count limit)", stop=True)
         if info.file_size > lim.member_bytes:  # the declared size: an early refusal only, never trusted
-            raise _Refused(f"declares {_size(info.file_size)}, over the per-file limit of {_size(lim.member_bytes)}")
+            raise _Refused(f"declares {size_text(info.file_size)}, over the per-file limit of {size_text(lim.member_bytes)}")
         target.parent.mkdir(parents=True, exist_ok=True)
         size, self.count = 0, self.count + 1
         try:
@@ -163,8 +163,8 @@ class _Unpacker:
                     if len(chunk) > room:
                         broke = min(rooms, key=rooms.get)
                         raise _Refused({
-                            "member": f"inflates past the per-file limit of {_size(lim.member_bytes)}",
-                            "total": f"the export inflates past the total limit of {_size(lim.total_bytes)}",
+                            "member": f"inflates past the per-file limit of {size_text(lim.member_bytes)}",
+                            "total": f"the export inflates past the total limit of {size_text(lim.total_bytes)}",
                             "ratio": f"inflates more than {lim.ratio} times its compressed size (the ratio limit)",
                         }[broke], stop=broke == "total")
                     dst.write(chunk)
@@ -288,7 +288,7 @@ def unpack_folder(source: Path, into: Path, limits: UnpackLimits = LIMITS, expor
     return unpacker.skipped
 
 
-def _unpack(source: Path, scratch: Path, limits: UnpackLimits = LIMITS) -> tuple[Path, list[Skipped]]:
+def unpack_export(source: Path, scratch: Path, limits: UnpackLimits = LIMITS) -> tuple[Path, list[Skipped]]:
     """(the folder to scan, what was refused): the export, a folder or a zip, unpacked into ``scratch``."""
     if source.is_dir():
         return scratch, unpack_folder(source, scratch, limits)
@@ -313,7 +313,7 @@ def unpacked(base: Path) -> tuple[dict[Path, dt.datetime], set[Path]]:
     return times, uploads
 
 
-def _strip_common_top(relatives: list[PurePosixPath], lessons: list[str], trusted: list[int]) -> int:
+def strip_common_top(relatives: list[PurePosixPath], lessons: list[str], trusted: list[int]) -> int:
     """1 when one top folder holds every file and is only the archive's wrapper (``CS101 export/``): it
     names no lesson, is no student's upload, and names no student or holds several students' files;
     else 0. (A lone student's folder is kept: without it only names the student chose would be left.)"""

@@ -11,13 +11,15 @@ API::
 
     grade(lessons=None, students=None, jobs=1, root=REPO, progress=True, *, limits=None,
           use_cache=True, gradebook=True, check_reference=True, cluster=None, seed=None) -> list[Record]
-    grade_submission(root, student, lesson, limits=None, *, seed, slot=0, use_cache=True) -> Record
+    grade_one(Submission.read(root, student, lesson), GradingRun.open(root, seed=None)) -> Record
     load_records(root) -> list[Record]
     run_tests(lesson, sources, limits=None, *, uid=None, root=None, seed=None, student=None) -> Verdicts
     load_lesson(lesson, root) -> Lesson;  containment() -> Containment;  Limits(...)
 """
 
-from autograder.grading.batch import GradingError, grade, grade_submission, submissions, write_gradebook
+from autograder.grading.batch import GradingError, grade, submissions
+from autograder.grading.gradebook import write_gradebook
+from autograder.grading.submission import GradingRun, Submission, grade_one
 from autograder.grading.intake import Intake, parse_submission, read_submission, sanitized_notebook
 from autograder.grading.lesson import Lesson, load_lesson
 from autograder.records import STATUSES, Record, load_record, load_records
@@ -25,7 +27,7 @@ from autograder.grading.sandbox import Containment, Limits, containment
 from autograder.grading.verdicts import TestResult, Verdicts, run_tests
 
 __all__ = [
-    "grade", "grade_submission", "submissions", "write_gradebook", "GradingError",
+    "grade", "submissions", "write_gradebook", "GradingError", "GradingRun", "Submission", "grade_one",
     "Intake", "parse_submission", "read_submission", "sanitized_notebook",
     "Lesson", "load_lesson",
     "Record", "STATUSES", "load_record", "load_records",

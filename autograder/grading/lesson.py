@@ -46,7 +46,7 @@ class Cell:
     index: int = 0
 
 
-def _code_of(source: str) -> str:
+def code_of(source: str) -> str:
     """Trusted set-up code without IPython magics or shell lines (they mean nothing outside a kernel)."""
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
@@ -60,7 +60,7 @@ def _parse(source: str) -> ast.Module | None:
 
 def names_read(source: str) -> set[str]:
     """Every name a cell loads (anywhere in it)."""
-    tree = _parse(_code_of(source))
+    tree = _parse(code_of(source))
     if tree is None:
         return set()
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
@@ -68,7 +68,7 @@ def names_read(source: str) -> set[str]:
 
 def names_bound(source: str, top_level: bool = False) -> set[str]:
     """Names a cell binds (assignments, defs, classes, imports; ``top_level``: only module-level ones)."""
-    tree = _parse(_code_of(source))
+    tree = _parse(code_of(source))
     if tree is None:
         return set()
     nodes = tree.body if top_level else list(ast.walk(tree))
@@ -159,7 +159,7 @@ def definition_source(cells: list[str], name: str) -> str | None:
 
 
 def _imports_only(source: str) -> str:
-    tree = _parse(_code_of(source))
+    tree = _parse(code_of(source))
     if tree is None:
         return ""
     return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
@@ -368,9 +368,9 @@ def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
                               float(meta.get("points", 0) or 0), index))
         elif is_code:
             if first_code:
-                prelude.append(Cell("setup", "prelude", _code_of(cell.source), index=index))
+                prelude.append(Cell("setup", "prelude", code_of(cell.source), index=index))
             else:
-                ungraded.append(Cell(f"cell{index}", "context", _code_of(cell.source), index=index))
+                ungraded.append(Cell(f"cell{index}", "context", code_of(cell.source), index=index))
         if is_code:
             first_code = False
     # Imports anywhere in the ungraded cells belong to the set-up too.

@@ -5,10 +5,10 @@ of running the notebook in a kernel shared with student code, it writes each tes
 verdict into the cell's outputs (the test's printed text for a pass; an ``error`` output carrying only
 the failure message for a fail, never the hidden test's source, and without the expected value a
 ``course.checks.WrongValue`` names: :func:`autograder.outputs.verdict_output`), so that nbgrader's own
-``SaveAutoGrades`` scores it. It takes the verdicts from the record phase 1 wrote for this submission
-(``records/<lesson>/<student>.json``) when that record is of the same code, and computes them itself
-otherwise (with the hidden inputs of ``c.TrustedExecute.seed``, which the batch sets to its run's seed,
-or of a fresh seed per submission when unset), so a plain ``nbgrader autograde`` is trusted too. Solution cells get the student's captured
+``SaveAutoGrades`` scores it. In phase 2 of ``avgpool-course grade`` it writes the records phase 1 made
+(``c.TrustedExecute.records``, in-process); otherwise it grades the notebook by
+:func:`~autograder.grading.submission.grade_one`, as the CLI does (the same key decides whether earlier
+verdicts are reused: a plain ``nbgrader autograde`` is trusted too, and never disagrees with the CLI). Solution cells get the student's captured
 output, capped. Manual grades are never touched (``SaveAutoGrades`` writes only ``auto_score``); a short
 answer in words the grader cannot be sure of is flagged "needs manual grade" (:class:`TrustedSaveAutoGrades`).
 
@@ -26,7 +26,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
-from traitlets import Integer, Unicode
+from traitlets import Dict, Integer, Unicode
 
 from autograder.lessontext import hidden_test_lines
 from autograder.outputs import verdict_output
@@ -63,9 +63,12 @@ class TrustedExecute(NbGraderPreprocessor):
     """Write trusted verdicts into test cells instead of executing the notebook."""
 
     course_root = Unicode("", help="Course root (default: the current directory, as nbgrader uses)").tag(config=True)
-    seed = Integer(None, allow_none=True, help="The grading run's seed for verdicts computed here (hidden inputs); "
-                   "a record of another seed is recomputed. Default: a fresh seed per submission, and any "
-                   "record of the same code is used").tag(config=True)
+    seed = Integer(None, allow_none=True, help="The grading run's seed (hidden inputs). Default: as for "
+                   "avgpool-course grade, the latest run's when it did not finish, else a fresh one "
+                   "(records/run.json)").tag(config=True)
+    records = Dict(help="Phase 2 of avgpool-course grade: the records its phase 1 made, by 'student/lesson' "
+                   "(written as they are when the notebook holds the same code; set in-process only)"
+                   ).tag(config=True)
     # limits come from the one sandbox policy (c.SandboxPolicy.* in nbgrader_config.py, see policy.py)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
@@ -83,43 +86,25 @@ class TrustedExecute(NbGraderPreprocessor):
                                          f"(not the student's fault; no score written): {message}") from None
 
     def _preprocess(self, nb: NotebookNode, resources: dict):
-        from autograder.grading.intake import Intake, notebook_sources
         from autograder.grading.lesson import load_lesson
-        from autograder.grading.records import make_record
-        from autograder.records import STATUS_GRADER_ERROR, load_record, save_record
         from autograder.grading.policy import load_policy
-        from autograder.grading.sandbox import GraderFault, containment, level_meets, sandbox_uid
-        from autograder.grading.verdicts import run_tests
-        from autograder.variants import graded_identity, mismatch_note
+        from autograder.grading.sandbox import GraderFault
+        from autograder.grading.submission import GRADER_FAILED, GradingRun, Submission, grade_one
+        from autograder.records import STATUS_GRADER_ERROR
 
         root = Path(self.course_root or ".").resolve()
-        limits = load_policy(root, self.config).limits()
-        self.output_chars = limits.output_chars
         info = resources["nbgrader"]
         lesson = load_lesson(info["assignment"], root)
-        student = info["student"]
-        sources = notebook_sources(nb, lesson)
-        key = lesson.content_key(sources)
-        record = load_record(root, lesson.name, student)
-        if record is None or record.content_key != key or record.status == STATUS_GRADER_ERROR \
-                or (self.seed is not None and record.seed not in (None, self.seed)) \
-                or not level_meets(record.level, limits.require):
-            self.log.info("Trusted grader: computing verdicts for %s / %s", student, lesson.name)
-            if any(i in sources for i in lesson.code_solution_ids):
-                try:
-                    verdicts = run_tests(lesson, sources, limits, uid=sandbox_uid(999), root=root, seed=self.seed,
-                                         student=graded_identity(root, student, lesson.name))
-                except GraderFault as fault:  # recorded as the grader's failure (no score), then nbgrader's
-                    failed = Intake(STATUS_GRADER_ERROR, f"the grader failed (not the student): {fault.message}", {})
-                    save_record(root, make_record(student, lesson, failed, None, containment().describe()))
-                    raise
-                note = mismatch_note(nb.cells, student, lesson.name)
-                record = make_record(student, lesson, Intake("ok", "", sources, [note] if note else []), verdicts,
-                                     verdicts.containment)
-            else:
-                taken = Intake("no solution cells", "none of the lesson's solution cells is in this notebook", {})
-                record = make_record(student, lesson, taken, None, containment().describe())
-            save_record(root, record)
+        submission = Submission.from_notebook(nb, lesson, info["student"])
+        record = self.records.get(f"{submission.student}/{lesson.name}")
+        if record is None or record.content_key != submission.content_key:
+            run = GradingRun.open(root, seed=self.seed, config=self.config, slot=999)
+            self.output_chars = run.limits.output_chars
+            record = grade_one(submission, run)
+            if record.status == STATUS_GRADER_ERROR:  # recorded as the grader's failure (no score), then nbgrader's
+                raise GraderFault(record.reason.removeprefix(GRADER_FAILED))
+        else:
+            self.output_chars = load_policy(root, self.config).limits().output_chars
         self._write(nb, record, hidden_test_lines(root, lesson.name))
         resources["nbgrader"][REVIEW] = [t["grade_id"] for t in record.tests if t.get("review") is not None]
         return nb, resources

@@ -8,7 +8,7 @@ not positive, a containment level that is not one, or a child's rlimit (``nofile
 ``memlock_kb``) below its lowest or above the grading process's own hard limit.
 
     policy = load_policy(root)        # SandboxPolicy configured from root/nbgrader_config.py
-    limits = policy.limits()          # frozen Limits for Session / Sandbox / records.cache_key
+    limits = policy.limits()          # frozen Limits for Session / Sandbox / submission.verdict_key
 """
 
 from __future__ import annotations

@@ -249,7 +249,7 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
     nothing untraced for every check_avoids of the lesson's tests, and loop as each loop rule asks."""
     from pathlib import Path
 
-    from autograder.grading.lesson import _code_of, definition_source, load_lesson
+    from autograder.grading.lesson import code_of, definition_source, load_lesson
     from autograder.grading.verdicts import parent_namespace
 
     from course.checks import check_kernel_loops, check_output_loops
@@ -263,7 +263,7 @@ def test_reference_solutions_pass_every_check_avoids_of_their_lesson():
         namespace = parent_namespace(lesson)
         cells = [lesson.reference_sources().get(i, "") for i in lesson.code_solution_ids]
         for test in lesson.tests:
-            for node in ast.walk(ast.parse(_code_of(test.source))):
+            for node in ast.walk(ast.parse(code_of(test.source))):
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check_avoids":
                     target = ast.unparse(node.args[0]).split(".")[0]
                     forbidden = eval(ast.unparse(node.args[1]), dict(namespace))

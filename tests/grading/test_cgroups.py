@@ -163,4 +163,4 @@ def test_a_childs_cpu_seconds_come_from_its_cgroup_v2_and_it_is_removed_after(cg
     finally:
         box.close()
     assert not os.path.exists(folder)
-    assert not any(sandbox._running(int(pid)) for pid in members)
+    assert not any(sandbox.process_running(int(pid)) for pid in members)

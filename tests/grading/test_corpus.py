@@ -28,6 +28,7 @@ from autograder import coursedir
 from autograder.grading import Limits, containment, grade, load_lesson, load_records
 from autograder.grading.sandbox import Containment
 from autograder.grading.batch import compute
+from autograder.grading.submission import GradingRun, Submission
 from autograder.records import STATUS_GRADER_ERROR, STATUSES
 from shared import REPO
 
@@ -285,7 +286,8 @@ def test_a_run_beside_cpu_hogs_gives_identical_scores(graded):
     assert [r.status for r in first if r.lesson == "lesson1_by_hand"] == ["timeout"], "a hang is a timeout"
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        loaded = compute(root, work, LIMITS, jobs=2, progress=False, use_cache=False, seed=SEED)
+        loaded = compute(GradingRun(root, LIMITS, SEED, use_cache=False),
+                         [Submission.read(root, student, lesson) for student, lesson in work], jobs=2, progress=False)
     finally:
         for hog in hogs:
             hog.kill()

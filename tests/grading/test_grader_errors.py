@@ -12,7 +12,7 @@ import pytest
 
 import corpus
 from autograder import cli
-from autograder.grading import batch, load_records
+from autograder.grading import batch, load_records, submission
 from autograder.grading.sandbox import GraderFault, Limits
 from workflow_fakes import make_course
 
@@ -39,7 +39,7 @@ def gradebook_scores(root: Path) -> dict[str, float]:
 
 
 def test_a_grader_fault_is_a_grader_error_with_no_score_and_a_nonzero_exit(course, monkeypatch, capsys):
-    real = batch.run_tests
+    real = submission.run_tests  # every grading computes its verdicts there (GradingRun.verdicts)
     graded = []
 
     def failing_for_bob(lesson, sources, limits, **kwargs):  # alice and the canary hand in the reference
@@ -48,7 +48,7 @@ def test_a_grader_fault_is_a_grader_error_with_no_score_and_a_nonzero_exit(cours
             raise GraderFault("the sandbox could not start (simulated)")
         return real(lesson, sources, limits, **kwargs)
 
-    monkeypatch.setattr(batch, "run_tests", failing_for_bob)
+    monkeypatch.setattr(submission, "run_tests", failing_for_bob)
     status = cli.main(["grade", "--root", str(course), "--jobs", "1", "--quiet"])
     out, err = capsys.readouterr()
     assert status == 1, out + err
@@ -61,7 +61,7 @@ def test_a_grader_fault_is_a_grader_error_with_no_score_and_a_nonzero_exit(cours
     assert scores.get("alice") == records["alice"].max_score
     assert "bob" not in scores, "a grader error must not put a score in the gradebook"
     # the next run, with the grader working again, grades bob normally (the error was not cached)
-    monkeypatch.setattr(batch, "run_tests", real)
+    monkeypatch.setattr(submission, "run_tests", real)
     assert cli.main(["grade", "--root", str(course), "--jobs", "1", "--quiet"]) == 0
     bob = {r.student: r for r in load_records(course)}["bob"]
     assert bob.seed == records["alice"].seed, "a run with a grader error is resumed with its seed (alice's cache)"

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import corpus
-from autograder.grading import batch, sandbox
+from autograder.grading import sandbox
 from autograder.grading.sandbox import GraderFault, lease_folder, sandbox_uid
+from autograder.grading.submission import GradingRun, Submission, grade_one
 from workflow_fakes import make_course
 from accounts import local_account, run_as
 from shared import REPO
@@ -113,7 +114,7 @@ def test_a_lease_that_cannot_be_made_is_a_grader_error_record_not_a_score(make, 
     with pytest.raises(GraderFault) as raised:
         sandbox_uid(0)
     assert "\n" not in raised.value.message and str(temp) in raised.value.message
-    record = batch.grade_submission(root, "alice", LESSON, seed=1, use_cache=False)
+    record = grade_one(Submission.read(root, "alice", LESSON), GradingRun.open(root, seed=1, use_cache=False))
     assert record.status == "grader-error", record
     assert "lease" in record.reason
 

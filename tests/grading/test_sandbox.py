@@ -12,12 +12,12 @@ import pytest
 from traitlets.config import Config
 
 import corpus
-from autograder.grading import _child, batch, load_lesson, sandbox
+from autograder.grading import _child, batch, gradebook, load_lesson, sandbox
 from autograder.grading.intake import Intake
 from autograder.grading.lesson import Cell
 from autograder.grading.nbgrader_plugin import TrustedExecute
 from autograder.grading.policy import SandboxPolicy, load_policy
-from autograder.grading.records import make_record
+from autograder.grading.submission import GradingRun, Submission, grade_one
 from autograder.grading.sandbox import (LEVELS, Containment, GraderFault, Limits, Sandbox, containment, hidden_paths,
                                         level_meets, sandbox_uid)
 from autograder.grading.verdicts import run_tests
@@ -41,6 +41,62 @@ def test_a_value_set_in_nbgrader_config_reaches_both_graders(tmp_path):
     plugin = TrustedExecute(config=Config({"SandboxPolicy": {"test_seconds": 7.5, "memory_mb": 512}}))
     assert not {"test_seconds", "cell_seconds", "memory_mb"} & set(plugin.trait_names())
     assert load_policy(tmp_path, plugin.config).limits() == limits
+
+
+def test_both_graders_reuse_or_recompute_in_exactly_the_same_cases(tmp_path, monkeypatch):
+    """``avgpool-course grade`` (:func:`grade_one` of a :class:`Submission` read from ``submitted/``) and ``nbgrader autograde``
+    (:class:`TrustedExecute`) after a first grading: the same code, limits and seed reuse its verdicts;
+    other limits, another seed or other code are computed again, by both alike."""
+    import shutil
+    import sys
+
+    from autograder.grading import verdicts as verdicts_module
+    from autograder.grading.intake import sanitized_notebook
+
+    root = make_course(tmp_path / "course", ("lesson1_by_hand",))
+    lesson = load_lesson("lesson1_by_hand", root)
+    cases = {c.name: c for c in corpus.cases("lesson1_by_hand")}
+    computed: list[int] = []
+    real = verdicts_module.run_tests
+
+    def counted(*args, **kwargs):
+        computed.append(1)
+        return real(*args, **kwargs)
+
+    for module in [m for name, m in sys.modules.items() if name.startswith("autograder.grading")]:
+        if getattr(module, "run_tests", None) is real:  # wherever a grader looks it up
+            monkeypatch.setattr(module, "run_tests", counted)
+    policy = {"test_seconds": 5, "cell_seconds": 5, "start_seconds": 60, "memory_mb": 1024, "output_chars": 2000}
+    assert load_policy(root, Config({"SandboxPolicy": policy})).limits() == FAST
+    corpus.build(cases["reference"], root, "alice")
+    grade_one(Submission.read(root, "alice", lesson.name), GradingRun(root, FAST, 1))  # FAST: ints, the policy: floats
+    assert computed == [1]
+    first = tmp_path / "first"
+    shutil.copytree(root / "records", first)
+    other = cases["bug_swapped_pool"]
+
+    def recomputed(grader: str, limits: dict, seed: int, case) -> bool:
+        """Whether ``grader`` computes verdicts again, from the state the first grading left."""
+        shutil.rmtree(root / "records")
+        shutil.copytree(first, root / "records")
+        corpus.build(case, root, "alice")
+        computed.clear()
+        if grader == "cli":
+            run = GradingRun(root, load_policy(root, Config({"SandboxPolicy": limits})).limits(), seed)
+            grade_one(Submission.read(root, "alice", lesson.name), run)
+        else:
+            plugin = TrustedExecute(config=Config({"SandboxPolicy": limits,
+                                                   "TrustedExecute": {"course_root": str(root), "seed": seed}}))
+            plugin.preprocess(sanitized_notebook(lesson, case.sources(lesson)),
+                              {"nbgrader": {"assignment": lesson.name, "student": "alice", "notebook": "x"}})
+        return bool(computed)
+
+    changes = {"nothing": (policy, 1, cases["reference"]), "limits": ({**policy, "test_seconds": 6}, 1,
+               cases["reference"]), "seed": (policy, 2, cases["reference"]), "code": (policy, 1, other)}
+    decided = {grader: {change: recomputed(grader, *how) for change, how in changes.items()}
+               for grader in ("cli", "nbgrader")}
+    assert decided["cli"] == {"nothing": False, "limits": True, "seed": True, "code": True}
+    assert decided["nbgrader"] == decided["cli"]
 
 
 def test_a_missing_config_file_gives_the_defaults(tmp_path):
@@ -221,7 +277,7 @@ def test_below_the_required_level_nothing_is_graded_and_the_sentence_says_why(tm
     corpus.build({c.name: c for c in corpus.cases("lesson1_by_hand")}["reference"], root, "alice")
     monkeypatch.setattr(sandbox.levels, "containment", lambda: TA_MACHINE)  # as a TA grades
     limits = Limits(require="namespaces")
-    record = batch.grade_submission(root, "alice", "lesson1_by_hand", limits, seed=1, use_cache=False)
+    record = grade_one(Submission.read(root, "alice", "lesson1_by_hand"), GradingRun(root, limits, 1, use_cache=False))
     assert record.status == "grader-error" and record.score == 0.0
     assert record.reason.endswith(TA_MACHINE.shortfall("namespaces"))
     assert "(the grader does not run as root)" in record.reason
@@ -269,8 +325,8 @@ def test_a_grader_fault_in_nbgrader_autograde_is_one_line_and_a_grader_error_rec
     # `avgpool-course grade` names that line as why nbgrader failed on the submission (else its last error)
     log = "\n".join(["[AutogradeApp | ERROR] There was an error processing assignment: x", f"[AutogradeApp | ERROR] "
                      f"{logged[-1]}", "[AutogradeApp | ERROR] Please see the above traceback for details"])
-    assert batch._last_line(log) == logged[-1][:500]
-    assert batch._last_line("Traceback ...\nValueError: bad cell\n[App | ERROR] see above") == "ValueError: bad cell"
+    assert gradebook.failure_line(log) == logged[-1][:500]
+    assert gradebook.failure_line("Traceback ...\nValueError: bad cell\n[App | ERROR] see above") == "ValueError: bad cell"
 
 
 # --- set-up imports --------------------------------------------------------------------------------
@@ -316,8 +372,8 @@ def test_a_missing_set_up_package_is_a_grader_fault_not_a_student_zero():
     verdicts = run_tests(lesson, sources, dataclasses.replace(FAST, require=here.level), uid=sandbox_uid(903))
     assert all(t.passed for t in verdicts.tests), [t for t in verdicts.tests if not t.passed]
     assert verdicts.level == here.level
-    assert make_record("ann", lesson, Intake("ok", "", sources), verdicts, verdicts.containment).level == here.level
-    assert make_record("ann", lesson, Intake("invalid submission", "no notebook", {}), None, "").level == here.level
+    assert Submission("ann", lesson, Intake("ok", "", sources)).record(verdicts).level == here.level
+    assert Submission("ann", lesson, Intake("invalid submission", "no notebook", {})).record(None).level == here.level
 
 
 # --- forbidden packages are absent -----------------------------------------------------------------
@@ -465,8 +521,8 @@ def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, mo
         outcomes = box.start()
     finally:
         box.kill()
-        for key in [k for k in sandbox._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
-            sandbox._TEMPLATES.pop(key).close()
+        for key in [k for k in sandbox.warm._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
+            sandbox.warm._TEMPLATES.pop(key).close()
     assert box.warm and not box.student_ran, outcomes
     assert outcomes[-1].id == "<start>" and absent in outcomes[-1].error["message"], outcomes
     assert outcomes[-1].error["message"].startswith("the grading process ended before any student code ran"), outcomes

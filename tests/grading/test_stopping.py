@@ -169,7 +169,7 @@ def left_running(seen: dict) -> list[int]:
     """Processes of the batch still running: those seen before the signal, and any of a sandbox uid."""
     uids = {uid for _, uid in seen.values()} - {0, os.getuid()}
     left = [pid for pid, (started, _) in seen.items() if _alive(pid, started)]
-    return left + [pid for uid in uids for pid in sandbox._uid_processes(uid) if pid not in left]
+    return left + [pid for uid in uids for pid in sandbox.uid_processes(uid) if pid not in left]
 
 
 def end_and_check(grader: subprocess.Popen, signum: int, seen: dict, beats: int | None, what: str = "") -> float:

@@ -210,7 +210,7 @@ def test_hidden_inputs_are_drawn_from_the_run_seed_which_the_record_keeps():
     and the verdict cache's key."""
     import course.checks
     from autograder.grading.intake import Intake
-    from autograder.grading.records import cache_key, make_record
+    from autograder.grading.submission import Submission, verdict_key
 
     prelude = "import numpy as np\nfrom course.checks import check_value, random_input\n"
     solution = "def echo(x):\n    return x\n"
@@ -237,20 +237,21 @@ def test_hidden_inputs_are_drawn_from_the_run_seed_which_the_record_keeps():
     assert course.checks.run_seed is None, "run_tests leaves no run seed behind"
     assert not once[1][1] or not other[1][1] or any(not graded(s)[1][1][1] for s in range(13, 40)), \
         "some run seed draws zeros (ReLU or integer inputs), which standard-normal inputs never hold"
-    record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), first, first.containment)
+    record = Submission("ann", lesson, Intake("ok", "", {"answer": solution})).record(first)
     assert record.seed == 11 and record.as_dict()["seed"] == 11
     assert run_tests(lesson, {"answer": solution}, FAST, uid=sandbox_uid(900)).seed is not None, "a fresh seed"
-    assert cache_key("content", FAST, 11) != cache_key("content", FAST, 12)
+    assert verdict_key("content", FAST, 11, "namespaces") != verdict_key("content", FAST, 12, "namespaces")
 
 
 def test_a_rerun_resumes_an_unfinished_runs_seed(tmp_path):
-    from autograder.grading.records import run_finished, run_seed
+    from autograder.grading.submission import GradingRun
 
-    first = run_seed(tmp_path)
-    assert run_seed(tmp_path) == first, "a run that did not finish is resumed with its seed"
-    assert run_seed(tmp_path, 5) == 5 and run_seed(tmp_path) == 5, "a given seed is the run's seed"
-    run_finished(tmp_path, 5)
-    assert run_seed(tmp_path) != 5, "after a finished run, a fresh seed"
+    first = GradingRun.open(tmp_path, limits=FAST).seed
+    assert GradingRun.open(tmp_path, limits=FAST).seed == first, "a run that did not finish is resumed with its seed"
+    given = GradingRun.open(tmp_path, limits=FAST, seed=5)
+    assert given.seed == 5 and GradingRun.open(tmp_path, limits=FAST).seed == 5, "a given seed is the run's seed"
+    given.finish()
+    assert GradingRun.open(tmp_path, limits=FAST).seed != 5, "after a finished run, a fresh seed"
 
 
 def test_helpers_marked_runs_with_student_code_are_shipped_to_the_child():
@@ -450,7 +451,7 @@ def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grad
     from autograder.coursedir import put_bin_on_path
     from autograder.grading.intake import Intake
     from autograder.grading.nbgrader_plugin import REVIEW, TrustedSaveAutoGrades
-    from autograder.grading.records import make_record
+    from autograder.grading.submission import Submission
 
     solution = ("q1 = 'fewer parameters, but it does not reduce overfitting'\nq2 = 'b'\n"
                 "class NeedsReview(AssertionError):\n    pass\n"
@@ -466,7 +467,7 @@ def test_a_short_answer_to_read_scores_0_is_recorded_and_flagged_for_manual_grad
     assert verdicts["kc_q1"].points == 0 and verdicts["kc_q1"].message.startswith("NeedsReview: q1:")
     assert verdicts["kc_q2"].review is None and verdicts["kc_q2"].points == 0, "a wrong letter: 0, no review"
     assert verdicts["kc_q3"].review is None and verdicts["kc_q3"].message.startswith("NeedsReview:"), "the student's"
-    record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), result, result.containment)
+    record = Submission("ann", lesson, Intake("ok", "", {"answer": solution})).record(result)
     assert record.score == 0 and "needs a look (0 until scored by hand): kc_q1" in record.reason
     assert [t["review"] for t in record.tests] == [verdicts["kc_q1"].review, None, None]
 
@@ -507,7 +508,7 @@ def test_a_wrong_value_is_recorded_whole_and_written_into_the_graded_notebook_wi
 
     from autograder.grading.intake import Intake
     from autograder.outputs import reveal_expected
-    from autograder.grading.records import make_record
+    from autograder.grading.submission import Submission
 
     solution = ("q4 = 'b'\nby_hand = [1.0, 2.5]\nclass WrongValue(AssertionError):\n    pass\n"
                 "def sly():\n    raise WrongValue('q5: expected nothing')\n")
@@ -522,7 +523,7 @@ def test_a_wrong_value_is_recorded_whole_and_written_into_the_graded_notebook_wi
     assert verdicts["kc_q4"].withheld == "WrongValue: q4: got 'b' (str), not the expected value"
     assert "expected 2.0" in verdicts["by_hand"].message and "2.0" not in verdicts["by_hand"].withheld
     assert verdicts["kc_q5"].withheld is None and verdicts["kc_q5"].message == "WrongValue: q5: expected nothing"
-    record = make_record("ann", lesson, Intake("ok", "", {"answer": solution}), result, result.containment)
+    record = Submission("ann", lesson, Intake("ok", "", {"answer": solution})).record(result)
     assert [t["withheld"] for t in record.tests] == [verdicts[g].withheld for g in tests]
 
     nb = written_test_cells(tests, record)

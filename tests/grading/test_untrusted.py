@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 
 import corpus
-from autograder.grading import _child, batch, load_lesson, parse_submission, sanitized_notebook
+from autograder.grading import _child, gradebook, load_lesson, parse_submission, sanitized_notebook
 from autograder.grading.intake import Intake, read_submission
 from autograder.grading.lesson import Cell, Lesson
 from autograder.grading.nbgrader_plugin import TrustedExecute
-from autograder.grading.records import make_record
+from autograder.grading.submission import Submission
 from autograder.records import STATUS_GRADER_ERROR, Record, load_record, save_record
 from autograder.grading.sandbox import Limits, containment, sandbox_uid
 from autograder.grading.untrusted import checked, decoded
@@ -168,7 +168,7 @@ def two_cells(tests: dict[str, str]) -> Lesson:
 
 def graded(lesson: Lesson, sources: dict[str, str]) -> tuple[dict[str, Result], Verdicts, Record]:
     verdicts = run_tests(lesson, sources, FAST, uid=sandbox_uid(905), seed=1)
-    record = make_record("mallory", lesson, Intake("ok", "", sources), verdicts, verdicts.containment)
+    record = Submission("mallory", lesson, Intake("ok", "", sources)).record(verdicts)
     return {t.grade_id: t for t in verdicts.tests}, verdicts, record
 
 
@@ -258,9 +258,8 @@ def test_the_submission_secret_is_staged_byte_for_byte_only_when_it_is_what_nbgr
     folder.mkdir(parents=True)
     nbformat.write(sanitized_notebook(lesson, dict(lesson.reference_sources())), str(folder / lesson.notebook_name))
     (folder / "submission_secret.txt").write_text(secret)
-    record = type("Staged", (), {"student": "ann", "lesson": LESSON1})  # stage reads only these two
-    assert batch.stage(root, [record]) == {}
-    staged = root / "records" / "staging" / "ann" / LESSON1 / batch.SUBMISSION_SECRET
+    assert gradebook.stage(root, [Submission.read(root, "ann", LESSON1)]) == {}
+    staged = root / "records" / "staging" / "ann" / LESSON1 / gradebook.SUBMISSION_SECRET
     assert (staged.read_bytes() == secret.encode()) if kept else not staged.exists()
 
 
@@ -271,7 +270,7 @@ def test_a_record_holds_only_writable_text_and_so_does_the_notebook_written_from
     cells = [{"id": i, "ok": False, "error": {"type": "E" + hostile, "builtin": "Exception", "message": hostile},
               "fault": None, "stdout": hostile, "stderr": hostile, "seconds": 0.0} for i in lesson.code_solution_ids]
     verdicts = Verdicts(lesson.name, "key", tests, cells, [f"x: {hostile}"], "containment", 0.0, 1)
-    record = make_record("mallory", lesson, Intake("ok", "", {}, [hostile]), verdicts, "containment")
+    record = Submission("mallory", lesson, Intake("ok", "", {}, [hostile])).record(verdicts)
     text = json.dumps(record.as_dict(), ensure_ascii=False)
     assert "\udcff" not in text and "\x1b" not in text and "\x07" not in text and "\ufffd\\\\x1b]0;owned" in text
     save_record(tmp_path, record)
@@ -293,7 +292,7 @@ def passing_record(root: Path, lesson, student: str, stdout: str = "") -> Record
              for i in lesson.code_solution_ids]
     verdicts = Verdicts(lesson.name, lesson.content_key(taken.sources), tests, cells, [], "test", 0.0, None,
                         containment().level)  # graded at this machine's level, which the default floor asks for
-    record = make_record(student, lesson, taken, verdicts, "test")
+    record = Submission(student, lesson, taken).record(verdicts)
     save_record(root, record)
     return record
 
@@ -331,9 +330,10 @@ def test_one_bad_submission_never_stops_the_gradebook_of_the_others(tmp_path, mo
             raise RuntimeError("nbgrader's writer broke on this notebook")
         return real_verdicts(self, nb, record, *args)
 
-    monkeypatch.setattr(batch.nbformat, "write", disk_full_for_bob)
+    monkeypatch.setattr(gradebook.nbformat, "write", disk_full_for_bob)
     monkeypatch.setattr(TrustedExecute, "_write", fails_on_carol)
-    assert batch.write_gradebook(root, records) == [], "nothing that belongs to no one submission failed"
+    graded = [(Submission.read(root, r.student, LESSON1), r) for r in records]  # as phase 1 read them
+    assert gradebook.write_gradebook(root, graded) == [], "nothing that belongs to no one submission failed"
     status = {r.student: r.status for r in records}
     assert status == {"alice": "ok", "bob": STATUS_GRADER_ERROR, "carol": STATUS_GRADER_ERROR, "mallory": "ok"}
     bob, carol = records[1], records[2]

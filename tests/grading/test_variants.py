@@ -11,7 +11,7 @@ import pytest
 from autograder import coursedir
 from autograder.grading import grade
 from autograder.grading.lesson import load_lesson
-from autograder.grading.records import cache_key
+from autograder.grading.submission import verdict_key
 from autograder.variants import ID_TAG, answers, graded_identity, hand_sources, mismatch_note, typed_id
 from shared import FAST, REPO
 
@@ -100,7 +100,8 @@ def test_the_cache_keeps_students_apart_only_where_numbers_differ(graded, tmp_pa
     root = graded["root"]
     assert graded_identity(root, "alice", LESSON) == "alice"
     assert graded_identity(root, "alice", "lesson3_numpy") is None, "a lesson without variants: one key for all"
-    assert cache_key("c", FAST, 1, "alice") != cache_key("c", FAST, 1, "bob") != cache_key("c", FAST, 1)
+    assert verdict_key("c", FAST, 1, "full", "alice") != verdict_key("c", FAST, 1, "full", "bob") \
+        != verdict_key("c", FAST, 1, "full")
     off = coursedir.copy_course(REPO, tmp_path, [LESSON])
     (off / "nbgrader_config.py").write_text((off / "nbgrader_config.py").read_text() + "\nc.Variants.enabled = False\n")
     assert graded_identity(off, "alice", LESSON) is None, "variants off: everyone graded on the lecture's numbers"

@@ -15,7 +15,7 @@ from daemon import START_DAEMON
 
 from autograder.grading import _child, load_lesson, sandbox
 from autograder.grading.policy import load_policy
-from autograder.grading.records import cache_key
+from autograder.grading.submission import verdict_key
 from autograder.grading.sandbox import ForkedChild, Limits, Sandbox, containment, hidden_paths, sandbox_uid
 from autograder.grading.verdicts import run_tests
 from shared import FAST, REPO
@@ -145,7 +145,7 @@ def test_children_of_one_lesson_share_one_template_and_a_dead_template_is_replac
     finally:
         first.close()
         second.close()
-    template = next(iter(sandbox._TEMPLATES.values()))
+    template = next(iter(sandbox.warm._TEMPLATES.values()))
     os.killpg(template.proc.pid, signal.SIGKILL)
     template.proc.wait(timeout=10)
     third = start("x = 3")
@@ -176,8 +176,9 @@ def test_warm_is_a_policy_setting_and_no_part_of_a_verdicts_cache_key(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.SandboxPolicy.warm = False\n")
     limits = load_policy(tmp_path).limits()
     assert limits.warm is False and load_policy(REPO).limits().warm is True
-    assert cache_key("content", limits, 1) == cache_key("content", Limits(), 1)
-    assert cache_key("content", limits, 1) != cache_key("content", Limits(test_seconds=1), 1)
+    assert verdict_key("content", limits, 1, "namespaces") == verdict_key("content", Limits(), 1, "namespaces")
+    assert verdict_key("content", limits, 1, "namespaces") != verdict_key("content", Limits(test_seconds=1), 1,
+                                                                          "namespaces")
 
 
 @warm_only
@@ -238,7 +239,7 @@ def test_a_grading_process_that_dies_takes_its_template_and_children_with_it(war
 
         def left() -> list[int]:
             running = [p for p, (t, _) in seen.items() if _alive(p) and same(p, t)]
-            return running + (sandbox._uid_processes(uid) if containment().drop_uid else [])
+            return running + (sandbox.uid_processes(uid) if containment().drop_uid else [])
 
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and left():

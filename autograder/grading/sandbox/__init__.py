@@ -28,12 +28,13 @@ cgroup (else a parent-side RSS watch), capped captured output, capped replies.
 
 A test that replaces a function patches the module that reads it (``sandbox.levels.containment``,
 ``sandbox.mounts.needed_paths``, ``sandbox.mounts.own_mounts``, ``sandbox.process.machine_oom_kills``,
-``sandbox.cgroup._this_process_places``, ``sandbox.uids._LEASES``), never this package's re-export.
+``sandbox.cgroup._this_process_places``, ``sandbox.uids._LEASES``, ``sandbox.warm._TEMPLATES``), never this package's
+re-export. What other packages may use is the list below (``__all__``); the rest is each module's own.
 """
 
 from autograder.grading.sandbox.limits import (HANG_FACTOR, HANG_SECONDS, CrashFault, Fault, GraderFault, Limits,
                                                MemoryFault, TimeoutFault, hang_seconds)
-from autograder.grading.sandbox.uids import SANDBOX_UID_BASE, _running, _uid_processes, lease_folder, sandbox_uid
+from autograder.grading.sandbox.uids import SANDBOX_UID_BASE, lease_folder, process_running, sandbox_uid, uid_processes
 from autograder.grading.sandbox.cgroup import (CHILD_CPUS, CHILD_SHARES, CHILD_WEIGHT, CPU_PERIOD_US, Cgroup,
                                                cgroup_places, cgroups_available)
 from autograder.grading.sandbox.mounts import (MOUNTS, base_mounts, child_plan, exposed_paths,
@@ -45,6 +46,22 @@ from autograder.grading.sandbox.levels import (INSTALL_HINT, LEVELS, MODES, PLAT
                                                containment, floor_banner, level_meets, parse_level, platform_level,
                                                required_level)
 from autograder.grading.sandbox.runner import RUNNER_SOURCE, clean_env
-from autograder.grading.sandbox.warm import (MAX_TEMPLATES, _TEMPLATES, ForkedChild, Template, close_templates,
+from autograder.grading.sandbox.warm import (MAX_TEMPLATES, ForkedChild, Template, close_templates,
                                              forks_warm, spawn_warm, warm_available, warm_here)
 from autograder.grading.sandbox.process import CellOutcome, Sandbox, machine_oom_kills, reap_all
+
+__all__ = [
+    "HANG_FACTOR", "HANG_SECONDS", "CrashFault", "Fault", "GraderFault", "Limits", "MemoryFault", "TimeoutFault",
+    "hang_seconds",
+    "SANDBOX_UID_BASE", "lease_folder", "process_running", "sandbox_uid", "uid_processes",
+    "CHILD_CPUS", "CHILD_SHARES", "CHILD_WEIGHT", "CPU_PERIOD_US", "Cgroup", "cgroup_places", "cgroups_available",
+    "MOUNTS", "base_mounts", "child_plan", "exposed_paths", "fresh_folders", "hidden_paths", "mount_plan",
+    "needed_paths", "own_mounts", "package_paths",
+    "BWRAP_BASE", "BWRAP_NAMESPACES", "BWRAP_VIA", "bwrap_command", "keyring_filter", "keyring_filter_file",
+    "INSTALL_HINT", "LEVELS", "MODES", "PLATFORM", "Containment", "check_level", "containment", "floor_banner",
+    "level_meets", "parse_level", "platform_level", "required_level",
+    "RUNNER_SOURCE", "clean_env",
+    "MAX_TEMPLATES", "ForkedChild", "Template", "close_templates", "forks_warm", "spawn_warm", "warm_available",
+    "warm_here",
+    "CellOutcome", "Sandbox", "machine_oom_kills", "reap_all",
+]

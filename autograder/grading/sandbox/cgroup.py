@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 
-from autograder.grading.sandbox.uids import _running
+from autograder.grading.sandbox.uids import process_running
 
 
 def cgroup_places(proc_cgroup: str, mountinfo: str) -> tuple[dict[str, str], str | None]:
@@ -56,7 +56,7 @@ def cgroup_places(proc_cgroup: str, mountinfo: str) -> tuple[dict[str, str], str
     return v1, v2
 
 
-def _read_text(path: str) -> str:
+def read_text(path: str) -> str:
     try:
         with open(path) as handle:
             return handle.read()
@@ -66,7 +66,7 @@ def _read_text(path: str) -> str:
 
 def _this_process_places() -> tuple[dict[str, str], str | None]:
     """:func:`cgroup_places` of this process."""
-    return cgroup_places(_read_text("/proc/self/cgroup"), _read_text("/proc/self/mountinfo"))
+    return cgroup_places(read_text("/proc/self/cgroup"), read_text("/proc/self/mountinfo"))
 
 
 def _write(path: str, text: str) -> None:
@@ -114,7 +114,7 @@ class Cgroup:
                 pid = name.split("-")[2] if name.startswith("avgpool-trusted-") and name.count("-") == 3 else ""
                 path = os.path.join(parent, name)
                 try:
-                    if pid.isdigit() and not _running(int(pid)) and time.time() - os.stat(path).st_mtime > age_seconds:
+                    if pid.isdigit() and not process_running(int(pid)) and time.time() - os.stat(path).st_mtime > age_seconds:
                         os.rmdir(path)  # fails, and it stays, while anything is in it
                 except OSError:
                     pass
@@ -151,8 +151,8 @@ class Cgroup:
         made = cls({c: f"{v1[c]}/{name}" for c in controllers} if use_v1 else {"unified": f"{v2}/{name}"})
         try:
             if not use_v1:  # the memory, pids and cpu controllers for the children, where the parent may give them
-                wanted = set(_read_text(f"{v2}/cgroup.controllers").split()) & {"memory", "pids", "cpu"}
-                for controller in wanted - set(_read_text(f"{v2}/cgroup.subtree_control").split()):
+                wanted = set(read_text(f"{v2}/cgroup.controllers").split()) & {"memory", "pids", "cpu"}
+                for controller in wanted - set(read_text(f"{v2}/cgroup.subtree_control").split()):
                     try:
                         _write(f"{v2}/cgroup.subtree_control", f"+{controller}")
                     except OSError:  # EBUSY: processes in a non-root parent; RLIMIT_AS and the RSS watch remain
@@ -208,14 +208,14 @@ class Cgroup:
 
     def cpu_seconds(self) -> float:
         if self.v2:
-            stat = dict(line.split() for line in _read_text(f"{self.paths['unified']}/cpu.stat").splitlines()
+            stat = dict(line.split() for line in read_text(f"{self.paths['unified']}/cpu.stat").splitlines()
                         if len(line.split()) == 2)
             return int(stat["usage_usec"]) / 1e6
         with open(f"{self.paths['cpuacct']}/cpuacct.usage") as handle:
             return int(handle.read()) / 1e9
 
     def _memory(self, v1: str, v2: str) -> str:
-        return _read_text(f"{self.paths['unified']}/{v2}" if self.v2 else f"{self.paths['memory']}/{v1}")
+        return read_text(f"{self.paths['unified']}/{v2}" if self.v2 else f"{self.paths['memory']}/{v1}")
 
     def memory_events(self) -> tuple[int | None, bool]:
         """``(out-of-memory kills, whether it reached its cap)`` as the kernel counts them for this cgroup alone,
@@ -279,7 +279,7 @@ class Cgroup:
 
 
 @functools.lru_cache(maxsize=None)
-def _cgroup_probe() -> tuple[str, tuple[tuple[str, str], ...]]:
+def cgroup_probe() -> tuple[str, tuple[tuple[str, str], ...]]:
     """``(why this process may make no cgroup for a child, or "", ((controller, what its lack means), ...))``:
     a probe is made and removed."""
     try:
@@ -299,4 +299,4 @@ def _cgroup_probe() -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def cgroups_available() -> bool:
-    return not _cgroup_probe()[0]
+    return not cgroup_probe()[0]

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 
 from autograder.grading.sandbox.bwrap import BWRAP_VIA, bwrap_command, keyring_filter, keyring_filter_file
-from autograder.grading.sandbox.cgroup import CHILD_CPUS, _cgroup_probe
+from autograder.grading.sandbox.cgroup import CHILD_CPUS, cgroup_probe
 from autograder.grading.sandbox.limits import GraderFault
 from autograder.grading.sandbox.mounts import SUMMARY
 
@@ -165,7 +165,7 @@ def containment() -> Containment:
     rss = True
     bwrap = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     lacks = []
-    cgroup_why, cgroup_notes = _cgroup_probe()
+    cgroup_why, cgroup_notes = cgroup_probe()
     lacks.extend(cgroup_notes)
     if cgroup_why:
         lacks.append(("cgroup", cgroup_why))

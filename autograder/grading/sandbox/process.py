@@ -18,11 +18,11 @@ from autograder.grading import _child
 from autograder.grading._child import Channel, ChannelClosed, ChannelTimeout, ProtocolError
 from autograder.grading.sandbox import levels, uids, warm
 from autograder.grading.sandbox.bwrap import bwrap_command, keyring_filter_file
-from autograder.grading.sandbox.cgroup import Cgroup, _read_text
+from autograder.grading.sandbox.cgroup import Cgroup, read_text
 from autograder.grading.sandbox.limits import (CrashFault, Fault, GraderFault, Limits, MemoryFault, TimeoutFault,
                                                hang_seconds)
 from autograder.grading.sandbox.mounts import child_plan, package_paths
-from autograder.grading.sandbox.runner import RUNNER_SOURCE, _end, _tail, _text, clean_env
+from autograder.grading.sandbox.runner import RUNNER_SOURCE, end_group, log_tail, captured_text, clean_env
 from autograder.grading.untrusted import checked
 
 
@@ -30,7 +30,7 @@ def machine_oom_kills() -> int | None:
     """How many processes the machine's out-of-memory killer has ended since boot (``/proc/vmstat``), None
     where the kernel does not say. Any process can read it, so it decides nothing: a crash's message names it
     where the child has no cgroup of its own (``Sandbox._died``)."""
-    for line in _read_text("/proc/vmstat").splitlines():
+    for line in read_text("/proc/vmstat").splitlines():
         if line.startswith("oom_kill "):
             return int(line.split()[1])
     return None
@@ -178,7 +178,7 @@ class Sandbox:
                 elif op == "cell_done":
                     error = message.get("raise")
                     outcome = CellOutcome(self.cells[current].get("id", "?"), error is None, error,
-                                          _text(message["stdout"]), _text(message["stderr"]), message["seconds"])
+                                          captured_text(message["stdout"]), captured_text(message["stderr"]), message["seconds"])
                     if error and error.get("memory"):
                         outcome.fault = "memory"
                     self.outcomes.append(outcome)
@@ -214,7 +214,7 @@ class Sandbox:
         self.dead = True
         if self.proc is not None:
             tree = self._tree()
-            _end(self.proc)
+            end_group(self.proc)
             import psutil
 
             psutil.wait_procs(tree, timeout=2)
@@ -281,7 +281,7 @@ class Sandbox:
             return []
 
     def log_tail(self, size: int = 2000) -> str:
-        return _tail(self.log, size)
+        return log_tail(self.log, size)
 
     def budget(self, cpu_seconds: float) -> None:
         """From now on the child may use ``cpu_seconds`` more CPU seconds, then it is stopped."""
@@ -433,7 +433,7 @@ def reap_all() -> None:
     pid = os.getpid()
     boxes = list(_LIVE)
     groups = [box.proc.pid for box in boxes if box.proc is not None]
-    groups += [template.proc.pid for key, template in list(warm._TEMPLATES.items()) if key[0] == pid]
+    groups += warm.template_groups(pid)
     for group in groups:
         try:
             os.killpg(group, signal.SIGKILL)

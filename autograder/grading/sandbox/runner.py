@@ -29,7 +29,7 @@ def clean_env() -> dict:
     }
 
 
-def _end(proc) -> None:
+def end_group(proc) -> None:
     """SIGKILL the process group that ``proc`` leads (and with it its PID namespace), then wait for ``proc``."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -41,7 +41,7 @@ def _end(proc) -> None:
         pass
 
 
-def _tail(log, size: int) -> str:
+def log_tail(log, size: int) -> str:
     """The last ``size`` bytes written to the file ``log`` ("" where there is none)."""
     try:
         log.seek(0, os.SEEK_END)
@@ -51,7 +51,7 @@ def _tail(log, size: int) -> str:
         return ""
 
 
-def _text(captured: dict) -> str:
+def captured_text(captured: dict) -> str:
     """A checked capture (``{"text", "dropped"}``): the text kept, and a line saying how much was dropped."""
     dropped = captured["dropped"]
     return captured["text"] + (f"\n... {dropped} more characters of output dropped ..." if dropped else "")

@@ -17,7 +17,7 @@ from autograder.grading.sandbox.limits import GraderFault
 SANDBOX_UID_BASE = 61000
 
 
-def _running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie (an orphan whose reaper has not waited yet)."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -33,7 +33,7 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _uid_processes(uid: int) -> list[int]:
+def uid_processes(uid: int) -> list[int]:
     """Live processes of ``uid`` (zombies, which run nothing and wait for their reaper, left out)."""
     pids = []
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
@@ -58,7 +58,7 @@ def _sweep_uid(uid: int, seconds: float = 10.0) -> None:
     process group included) until none is left, for at most ``seconds``."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        left = _uid_processes(uid)
+        left = uid_processes(uid)
         if not left:
             break
         for pid in left:

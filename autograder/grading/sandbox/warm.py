@@ -20,8 +20,8 @@ from autograder.grading.sandbox import levels, mounts
 from autograder.grading.sandbox.bwrap import bwrap_command, keyring_filter_file
 from autograder.grading.sandbox.limits import GraderFault
 from autograder.grading.sandbox.mounts import child_plan
-from autograder.grading.sandbox.runner import RUNNER_SOURCE, _end, _tail, clean_env
-from autograder.grading.sandbox.uids import _running
+from autograder.grading.sandbox.runner import RUNNER_SOURCE, end_group, log_tail, clean_env
+from autograder.grading.sandbox.uids import process_running
 
 
 def warm_available(mode: levels.Containment) -> bool:
@@ -101,7 +101,7 @@ class Template:
         if not isinstance(ready, dict):
             self.close()
             raise GraderFault("the warm sandbox template did not start: "
-                              + (_tail(self.log, 600).strip() or "(no output)"))
+                              + (log_tail(self.log, 600).strip() or "(no output)"))
         self.sock.settimeout(30)
 
     def alive(self) -> bool:
@@ -131,13 +131,13 @@ class Template:
         try:
             return self._ask({"op": "wait", "pid": pid}).get("status")
         except (OSError, ValueError):  # the template is gone, and PR_SET_PDEATHSIG took its children
-            return None if _running(pid) else -signal.SIGKILL
+            return None if process_running(pid) else -signal.SIGKILL
 
     def close(self) -> None:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
-        _end(self.proc)
+        end_group(self.proc)
         self.log.close()
         if self.own_home:
             shutil.rmtree(self.home, ignore_errors=True)
@@ -147,6 +147,11 @@ class Template:
 _TEMPLATES: dict[tuple, Template] = {}
 _TEMPLATES_LOCK = threading.Lock()
 MAX_TEMPLATES = 3
+
+
+def template_groups(pid: int) -> list[int]:
+    """The process groups of the warm templates that process ``pid`` started (to end them without a lock)."""
+    return [template.proc.pid for key, template in list(_TEMPLATES.items()) if key[0] == pid]
 
 
 def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int],
