@@ -19,6 +19,7 @@ import io
 import pytest
 
 from autograder.grading.lesson import load_lesson
+from course.checks import read_words
 from tests.shared import REPO  # as tests.*: this file also runs as `python -m tests.course...`
 
 ZW, CYR_O, CYR_E = "\u200b", "\u043e", "\u0435"  # a zero-width space; Cyrillic o and e (look like Latin ones)
@@ -383,12 +384,61 @@ def test_a_doubtful_answer_goes_to_review_even_when_its_words_match():
 def test_the_visible_check_says_when_an_answer_goes_to_the_instructor_whatever_it_says():
     """A doubt that does not depend on the key (a question, a hidden or foreign character) is said at once."""
     from course.checks import check_answered
+    from course.checks.answers import WHAT_HAPPENS
 
-    assert "goes to your instructor" not in check_answered("The mean.", "q1", "short answer", "section 1")
+    assert "whatever it says" not in check_answered("The mean.", "q1", "short answer", "section 1")
     for text, why in [("the mean?", "asks a question"), (f"the m{CYR_E}an", "outside the Latin alphabet"),
                       (f"the me{ZW}an", "do not show")]:
         printed = check_answered(text, "q1", "short answer", "section 1")
         assert "it goes to your instructor whatever it says" in printed and why in printed, printed
+        assert WHAT_HAPPENS not in printed
+
+
+def test_what_the_visible_check_says_will_happen_is_what_grading_does_and_never_tells_the_key():
+    """Issue 53 item 5: the visible line of every answer in words says what grading will do, and it is true for
+    every honest and wrong answer of every question: "whatever it says" is always review; otherwise the line
+    says it either scores by itself or goes to the instructor (:data:`WHAT_HAPPENS`), and grading does one of
+    the two, never a silent 0. That line is the same for a right and a wrong answer (saying which would tell
+    the key), and the graded feedback of one sent to review says so."""
+    from course.checks import check_answered
+    from course.checks.answers import WHAT_HAPPENS
+
+    said, happened = {"instructor": 0, "either": 0}, set()
+    for (lesson_name, question), case in CASES.items():
+        cell = _cell(lesson_name, question)
+        for text in case["honest"] + case["wrong"]:
+            printed = check_answered(text, question, "short answer", "somewhere")
+            outcome = verdict(cell, question, text)
+            if "it goes to your instructor whatever it says" in printed:
+                said["instructor"] += 1
+                assert outcome == "review", (question, text)
+            else:
+                said["either"] += 1
+                assert WHAT_HAPPENS in printed and outcome in ("pass", "review"), (question, text, outcome)
+                happened.add(outcome)
+        lines = {check_answered(t, question, "short answer", "x").replace(repr(read_words(t)[0]), "<answer>")
+                 for t in (case["honest"][0], "the max", "I do not know")}
+        assert len(lines) == 1, lines
+    assert said["instructor"] >= 20 and said["either"] >= 200, said
+    assert happened == {"pass", "review"}, "both outcomes happen to answers the line cannot tell apart"
+
+
+def _graded_message(lesson_name: str, question: str, answer: str) -> str:
+    from course.checks import NeedsReview
+
+    cell = _cell(lesson_name, question)
+    import course.checks as checks
+
+    namespace = {name: getattr(checks, name) for name in ("check_answered", "check_words", "check_value")}
+    namespace[question] = answer
+    with pytest.raises(NeedsReview) as raised, contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(cell.source, cell.id, "exec"), namespace)
+    return str(raised.value)
+
+
+def test_an_answer_sent_to_review_is_told_so_when_graded():
+    assert "your instructor will read this answer; it counts 0 until then" in _graded_message(
+        "lesson1_by_hand", "q1", "the mean, or the max")
 
 
 def test_a_shape_is_parsed_and_checked_exactly():
@@ -399,11 +449,22 @@ def test_a_shape_is_parsed_and_checked_exactly():
     for wrong in ["(N, C, H, W)", "(N, 1, 1, 1)", "(N, C)", "(N, C, 1)", "(1, C, 1, 1)", "(C, N, 1, 1)", "(N, C, 1, 1, 1)",
                   "(N, C, 01, 2)", "(N, H, 1, 1)", "(N, C, 7, 7)"]:
         assert verdict(cell, "q4", wrong) == "fail", wrong
-    for malformed in ["one value per channel", "(N, C, 1, 1) or (N, 1, 1, 1)", "NxCx1x1", "(N, C, H/2, W/2)", 4, ("N", "C", 1, 1)]:
-        assert verdict(cell, "q4", malformed) == "fail", malformed
-        with pytest.raises(AssertionError, match="write a shape|answer with a shape"):
-            from course.checks import check_answered
-            check_answered(malformed, "q4", "shape", "section 6")
+    from course.checks import NeedsReview, check_answered, check_shape
+
+    # issue 53: a string that is not read as a shape goes to the instructor (review), never a 0 for its form
+    for unparsed in ["one value per channel", "(N, C, 1, 1) or (N, 1, 1, 1)", "NxCx1x1", "(N, C, H/2, W/2)", "C",
+                     "a 4-D tensor with one value per channel"]:
+        assert verdict(cell, "q4", unparsed) == "review", unparsed
+        for check in (lambda a: check_answered(a, "q4", "shape", "section 6"),
+                      lambda a: check_shape(a, "q4", ("N", "C", 1, 1))):
+            with pytest.raises(NeedsReview, match="your instructor, who reads it") as raised:
+                check(unparsed)
+            assert raised.value.answer == unparsed
+    for not_a_string in [4, ("N", "C", 1, 1), None, "", "   "]:  # nothing a person could read as written
+        assert verdict(cell, "q4", not_a_string) == "fail", not_a_string
+        with pytest.raises(AssertionError, match="answer with a shape") as raised:
+            check_answered(not_a_string, "q4", "shape", "section 6")
+        assert not isinstance(raised.value, NeedsReview)
 
 
 def test_a_layer_is_parsed_never_run_and_checked_exactly(tmp_path):
@@ -415,15 +476,23 @@ def test_a_layer_is_parsed_never_run_and_checked_exactly(tmp_path):
     for wrong in ["nn.AdaptiveMaxPool2d((1, 1))", "nn.AvgPool2d(7)", "nn.AdaptiveAvgPool2d((7, 7))", "nn.AdaptiveAvgPool2d(0)",
                   "nn.AdaptiveAvgPool1d(1)", "nn.AdaptiveAvgPool2d(True)", "nn.AdaptiveAvgPool2d(1.0)",
                   "nn.AdaptiveAvgPool2d((1, None))", "nn.AdaptiveAvgPool2d(1, 1)", "nn.AdaptiveAvgPool2d(size=1)",
-                  "nn.AdaptiveAvgPool2d()", "F.adaptive_avg_pool2d(x, 1)", "nn.Identity()", "nn.Linear(512, 1000)",
+                  "nn.AdaptiveAvgPool2d()", "nn.Identity()", "nn.Linear(512, 1000)",
                   "my.nn.AdaptiveAvgPool2d(1)", "nn.AdaptiveAvgPool2d((1, 1, 1))"]:
         assert verdict(cell, "q8", wrong) == "fail", wrong
     marker = tmp_path / "ran"
-    for malformed in ["nn.AdaptiveAvgPool2d", "layer = nn.AdaptiveAvgPool2d(1)", "`nn.AdaptiveAvgPool2d(1)`",
-                      "nn.AdaptiveAvgPool2d(1) or nn.AdaptiveMaxPool2d(1)", "nn.AdaptiveAvgPool2d(*[1])",
-                      f"nn.AdaptiveAvgPool2d(open({str(marker)!r}, 'w'))", "nn.AdaptiveAvgPool2d(1)(x)",
-                      "(" * 500 + ")" * 500, "x" * 300, None]:
-        assert verdict(cell, "q8", malformed) == "fail", malformed
+    from course.checks import NeedsReview, check_layer
+
+    # issue 53: a string that is not read as one call goes to the instructor (review), never a 0 for its form
+    for unparsed in ["nn.AdaptiveAvgPool2d", "layer = nn.AdaptiveAvgPool2d(1)", "`nn.AdaptiveAvgPool2d(1)`",
+                     "nn.AdaptiveAvgPool2d(1) or nn.AdaptiveMaxPool2d(1)", "nn.AdaptiveAvgPool2d(*[1])",
+                     f"nn.AdaptiveAvgPool2d(open({str(marker)!r}, 'w'))", "nn.AdaptiveAvgPool2d(1)(x)",
+                     "(" * 500 + ")" * 500, "x" * 300, "adaptive average pooling to 1x1",
+                     "F.adaptive_avg_pool2d(x, 1)"]:  # an argument that is not a literal: not read
+        assert verdict(cell, "q8", unparsed) == "review", unparsed
+        with pytest.raises(NeedsReview, match="your instructor, who reads it"):
+            check_layer(unparsed, "q8", ("nn.AdaptiveAvgPool2d",), "output_size", (1,))
+    for not_a_string in [None, 1, "", "  "]:
+        assert verdict(cell, "q8", not_a_string) == "fail", not_a_string
     assert not marker.exists(), "the answer was run"
 
 
