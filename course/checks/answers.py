@@ -170,37 +170,91 @@ def read_words(answer: str) -> tuple[str, list[str]]:
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(grammar_items: tuple) -> re.Pattern:
-    grammar = {rule: alternatives for rule, alternatives in grammar_items}
+def _checked(grammar_items: tuple) -> dict:
+    """``{rule: (alternatives, the words it can start with, whether it can be empty)}``, each alternative
+    ``(items, the words it can start with, whether it can be empty)``, an item ``(word or rule, is_rule,
+    optional)``; a ValueError for an item that is neither a
+    word nor a ``<rule>``, a rule that does not exist, or one that refers to itself (directly or not)."""
+    rules = {}
+    for name, alternatives in grammar_items:
+        parsed = []
+        for text in alternatives:
+            items = []
+            for item in text.split():
+                optional = item.endswith("?")
+                item = item.rstrip("?")
+                if item.startswith("<") and item.endswith(">"):
+                    items.append((item[1:-1], True, optional))
+                elif re.fullmatch(r"[a-z0-9'/+=]+", item):
+                    items.append((item, False, optional))
+                else:
+                    raise ValueError(f"grammar: {item!r} is neither a word nor a <rule>")
+            parsed.append(tuple(items))
+        rules[name] = tuple(parsed)
 
-    def rule(name: str, seen: tuple) -> str:
+    def visit(name: str, seen: tuple) -> None:
         if name in seen:
             raise ValueError(f"grammar: rule <{name}> refers to itself")
-        if name not in grammar:
+        if name not in rules:
             raise ValueError(f"grammar: no rule <{name}>")
-        return "(?:" + "|".join(alternative(a, seen + (name,)) for a in grammar[name]) + ")"
+        for alternative in rules[name]:
+            for item, is_rule, _ in alternative:
+                if is_rule:
+                    visit(item, seen + (name,))
 
-    def alternative(text: str, seen: tuple) -> str:
-        parts = []
-        for item in text.split():
-            optional = item.endswith("?")
-            item = item.rstrip("?")
-            if item.startswith("<") and item.endswith(">"):
-                part = rule(item[1:-1], seen)
-            elif re.fullmatch(r"[a-z0-9'/+=]+", item):
-                part = re.escape(item) + " "
-            else:
-                raise ValueError(f"grammar: {item!r} is neither a word nor a <rule>")
-            parts.append(f"(?:{part})?" if optional else part)
-        return "".join(parts)
+    visit("answer", ())
+    first: dict[str, tuple[frozenset, bool]] = {}
 
-    return re.compile(rule("answer", ()))
+    def starts(items: tuple) -> tuple[frozenset, bool]:
+        """The words a sequence of items can start with, and whether it can be empty (to skip what cannot match)."""
+        words = set()
+        for item, is_rule, optional in items:
+            item_words, item_empty = rule_starts(item) if is_rule else ({item}, False)
+            words |= item_words
+            if not (optional or item_empty):
+                return frozenset(words), False
+        return frozenset(words), True
+
+    def rule_starts(name: str) -> tuple[frozenset, bool]:
+        if name not in first:
+            each = [starts(alternative) for alternative in rules[name]]
+            first[name] = (frozenset().union(*(w for w, _ in each)), any(e for _, e in each))
+        return first[name]
+
+    return {name: (tuple((alternative, *starts(alternative)) for alternative in alternatives), *rule_starts(name))
+            for name, alternatives in rules.items()}
 
 
 def matches(grammar: Grammar, words: str) -> bool:
-    """Whether ``words`` (read by :func:`read_words`) is, whole, one of the answers ``grammar`` accepts."""
-    pattern = _compiled(tuple((k, tuple(v)) for k, v in grammar.items()))
-    return pattern.fullmatch(words + " ") is not None
+    """Whether ``words`` (read by :func:`read_words`) is, whole, one of the answers ``grammar`` accepts: every
+    way of reading it is tried (the word positions each rule can end at, from each start, remembered)."""
+    rules = _checked(tuple((k, tuple(v)) for k, v in grammar.items()))
+    tokens = words.split()
+
+    @functools.cache
+    def ends(rule: str, start: int) -> frozenset:
+        found = set()
+        word = tokens[start] if start < len(tokens) else None
+        for alternative, words, empty in rules[rule][0]:
+            if not (empty or word in words):
+                continue
+            positions = {start}
+            for item, is_rule, optional in alternative:
+                after = set(positions) if optional else set()
+                for at in positions:
+                    if is_rule:
+                        _, can_start, can_be_empty = rules[item]
+                        if can_be_empty or (at < len(tokens) and tokens[at] in can_start):
+                            after |= ends(item, at)
+                    elif at < len(tokens) and tokens[at] == item:
+                        after.add(at + 1)
+                positions = after
+                if not positions:
+                    break
+            found |= positions
+        return frozenset(found)
+
+    return len(tokens) in ends("answer", 0)
 
 
 class NeedsReview(AssertionError):

@@ -9,6 +9,10 @@ hidden part), as the trusted grader runs it. The table: honest answers accepted 
 70 %), wrong answers accepted automatically (must be 0), answers sent to review; no free-text answer ever
 fails silently (it is accepted or goes to the instructor).
 
+Issue 53: beside these, each question's honest paraphrases and wrong answers written by another reader
+(``tests/data/paraphrases/``) are graded the same way; the grammars grew from them (:data:`SHARES`: the
+auto-accepted share before and after).
+
 Print the table: ``.venv/bin/python -m tests.course.test_short_answers``.
 The structured questions (a shape, a layer) are checked exactly: both sides below.
 """
@@ -230,6 +234,31 @@ CASES = {
 }
 
 
+#: Honest paraphrases and wrong answers of every free-text question, written by a reader who never saw the grammars
+#: and checked by a second reading (each file's header says so): ``tests/data/paraphrases/<lesson>_<question>.txt``,
+#: ``[honest]`` then one answer a line, ``[wrong]`` then one a line (issue 53 item 5).
+PARAPHRASES = REPO / "tests" / "data" / "paraphrases"
+#: The auto-accepted share of the honest paraphrases, per question: before the grammars grew from them (issue 53)
+#: and after (the test asserts at least ``after`` minus :data:`MARGIN`).
+SHARES = {("lesson1_by_hand", "q1"): {"before": 21 / 73, "after": 68 / 73},
+          ("lesson1_by_hand", "q7"): {"before": 9 / 72, "after": 59 / 72},
+          ("lesson5_gap", "q8"): {"before": 0 / 72, "after": 50 / 72}}
+MARGIN = 0.03
+
+
+def paraphrases(lesson_name: str, question: str) -> dict:
+    """``{"honest": [...], "wrong": [...]}`` from the question's paraphrase file (``#`` lines are its header)."""
+    found, part = {"honest": [], "wrong": []}, None
+    for line in (PARAPHRASES / f"{lesson_name}_{question}.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        if line.strip() in ("[honest]", "[wrong]"):
+            part = line.strip()[1:-1]
+            continue
+        found[part].append(line.strip())
+    return found
+
+
 def _cell(lesson_name: str, question: str):
     """The graded cell of ``question`` (its visible check and its hidden test)."""
     lesson = load_lesson(lesson_name, REPO)
@@ -307,6 +336,27 @@ def test_the_key_and_the_notebooks_sentences_are_accepted(key):
     assert verdict(cell, question, CASES[key]["honest"][0]) == "pass"
 
 
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_paraphrases_by_another_reader_no_wrong_one_accepted_and_most_honest_ones_are(key):
+    """Issue 53 item 5: every paraphrase (at least 60 honest, 25 wrong, none written by the grammar's author) through
+    the question's graded cell: no wrong one is accepted (each is refused or goes to review), none fails silently,
+    and the honest ones are accepted at the share reached when the grammar grew (:data:`SHARES`)."""
+    lesson_name, question = key
+    cell, found = _cell(lesson_name, question), paraphrases(lesson_name, question)
+    header = (PARAPHRASES / f"{lesson_name}_{question}.txt").read_text().splitlines()[:3]
+    assert any("never saw the grammars" in line for line in header) and any("second reading" in line for line in header)
+    assert len(found["honest"]) >= 60 and len(found["wrong"]) >= 25
+    assert not set(found["honest"]) & set(found["wrong"])
+    honest = [verdict(cell, question, text) for text in found["honest"]]
+    wrong = [verdict(cell, question, text) for text in found["wrong"]]
+    assert [t for t, v in zip(found["wrong"], wrong) if v == "pass"] == [], "a wrong answer scored"
+    assert "fail" not in honest + wrong, "an answer in words failed without going to the instructor"
+    share = honest.count("pass") / len(honest)
+    print(f"{lesson_name} {question}: {honest.count('pass')}/{len(honest)} honest paraphrases accepted ({share:.0%}); "
+          f"before the grammar grew {SHARES[key]['before']:.0%}")
+    assert share >= SHARES[key]["after"] - MARGIN > SHARES[key]["before"]
+
+
 #: Words that take a claim back, deny it, or put it in doubt: one put anywhere into an accepted answer makes
 #: it an answer no grammar accepts.
 TAKING_BACK = ["not", "no", "never", "isn't", "doesn't", "don't", "cannot", "except", "without", "lacks", "hardly",
@@ -316,27 +366,26 @@ TAKING_BACK = ["not", "no", "never", "isn't", "doesn't", "don't", "cannot", "exc
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_a_word_that_takes_it_back_put_anywhere_into_an_accepted_answer_is_never_accepted(key):
-    """The generated attack: every honest answer the grammar accepts, with each of :data:`TAKING_BACK` put
-    between any two of its words (or at either end), is sent to review."""
-    from course.checks import NeedsReview, check_words, read_words
+    """The generated attack: every honest answer of :data:`CASES` the grammar accepts, and every fourth honest
+    paraphrase it accepts, with each of :data:`TAKING_BACK` put between any two of its words (or at either end),
+    is sent to review."""
+    from course.checks import matches, read_words
 
     lesson_name, question = key
     cell = _cell(lesson_name, question)
-    accepted = [read_words(t)[0] for t in CASES[key]["honest"] if verdict(cell, question, t) == "pass"]
+    honest = CASES[key]["honest"] + paraphrases(lesson_name, question)["honest"][::4]  # a quarter: seconds, not a minute
+    accepted = [read_words(t)[0] for t in honest if verdict(cell, question, t) == "pass"]
     grammar = _grammar(cell)
     tried, taken = 0, []
     for text in accepted:
         words = text.split()
         for at in range(len(words) + 1):
             for inserted in TAKING_BACK:
-                attack = " ".join(words[:at] + [inserted] + words[at:])
+                attack = " ".join(words[:at] + [inserted] + words[at:])  # plain words: read_words reads them as they are
                 tried += 1
-                try:
-                    check_words(attack, question, grammar)
+                if matches(grammar, attack):  # what check_words scores
                     taken.append(attack)
-                except NeedsReview:
-                    pass
-    assert tried > 1000 and taken == []
+    assert tried > 3000 and taken == []
 
 
 def _grammar(cell) -> dict:
