@@ -7,7 +7,7 @@
     # status: ok                     (expected record status; alternatives with |)
     # fails: output_size_basic, ...  (test grade_ids that must fail; * = all; the others must pass)
     # passes: ...                    (instead of fails: these pass, all others fail)
-    # reviews: kc_q7, ...            (failed tests whose verdict is a short answer to read by hand)
+    # reviews: kc_q7, ...            (failed tests whose verdict is an answer to read by hand)
     # base: reference | stub         (solution cells not given below; default reference)
     # notebook: delete-tests, ...    (how the submitted notebook is damaged, see TRANSFORMS)
     # requires: namespaces | nproc   (containment without which the case is unsafe to run here)

@@ -36,6 +36,7 @@ class Grades:
     penalty: dict[tuple[str, str], float] = field(default_factory=dict)       # taken off the score
     cells: list[tuple[str, str, str, float, float]] = field(default_factory=list)  # student, lesson, cell, score, max
     withheld: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, lesson) -> the grader's fault
+    to_read: set[tuple[str, str, str]] = field(default_factory=set)  # (student, lesson, cell): needs manual grade
 
     def total(self, student: str) -> float | None:
         """The sum of the student's lessons (0 for one not handed in); None while a score is withheld."""
@@ -77,6 +78,8 @@ def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
                             continue
                         grades.cells.append((student, lesson, grade.cell.name, float(grade.score or 0.0),
                                              float(grade.max_score)))
+                        if grade.needs_manual_grade:  # a review verdict not yet scored by hand in formgrader
+                            grades.to_read.add((student, lesson, grade.cell.name))
         withhold_grader_errors(root, grades)
         grades.students = sorted({s for s, _ in grades.score} | {s for s, _ in grades.withheld})
         for key in late_from_collect(root):
@@ -99,6 +102,7 @@ def withhold_grader_errors(root: Path, grades: Grades) -> None:
         for table in (grades.score, grades.late, grades.seconds_late, grades.penalty):
             table.pop(key, None)
         grades.cells = [c for c in grades.cells if (c[0], c[1]) != key]
+        grades.to_read = {c for c in grades.to_read if (c[0], c[1]) != key}
 
 
 def cell_order(root: Path, lesson: str) -> dict[str, int]:

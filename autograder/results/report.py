@@ -94,14 +94,20 @@ def score_distribution_figure(grades: export.Grades):
     return fig
 
 
-def pass_rates(grades: export.Grades, orders: dict[str, dict[str, int]]) -> list[tuple[str, str, float, int]]:
-    """``[(lesson, graded cell, pass rate, submissions)]`` in notebook order: full marks on the cell."""
+def pass_rates(grades: export.Grades, orders: dict[str, dict[str, int]]) -> list[tuple[str, str, float, int, int, int]]:
+    """``[(lesson, graded cell, pass rate, submissions, lost, to read)]`` in notebook order. The pass rate is
+    full marks on the cell; a submission short of them is *to read* while the gradebook flags the cell "needs
+    manual grade" (a review verdict: an answer or code waiting for the instructor), else *lost*."""
     counts: dict[tuple[str, str], list[int]] = {}
-    for _, lesson, cell, score, max_score in grades.cells:
-        entry = counts.setdefault((lesson, cell), [0, 0])
-        entry[0] += score >= max_score - 1e-9
+    for student, lesson, cell, score, max_score in grades.cells:
+        entry = counts.setdefault((lesson, cell), [0, 0, 0, 0])
+        full = score >= max_score - 1e-9
+        waiting = not full and (student, lesson, cell) in grades.to_read
+        entry[0] += full
         entry[1] += 1
-    return [(lesson, cell, passed / total, total) for (lesson, cell), (passed, total)
+        entry[2] += not full and not waiting
+        entry[3] += waiting
+    return [(lesson, cell, passed / total, total, lost, waiting) for (lesson, cell), (passed, total, lost, waiting)
             in sorted(counts.items(), key=lambda item: _cell_key(orders, *item[0]))]
 
 
@@ -110,8 +116,8 @@ def pass_rate_figure(rates: list[tuple[str, str, float, int]]):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 0.22 * len(rates) + 1), layout="constrained")
-    labels = [f"{export.short_name(lesson)}: {cell}" for lesson, cell, _, _ in rates]
-    values = [100 * rate for _, _, rate, _ in rates]
+    labels = [f"{export.short_name(lesson)}: {cell}" for lesson, cell, *_ in rates]
+    values = [100 * rate for _, _, rate, *_ in rates]
     colors = ["#c0504d" if v < 50 else "#e6a33e" if v < 80 else "#59a14f" for v in values]
     ax.barh(range(len(rates)), values, color=colors)
     ax.set_yticks(range(len(rates)), labels, fontsize=7)
@@ -281,7 +287,7 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
         levels=", ".join(f"{level} ({count})" for level, count in sorted(levels.items())), skipped=[
             [s["file"], s["reason"]] for s in skipped], summary=summary,
         score_png=_png(score_distribution_figure(grades)), pass_png=_png(pass_rate_figure(rates)),
-        rates=[[l, c, f"{100 * r:.0f}%", n] for l, c, r, n in rates],
+        rates=[[l, c, f"{100 * r:.0f}%", n, lost, waiting] for l, c, r, n, lost, waiting in rates],
         items=item_analysis.rows(analysed), failures=[item for item in analysed if item.failures],
         items_png=_png(item_analysis.figure(analysed)) if analysed else "", easy=item_analysis.EASY,
         slow_png=_png(slowest_figure(records, orders)) if records else "",

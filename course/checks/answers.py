@@ -3,7 +3,8 @@
 
 * An answer with a structure is parsed and checked exactly: a letter or a boolean (``check_value``), a shape
   (:func:`read_shape`, :func:`check_shape`) and a PyTorch layer written as code (:func:`read_layer`,
-  :func:`check_layer`: parsed with :mod:`ast`, never evaluated).
+  :func:`check_layer`: parsed with :mod:`ast`, never evaluated): a parsed wrong answer loses its point; a string
+  that cannot be parsed is :class:`NeedsReview` (a person reads it), never a 0 for its form.
 * An answer in words earns its point only when its :func:`read_words` form matches one of the question's
   accepted forms *whole*: a small :data:`Grammar` written from the course's own sentences, in the question's
   hidden test. Anything else (no form matched, a character the reading removed or does not read, another
@@ -58,10 +59,32 @@ class Answered(str):
             raise WrongValue(f"{wrong}{pointer}", f"{wrong.withheld}{pointer}") from None
 
 
+#: What happens to an answer in words that has no doubt, said before it is graded. Which of the two cannot be
+#: said then: the accepted forms are in the hidden test, and "scores by itself" would tell the answer is right.
+WHAT_HAPPENS = ("when graded, it either scores by itself (its words are one of the forms the grader accepts for "
+                "this question) or goes to your instructor, who reads it and scores it by hand (0 until then); "
+                "which one is not shown before grading, since that would tell whether it is right")
+
+
+def _unparsed(answer: Any, name: str, form: str) -> None:
+    """A shape or a layer the reader cannot parse: :class:`NeedsReview` when it is a string with something in
+    it (a person can read it), else an ``AssertionError`` naming the form."""
+    wanted = _FORMS[form]
+    if type(answer) is str and answer.strip():
+        raise NeedsReview(f"{name}: {answer!r} is not read as {wanted}, so it goes to your instructor, who "
+                          "reads it and scores it by hand (0 until then); write it in that form to have it "
+                          "scored by itself", answer)
+    raise AssertionError(f"{name}: answer with {wanted}, got {answer!r}")
+
+
 def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> Answered:
     """Check the *form* of a knowledge-check answer; return formative feedback (to print) that never
     depends on the key: how the answer was read, and where the topic is taught (an :class:`Answered`,
     whose ``graded()`` gives a wrong answer the same pointer).
+
+    An answer in words is said to go to the instructor when a doubt sends it there whatever it says; else
+    :data:`WHAT_HAPPENS` (either may happen: the visible check cannot know which without the key). A shape or a
+    layer that is not parsed is :class:`NeedsReview` at once (:func:`_unparsed`).
 
     ``form`` is a list of letters (multiple choice), ``"true/false"``, ``"short answer"`` (words:
     :func:`check_words` grades them), ``"shape"`` (:func:`check_shape`), ``"layer"`` (:func:`check_layer`) or
@@ -79,15 +102,14 @@ def check_answered(answer: Any, name: str, form: Any, taught_in: str) -> Answere
     elif form == "short answer":
         words, doubts = read_words(answer) if type(answer) is str else ("", [])
         ok = len(words.replace(" ", "")) >= 3
-        read = repr(words) + (f" (it goes to your instructor whatever it says: {doubts[0]})" if doubts else "")
-    elif form == "shape":
-        shape = read_shape(answer)
-        ok = shape is not None and len(shape) >= 2
-        read = "(" + ", ".join(map(str, shape)) + ")" if ok else ""
-    elif form == "layer":
-        layer = read_layer(answer)
-        ok = layer is not None
-        read = answer.strip() if ok else ""
+        read = repr(words) + (f"; it goes to your instructor whatever it says ({doubts[0]}), who reads it and "
+                              "scores it by hand: 0 until then" if doubts else f"; {WHAT_HAPPENS}")
+    elif form in ("shape", "layer"):
+        parsed = read_shape(answer) if form == "shape" else read_layer(answer)
+        if parsed is None:
+            _unparsed(answer, name, form)
+        ok = True
+        read = "(" + ", ".join(map(str, parsed)) + ")" if form == "shape" else answer.strip()
     else:
         ok = any(type(answer) is type(option) and answer == option for option in form)
         read = repr(answer)
@@ -148,37 +170,91 @@ def read_words(answer: str) -> tuple[str, list[str]]:
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(grammar_items: tuple) -> re.Pattern:
-    grammar = {rule: alternatives for rule, alternatives in grammar_items}
+def _checked(grammar_items: tuple) -> dict:
+    """``{rule: (alternatives, the words it can start with, whether it can be empty)}``, each alternative
+    ``(items, the words it can start with, whether it can be empty)``, an item ``(word or rule, is_rule,
+    optional)``; a ValueError for an item that is neither a
+    word nor a ``<rule>``, a rule that does not exist, or one that refers to itself (directly or not)."""
+    rules = {}
+    for name, alternatives in grammar_items:
+        parsed = []
+        for text in alternatives:
+            items = []
+            for item in text.split():
+                optional = item.endswith("?")
+                item = item.rstrip("?")
+                if item.startswith("<") and item.endswith(">"):
+                    items.append((item[1:-1], True, optional))
+                elif re.fullmatch(r"[a-z0-9'/+=]+", item):
+                    items.append((item, False, optional))
+                else:
+                    raise ValueError(f"grammar: {item!r} is neither a word nor a <rule>")
+            parsed.append(tuple(items))
+        rules[name] = tuple(parsed)
 
-    def rule(name: str, seen: tuple) -> str:
+    def visit(name: str, seen: tuple) -> None:
         if name in seen:
             raise ValueError(f"grammar: rule <{name}> refers to itself")
-        if name not in grammar:
+        if name not in rules:
             raise ValueError(f"grammar: no rule <{name}>")
-        return "(?:" + "|".join(alternative(a, seen + (name,)) for a in grammar[name]) + ")"
+        for alternative in rules[name]:
+            for item, is_rule, _ in alternative:
+                if is_rule:
+                    visit(item, seen + (name,))
 
-    def alternative(text: str, seen: tuple) -> str:
-        parts = []
-        for item in text.split():
-            optional = item.endswith("?")
-            item = item.rstrip("?")
-            if item.startswith("<") and item.endswith(">"):
-                part = rule(item[1:-1], seen)
-            elif re.fullmatch(r"[a-z0-9'/+=]+", item):
-                part = re.escape(item) + " "
-            else:
-                raise ValueError(f"grammar: {item!r} is neither a word nor a <rule>")
-            parts.append(f"(?:{part})?" if optional else part)
-        return "".join(parts)
+    visit("answer", ())
+    first: dict[str, tuple[frozenset, bool]] = {}
 
-    return re.compile(rule("answer", ()))
+    def starts(items: tuple) -> tuple[frozenset, bool]:
+        """The words a sequence of items can start with, and whether it can be empty (to skip what cannot match)."""
+        words = set()
+        for item, is_rule, optional in items:
+            item_words, item_empty = rule_starts(item) if is_rule else ({item}, False)
+            words |= item_words
+            if not (optional or item_empty):
+                return frozenset(words), False
+        return frozenset(words), True
+
+    def rule_starts(name: str) -> tuple[frozenset, bool]:
+        if name not in first:
+            each = [starts(alternative) for alternative in rules[name]]
+            first[name] = (frozenset().union(*(w for w, _ in each)), any(e for _, e in each))
+        return first[name]
+
+    return {name: (tuple((alternative, *starts(alternative)) for alternative in alternatives), *rule_starts(name))
+            for name, alternatives in rules.items()}
 
 
 def matches(grammar: Grammar, words: str) -> bool:
-    """Whether ``words`` (read by :func:`read_words`) is, whole, one of the answers ``grammar`` accepts."""
-    pattern = _compiled(tuple((k, tuple(v)) for k, v in grammar.items()))
-    return pattern.fullmatch(words + " ") is not None
+    """Whether ``words`` (read by :func:`read_words`) is, whole, one of the answers ``grammar`` accepts: every
+    way of reading it is tried (the word positions each rule can end at, from each start, remembered)."""
+    rules = _checked(tuple((k, tuple(v)) for k, v in grammar.items()))
+    tokens = words.split()
+
+    @functools.cache
+    def ends(rule: str, start: int) -> frozenset:
+        found = set()
+        word = tokens[start] if start < len(tokens) else None
+        for alternative, words, empty in rules[rule][0]:
+            if not (empty or word in words):
+                continue
+            positions = {start}
+            for item, is_rule, optional in alternative:
+                after = set(positions) if optional else set()
+                for at in positions:
+                    if is_rule:
+                        _, can_start, can_be_empty = rules[item]
+                        if can_be_empty or (at < len(tokens) and tokens[at] in can_start):
+                            after |= ends(item, at)
+                    elif at < len(tokens) and tokens[at] == item:
+                        after.add(at + 1)
+                positions = after
+                if not positions:
+                    break
+            found |= positions
+        return frozenset(found)
+
+    return len(tokens) in ends("answer", 0)
 
 
 class NeedsReview(AssertionError):
@@ -209,8 +285,9 @@ _DIMENSION = re.compile(r"[A-Za-z_]\w*|[0-9]+")
 
 
 def read_shape(answer: Any) -> tuple | None:
-    """A shape written in a string, as a tuple of its dimensions (a name as written, or an int), or ``None``
-    when it is not one: ``"(N, C, 7, 7)"``, ``"[N, C, 7, 7]"``, ``"N x C x 7 x 7"``, ``"N×C×7×7"`` and
+    """A shape of two dimensions or more written in a string, as a tuple of its dimensions (a name as written,
+    or an int), or ``None`` when it is not one (a single word is not read as a shape): ``"(N, C, 7, 7)"``,
+    ``"[N, C, 7, 7]"``, ``"N x C x 7 x 7"``, ``"N×C×7×7"`` and
     ``"torch.Size([N, C, 7, 7])"`` all read ``("N", "C", 7, 7)``."""
     if type(answer) is not str or len(answer) > 200:
         return None
@@ -223,7 +300,7 @@ def read_shape(answer: Any) -> tuple | None:
     parts = [p.strip() for p in re.split(r",|\s[x×*]\s|×|\*", text)]
     if parts and parts[-1] == "" and "," in text:  # "(N, C, 1, 1,)"
         parts = parts[:-1]
-    if not parts or not all(_DIMENSION.fullmatch(p) for p in parts):
+    if len(parts) < 2 or not all(_DIMENSION.fullmatch(p) for p in parts):
         return None
     return tuple(int(p) if p.isdigit() else p for p in parts)
 
@@ -231,10 +308,11 @@ def read_shape(answer: Any) -> tuple | None:
 def check_shape(answer: Any, name: str, expected: tuple, aliases: dict | None = None) -> None:
     """Assert that ``answer`` (a string) reads (:func:`read_shape`) as ``expected``: numbers equal, names
     equal up to case or one of ``aliases[name]`` (``{"N": ("B",)}``). A wrong shape is a
-    :class:`course.checks.WrongValue` (the feedback does not show the key)."""
+    :class:`course.checks.WrongValue` (the feedback does not show the key); a string that is not read as a shape
+    is :class:`NeedsReview` (a person reads it), any other answer an ``AssertionError``."""
     got = read_shape(answer)
     if got is None:
-        raise AssertionError(f"{name}: write a shape in a string, e.g. \"(N, C, 7, 7)\", got {answer!r}")
+        _unparsed(answer, name, "shape")
     aliases = aliases or {}
 
     def same(g, e) -> bool:
@@ -284,11 +362,11 @@ def _plain_equal(got: Any, want: Any) -> bool:
 def check_layer(answer: Any, name: str, layers: tuple[str, ...], argument: str, values: tuple) -> None:
     """Assert that ``answer`` (a string) is a call (:func:`read_layer`) of one of ``layers`` (dotted names as
     written: ``"nn.AvgPool2d"``) with one argument, positional or named ``argument``, equal to one
-    of ``values``. A wrong layer or argument is a :class:`course.checks.WrongValue`."""
+    of ``values``. A wrong layer or argument is a :class:`course.checks.WrongValue`; a string that is not read
+    as one call is :class:`NeedsReview` (a person reads it), any other answer an ``AssertionError``."""
     got = read_layer(answer)
     if got is None:
-        raise AssertionError(f"{name}: write the layer as you would create it in code, one call in a string, "
-                             f"e.g. \"nn.Conv2d(3, 8, kernel_size=3)\", got {answer!r}")
+        _unparsed(answer, name, "layer")
     callee, args, kwargs = got
     given = list(args) + [v for k, v in kwargs.items() if k == argument]
     ok = (callee in layers and len(given) == 1 and set(kwargs) <= {argument}

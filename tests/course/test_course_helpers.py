@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from course import setup_notebook  # noqa: E402
-from course.checks import (WrongValue, check_answered, check_array, check_avoids, check_raises,  # noqa: E402
+from course.checks import (NeedsReview, WrongValue, check_answered, check_array, check_avoids, check_raises,  # noqa: E402
                            check_same_outcome, check_value, random_input)
 from course.data import sample_image  # noqa: E402
 from course.plotting import show_grid, show_images, window_corners  # noqa: E402
@@ -298,9 +298,14 @@ def test_check_answered_checks_the_form_only_and_check_avoids():
                          (None, "short answer"), ([[0, 1], [0, 1, 2]], "2x2 numbers"), ([[0, 1]], "2x2 numbers"),
                          ([[0, True], [0, 1]], "2x2 numbers"), ([[0, float("nan")], [0, 1]], "2x2 numbers"),
                          (np.zeros((2, 2)), "2x2 numbers"), ("[[0, 1], [0, 1]]", "2x2 numbers"),
-                         ("one value per channel", "shape"), ("(N,)", "shape"), (("N", "C"), "shape"),
-                         ("layer = nn.AvgPool2d(2)", "layer"), ("nn.AvgPool2d", "layer"), ("nn.AvgPool2d(k)", "layer")]:
-        with pytest.raises(AssertionError, match="answer with"):
+                         (("N", "C"), "shape"), ("", "shape"), (None, "layer"), (" ", "layer")]:
+        with pytest.raises(AssertionError, match="answer with") as raised:
+            check_answered(answer, "q", form, "section 1")
+        assert not isinstance(raised.value, NeedsReview)
+    # issue 53: a shape or a layer written in a string that is not parsed goes to the instructor at once
+    for answer, form in [("one value per channel", "shape"), ("(N,)", "shape"), ("layer = nn.AvgPool2d(2)", "layer"),
+                         ("nn.AvgPool2d", "layer"), ("nn.AvgPool2d(k)", "layer")]:
+        with pytest.raises(NeedsReview, match="goes to your instructor, who reads it and scores it by hand"):
             check_answered(answer, "q", form, "section 1")
     with pytest.raises(ValueError, match="form must be"):
         check_answered("a", "q", "essay", "section 1")

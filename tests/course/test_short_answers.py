@@ -9,6 +9,10 @@ hidden part), as the trusted grader runs it. The table: honest answers accepted 
 70 %), wrong answers accepted automatically (must be 0), answers sent to review; no free-text answer ever
 fails silently (it is accepted or goes to the instructor).
 
+Issue 53: beside these, each question's honest paraphrases and wrong answers written by another reader
+(``tests/data/paraphrases/``) are graded the same way; the grammars grew from them (:data:`SHARES`: the
+auto-accepted share before and after).
+
 Print the table: ``.venv/bin/python -m tests.course.test_short_answers``.
 The structured questions (a shape, a layer) are checked exactly: both sides below.
 """
@@ -19,6 +23,7 @@ import io
 import pytest
 
 from autograder.grading.lesson import load_lesson
+from course.checks import read_words
 from tests.shared import REPO  # as tests.*: this file also runs as `python -m tests.course...`
 
 ZW, CYR_O, CYR_E = "\u200b", "\u043e", "\u0435"  # a zero-width space; Cyrillic o and e (look like Latin ones)
@@ -229,6 +234,31 @@ CASES = {
 }
 
 
+#: Honest paraphrases and wrong answers of every free-text question, written by a reader who never saw the grammars
+#: and checked by a second reading (each file's header says so): ``tests/data/paraphrases/<lesson>_<question>.txt``,
+#: ``[honest]`` then one answer a line, ``[wrong]`` then one a line (issue 53 item 5).
+PARAPHRASES = REPO / "tests" / "data" / "paraphrases"
+#: The auto-accepted share of the honest paraphrases, per question: before the grammars grew from them (issue 53)
+#: and after (the test asserts at least ``after`` minus :data:`MARGIN`).
+SHARES = {("lesson1_by_hand", "q1"): {"before": 21 / 73, "after": 68 / 73},
+          ("lesson1_by_hand", "q7"): {"before": 9 / 72, "after": 59 / 72},
+          ("lesson5_gap", "q8"): {"before": 0 / 72, "after": 50 / 72}}
+MARGIN = 0.03
+
+
+def paraphrases(lesson_name: str, question: str) -> dict:
+    """``{"honest": [...], "wrong": [...]}`` from the question's paraphrase file (``#`` lines are its header)."""
+    found, part = {"honest": [], "wrong": []}, None
+    for line in (PARAPHRASES / f"{lesson_name}_{question}.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        if line.strip() in ("[honest]", "[wrong]"):
+            part = line.strip()[1:-1]
+            continue
+        found[part].append(line.strip())
+    return found
+
+
 def _cell(lesson_name: str, question: str):
     """The graded cell of ``question`` (its visible check and its hidden test)."""
     lesson = load_lesson(lesson_name, REPO)
@@ -306,6 +336,27 @@ def test_the_key_and_the_notebooks_sentences_are_accepted(key):
     assert verdict(cell, question, CASES[key]["honest"][0]) == "pass"
 
 
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_paraphrases_by_another_reader_no_wrong_one_accepted_and_most_honest_ones_are(key):
+    """Issue 53 item 5: every paraphrase (at least 60 honest, 25 wrong, none written by the grammar's author) through
+    the question's graded cell: no wrong one is accepted (each is refused or goes to review), none fails silently,
+    and the honest ones are accepted at the share reached when the grammar grew (:data:`SHARES`)."""
+    lesson_name, question = key
+    cell, found = _cell(lesson_name, question), paraphrases(lesson_name, question)
+    header = (PARAPHRASES / f"{lesson_name}_{question}.txt").read_text().splitlines()[:3]
+    assert any("never saw the grammars" in line for line in header) and any("second reading" in line for line in header)
+    assert len(found["honest"]) >= 60 and len(found["wrong"]) >= 25
+    assert not set(found["honest"]) & set(found["wrong"])
+    honest = [verdict(cell, question, text) for text in found["honest"]]
+    wrong = [verdict(cell, question, text) for text in found["wrong"]]
+    assert [t for t, v in zip(found["wrong"], wrong) if v == "pass"] == [], "a wrong answer scored"
+    assert "fail" not in honest + wrong, "an answer in words failed without going to the instructor"
+    share = honest.count("pass") / len(honest)
+    print(f"{lesson_name} {question}: {honest.count('pass')}/{len(honest)} honest paraphrases accepted ({share:.0%}); "
+          f"before the grammar grew {SHARES[key]['before']:.0%}")
+    assert share >= SHARES[key]["after"] - MARGIN > SHARES[key]["before"]
+
+
 #: Words that take a claim back, deny it, or put it in doubt: one put anywhere into an accepted answer makes
 #: it an answer no grammar accepts.
 TAKING_BACK = ["not", "no", "never", "isn't", "doesn't", "don't", "cannot", "except", "without", "lacks", "hardly",
@@ -315,27 +366,26 @@ TAKING_BACK = ["not", "no", "never", "isn't", "doesn't", "don't", "cannot", "exc
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_a_word_that_takes_it_back_put_anywhere_into_an_accepted_answer_is_never_accepted(key):
-    """The generated attack: every honest answer the grammar accepts, with each of :data:`TAKING_BACK` put
-    between any two of its words (or at either end), is sent to review."""
-    from course.checks import NeedsReview, check_words, read_words
+    """The generated attack: every honest answer of :data:`CASES` the grammar accepts, and every fourth honest
+    paraphrase it accepts, with each of :data:`TAKING_BACK` put between any two of its words (or at either end),
+    is sent to review."""
+    from course.checks import matches, read_words
 
     lesson_name, question = key
     cell = _cell(lesson_name, question)
-    accepted = [read_words(t)[0] for t in CASES[key]["honest"] if verdict(cell, question, t) == "pass"]
+    honest = CASES[key]["honest"] + paraphrases(lesson_name, question)["honest"][::4]  # a quarter: seconds, not a minute
+    accepted = [read_words(t)[0] for t in honest if verdict(cell, question, t) == "pass"]
     grammar = _grammar(cell)
     tried, taken = 0, []
     for text in accepted:
         words = text.split()
         for at in range(len(words) + 1):
             for inserted in TAKING_BACK:
-                attack = " ".join(words[:at] + [inserted] + words[at:])
+                attack = " ".join(words[:at] + [inserted] + words[at:])  # plain words: read_words reads them as they are
                 tried += 1
-                try:
-                    check_words(attack, question, grammar)
+                if matches(grammar, attack):  # what check_words scores
                     taken.append(attack)
-                except NeedsReview:
-                    pass
-    assert tried > 1000 and taken == []
+    assert tried > 3000 and taken == []
 
 
 def _grammar(cell) -> dict:
@@ -383,12 +433,61 @@ def test_a_doubtful_answer_goes_to_review_even_when_its_words_match():
 def test_the_visible_check_says_when_an_answer_goes_to_the_instructor_whatever_it_says():
     """A doubt that does not depend on the key (a question, a hidden or foreign character) is said at once."""
     from course.checks import check_answered
+    from course.checks.answers import WHAT_HAPPENS
 
-    assert "goes to your instructor" not in check_answered("The mean.", "q1", "short answer", "section 1")
+    assert "whatever it says" not in check_answered("The mean.", "q1", "short answer", "section 1")
     for text, why in [("the mean?", "asks a question"), (f"the m{CYR_E}an", "outside the Latin alphabet"),
                       (f"the me{ZW}an", "do not show")]:
         printed = check_answered(text, "q1", "short answer", "section 1")
         assert "it goes to your instructor whatever it says" in printed and why in printed, printed
+        assert WHAT_HAPPENS not in printed
+
+
+def test_what_the_visible_check_says_will_happen_is_what_grading_does_and_never_tells_the_key():
+    """Issue 53 item 5: the visible line of every answer in words says what grading will do, and it is true for
+    every honest and wrong answer of every question: "whatever it says" is always review; otherwise the line
+    says it either scores by itself or goes to the instructor (:data:`WHAT_HAPPENS`), and grading does one of
+    the two, never a silent 0. That line is the same for a right and a wrong answer (saying which would tell
+    the key), and the graded feedback of one sent to review says so."""
+    from course.checks import check_answered
+    from course.checks.answers import WHAT_HAPPENS
+
+    said, happened = {"instructor": 0, "either": 0}, set()
+    for (lesson_name, question), case in CASES.items():
+        cell = _cell(lesson_name, question)
+        for text in case["honest"] + case["wrong"]:
+            printed = check_answered(text, question, "short answer", "somewhere")
+            outcome = verdict(cell, question, text)
+            if "it goes to your instructor whatever it says" in printed:
+                said["instructor"] += 1
+                assert outcome == "review", (question, text)
+            else:
+                said["either"] += 1
+                assert WHAT_HAPPENS in printed and outcome in ("pass", "review"), (question, text, outcome)
+                happened.add(outcome)
+        lines = {check_answered(t, question, "short answer", "x").replace(repr(read_words(t)[0]), "<answer>")
+                 for t in (case["honest"][0], "the max", "I do not know")}
+        assert len(lines) == 1, lines
+    assert said["instructor"] >= 20 and said["either"] >= 200, said
+    assert happened == {"pass", "review"}, "both outcomes happen to answers the line cannot tell apart"
+
+
+def _graded_message(lesson_name: str, question: str, answer: str) -> str:
+    from course.checks import NeedsReview
+
+    cell = _cell(lesson_name, question)
+    import course.checks as checks
+
+    namespace = {name: getattr(checks, name) for name in ("check_answered", "check_words", "check_value")}
+    namespace[question] = answer
+    with pytest.raises(NeedsReview) as raised, contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(cell.source, cell.id, "exec"), namespace)
+    return str(raised.value)
+
+
+def test_an_answer_sent_to_review_is_told_so_when_graded():
+    assert "your instructor will read this answer; it counts 0 until then" in _graded_message(
+        "lesson1_by_hand", "q1", "the mean, or the max")
 
 
 def test_a_shape_is_parsed_and_checked_exactly():
@@ -399,11 +498,22 @@ def test_a_shape_is_parsed_and_checked_exactly():
     for wrong in ["(N, C, H, W)", "(N, 1, 1, 1)", "(N, C)", "(N, C, 1)", "(1, C, 1, 1)", "(C, N, 1, 1)", "(N, C, 1, 1, 1)",
                   "(N, C, 01, 2)", "(N, H, 1, 1)", "(N, C, 7, 7)"]:
         assert verdict(cell, "q4", wrong) == "fail", wrong
-    for malformed in ["one value per channel", "(N, C, 1, 1) or (N, 1, 1, 1)", "NxCx1x1", "(N, C, H/2, W/2)", 4, ("N", "C", 1, 1)]:
-        assert verdict(cell, "q4", malformed) == "fail", malformed
-        with pytest.raises(AssertionError, match="write a shape|answer with a shape"):
-            from course.checks import check_answered
-            check_answered(malformed, "q4", "shape", "section 6")
+    from course.checks import NeedsReview, check_answered, check_shape
+
+    # issue 53: a string that is not read as a shape goes to the instructor (review), never a 0 for its form
+    for unparsed in ["one value per channel", "(N, C, 1, 1) or (N, 1, 1, 1)", "NxCx1x1", "(N, C, H/2, W/2)", "C",
+                     "a 4-D tensor with one value per channel"]:
+        assert verdict(cell, "q4", unparsed) == "review", unparsed
+        for check in (lambda a: check_answered(a, "q4", "shape", "section 6"),
+                      lambda a: check_shape(a, "q4", ("N", "C", 1, 1))):
+            with pytest.raises(NeedsReview, match="your instructor, who reads it") as raised:
+                check(unparsed)
+            assert raised.value.answer == unparsed
+    for not_a_string in [4, ("N", "C", 1, 1), None, "", "   "]:  # nothing a person could read as written
+        assert verdict(cell, "q4", not_a_string) == "fail", not_a_string
+        with pytest.raises(AssertionError, match="answer with a shape") as raised:
+            check_answered(not_a_string, "q4", "shape", "section 6")
+        assert not isinstance(raised.value, NeedsReview)
 
 
 def test_a_layer_is_parsed_never_run_and_checked_exactly(tmp_path):
@@ -415,15 +525,23 @@ def test_a_layer_is_parsed_never_run_and_checked_exactly(tmp_path):
     for wrong in ["nn.AdaptiveMaxPool2d((1, 1))", "nn.AvgPool2d(7)", "nn.AdaptiveAvgPool2d((7, 7))", "nn.AdaptiveAvgPool2d(0)",
                   "nn.AdaptiveAvgPool1d(1)", "nn.AdaptiveAvgPool2d(True)", "nn.AdaptiveAvgPool2d(1.0)",
                   "nn.AdaptiveAvgPool2d((1, None))", "nn.AdaptiveAvgPool2d(1, 1)", "nn.AdaptiveAvgPool2d(size=1)",
-                  "nn.AdaptiveAvgPool2d()", "F.adaptive_avg_pool2d(x, 1)", "nn.Identity()", "nn.Linear(512, 1000)",
+                  "nn.AdaptiveAvgPool2d()", "nn.Identity()", "nn.Linear(512, 1000)",
                   "my.nn.AdaptiveAvgPool2d(1)", "nn.AdaptiveAvgPool2d((1, 1, 1))"]:
         assert verdict(cell, "q8", wrong) == "fail", wrong
     marker = tmp_path / "ran"
-    for malformed in ["nn.AdaptiveAvgPool2d", "layer = nn.AdaptiveAvgPool2d(1)", "`nn.AdaptiveAvgPool2d(1)`",
-                      "nn.AdaptiveAvgPool2d(1) or nn.AdaptiveMaxPool2d(1)", "nn.AdaptiveAvgPool2d(*[1])",
-                      f"nn.AdaptiveAvgPool2d(open({str(marker)!r}, 'w'))", "nn.AdaptiveAvgPool2d(1)(x)",
-                      "(" * 500 + ")" * 500, "x" * 300, None]:
-        assert verdict(cell, "q8", malformed) == "fail", malformed
+    from course.checks import NeedsReview, check_layer
+
+    # issue 53: a string that is not read as one call goes to the instructor (review), never a 0 for its form
+    for unparsed in ["nn.AdaptiveAvgPool2d", "layer = nn.AdaptiveAvgPool2d(1)", "`nn.AdaptiveAvgPool2d(1)`",
+                     "nn.AdaptiveAvgPool2d(1) or nn.AdaptiveMaxPool2d(1)", "nn.AdaptiveAvgPool2d(*[1])",
+                     f"nn.AdaptiveAvgPool2d(open({str(marker)!r}, 'w'))", "nn.AdaptiveAvgPool2d(1)(x)",
+                     "(" * 500 + ")" * 500, "x" * 300, "adaptive average pooling to 1x1",
+                     "F.adaptive_avg_pool2d(x, 1)"]:  # an argument that is not a literal: not read
+        assert verdict(cell, "q8", unparsed) == "review", unparsed
+        with pytest.raises(NeedsReview, match="your instructor, who reads it"):
+            check_layer(unparsed, "q8", ("nn.AdaptiveAvgPool2d",), "output_size", (1,))
+    for not_a_string in [None, 1, "", "  "]:
+        assert verdict(cell, "q8", not_a_string) == "fail", not_a_string
     assert not marker.exists(), "the answer was run"
 
 

@@ -159,7 +159,7 @@ def test_cells_are_in_notebook_order_in_the_table_and_the_plots(graded):
         "the lesson's notebook order is not alphabetical, so this test can tell them apart"
     orders = report.cell_orders(root, [LESSON])
     rates = report.pass_rates(export.read_grades(root), orders)
-    assert [cell for _, cell, _, _ in rates] == notebook
+    assert [cell for _, cell, *_ in rates] == notebook
     table = next(t for t in _tables(report.build(root)) if t["rows"][0][0]["text"] == "lesson"
                  and t["rows"][0][1]["text"] == "graded cell")
     assert [row[1]["text"] for row in table["rows"][1:]] == notebook
@@ -283,6 +283,50 @@ def test_needs_a_look_lists_each_short_answer_to_score_by_hand_with_its_question
     marks = {c["text"]: c["href"] for row in grades["rows"] for c in row if c["href"]}
     assert any("suspicious" in text for text in marks) and any("answer to read" in text for text in marks)
     assert all(f"id='{href[0][1:]}'" in section for href in marks.values()), "each mark links to its first row"
+
+
+def test_the_pass_rate_table_counts_answers_to_read_apart_from_lost_points(graded, tmp_path):
+    """Issue 53 item 5: a cell short of full marks that the gradebook flags "needs manual grade" (a review
+    verdict waiting for the instructor) is "to read", not "lost"; once scored by hand in formgrader (which
+    clears the flag) it counts as its score says: full marks, or lost."""
+    from autograder import coursedir
+
+    root = _course_copy(graded, tmp_path)
+    grades = export.read_grades(root)
+    full = [s for s, lesson, cell, score, top in grades.cells if cell == "kc_q1" and score >= top]
+    short = [s for s, lesson, cell, score, top in grades.cells if cell == "kc_q1" and score < top]
+    assert len(full) >= 2 and len(short) >= 1, "the class has both sides"
+
+    def row():
+        rates = report.pass_rates(export.read_grades(root), report.cell_orders(root, [LESSON]))
+        return next(r[2:] for r in rates if r[1] == "kc_q1")
+
+    def gradebook(student, **values):
+        with coursedir.open_gradebook(root) as gb:
+            grade = gb.find_grade("kc_q1", LESSON, LESSON, student)
+            for name, value in values.items():
+                setattr(grade, name, value)
+            gb.db.commit()
+
+    rate, n, lost, to_read = row()
+    assert (round(rate * n), lost, to_read) == (len(full), len(short), 0)
+    # as nbgrader autograde leaves a review verdict: 0 and "needs manual grade"
+    gradebook(full[0], auto_score=0.0, needs_manual_grade=True)
+    gradebook(short[0], needs_manual_grade=True)
+    assert row() == (rate - 1 / n, n, len(short) - 1, 2), "two answers to read, neither counted lost"
+    gradebook(full[1], needs_manual_grade=True)  # flagged but at full marks (scored by hand already): passed
+    assert row() == (rate - 1 / n, n, len(short) - 1, 2)
+    # the instructor scores both in formgrader (which clears the flag): one right, one wrong
+    gradebook(full[0], manual_score=1.0, needs_manual_grade=False)
+    gradebook(short[0], manual_score=0.0, needs_manual_grade=False)
+    assert row() == (rate, n, len(short), 0)
+    gradebook(short[0], needs_manual_grade=True, manual_score=None)
+    table = next(t for t in _tables(report.build(root)) if t["rows"][0][0]["text"] == "lesson"
+                 and t["rows"][0][1]["text"] == "graded cell")
+    assert [c["text"] for c in table["rows"][0]] == ["lesson", "graded cell", "pass rate", "submissions", "lost",
+                                                     "to read"]
+    shown = next(r for r in table["rows"][1:] if r[1]["text"] == "kc_q1")
+    assert [c["text"] for c in shown[2:]] == [f"{100 * rate:.0f}%", str(n), str(len(short) - 1), "1"]
 
 
 def test_needs_a_look_says_so_when_empty(graded):

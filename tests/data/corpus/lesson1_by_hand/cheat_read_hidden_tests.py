@@ -3,7 +3,7 @@
 # status: ok
 # requires: namespaces
 # fails: kc_q1, kc_q2, kc_q3, kc_q4, kc_q5, kc_q6, kc_q7, kc_q8, kc_q9, kc_q10
-# reviews: kc_q1, kc_q7
+# reviews: kc_q1, kc_q4, kc_q7, kc_q8
 # %% knowledge_check
 import os
 import re
