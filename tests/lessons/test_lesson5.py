@@ -316,9 +316,11 @@ GAP_HEAD_WRONG = {  # name: (the forward's return line, the cells it fails, visi
     "kernel read from one axis (square maps only)": ("return self.fc(F.avg_pool2d(x, x.shape[-1]).flatten(1))",
                                                      {"gap_head_any_size"}),
     "divides by H squared (square maps only)": ("return self.fc(x.sum((2, 3)) / x.shape[2] ** 2)", {"gap_head_any_size"}),
-    # no pooling at all: its forward raises on every square map but 1 x 1, so any_size cannot judge it and
-    # gap_head_forward alone charges it (issue 53 item 12: it cost both cells)
-    "flattens the maps": ("return self.fc(x.flatten(1))", {"gap_head_forward"}),
+    # no pooling at all: wrong at the square sizes too, and it takes no size but 1 x 1 (both rules broken)
+    "flattens the maps": ("return self.fc(x.flatten(1))", {"gap_head_forward", "gap_head_any_size"}),
+    # ... but a head that pools and then flattens the batch axis too gives one image's logits: gap_head_forward
+    # alone charges the batch axis (issue 53 item 12: it cost both cells)
+    "flattens the batch axis too": ("return self.fc(self.pool(x).flatten())", {"gap_head_forward"}),
     # a head whose logits ignore the maps (the corpus's zero-head cheat): the same logits at every shape,
     # but any_size also asks that the logits move with the maps
     "returns zeros": ("return torch.zeros(x.shape[0], self.fc.out_features)", {"gap_head_forward", "gap_head_any_size"}),
