@@ -643,7 +643,7 @@ def verdict_of(rule, *args, **kwargs) -> tuple[str, str]:
 
 
 def _review_data_loops(function, name: str) -> None:
-    from course.timing import _review_data_loops as review
+    from course.timing import review_data_loops as review
 
     review(function, name)
 
@@ -669,7 +669,7 @@ def judge(lesson: str, program: str, entries: set[str] | None = None) -> tuple[s
             continue
         source = definition_source([program], target)
         # check_vectorized: the cost (measured under the grader, not here) and, where it passes, the loop reading
-        # that sends a loop over the data to review (course.timing._review_data_loops)
+        # that sends a loop over the data to review (course.timing.review_data_loops)
         check = _review_data_loops if rule == "check_vectorized" else getattr(checks, rule)
         found.append(verdict_of(check, _Graded(source or program, namespace), target))
     for kind in ("forbidden", "review"):

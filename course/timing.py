@@ -390,7 +390,7 @@ def _loop_hint(function: Callable, name: str) -> str:
     return ""
 
 
-def _review_data_loops(function: Callable, name: str) -> None:
+def review_data_loops(function: Callable, name: str) -> None:
     """After the cost passed: where the static reading of the loops (:class:`~course.checks.analysis.loops._LoopNests`,
     as :func:`course.checks.check_kernel_loops` reads them) sees a Python loop whose length grows with the data,
     :class:`~course.checks.NeedsReview` (the third verdict: a loop over the shorter side of the maps costs little on
@@ -399,11 +399,11 @@ def _review_data_loops(function: Callable, name: str) -> None:
     reader's own trouble never changes the verdict; the grader's failure is raised."""
     from course.checks import NeedsReview
     from course.checks.analysis.lists import LOOP_INSTEAD
-    from course.checks.analysis.loop_rules import _loop_nests
+    from course.checks.analysis.loop_rules import loop_nests
     from course.checks.analysis.text import in_cells
 
     try:
-        nests = _loop_nests(function, name, ("output_size",))
+        nests = loop_nests(function, name, ("output_size",))
         over_data = [problem for problem in nests.problems if problem not in nests.unread()]
         found = in_cells("; ".join(over_data[:3]), nests.text, nests.cells) if over_data else ""
     except Exception as error:
@@ -532,7 +532,7 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
     every process of the sandboxed child, read by the grader (the child's own report is never asked); the
     baseline's are this thread's (:func:`baseline_seconds`). On failure the message carries what the static
     reading of the loops says (:func:`_loop_hint`), as a hint only; where every call passes but that reading sees
-    a loop over the data, the third verdict (:func:`_review_data_loops`: review, 0 until read). Returns one row per call: ``{"shape",
+    a loop over the data, the third verdict (:func:`review_data_loops`: review, 0 until read). Returns one row per call: ``{"shape",
     "seconds", "baseline_seconds", "limit", "per_element", "ratio"}`` (``per_element``: seconds per result element).
 
     The rule is the time, not the values (the value tests judge those, so one wrong value costs their points
@@ -582,5 +582,5 @@ def check_vectorized(function: Callable, baseline: Callable, calls, name: str, h
                    "offsets is fine, its length does not grow with the input.") + _loop_hint(function, name))
         rows.append({"shape": list(np.shape(args[0])), "seconds": seconds, "baseline_seconds": base, "limit": limit,
                      "per_element": seconds / max(1, expected.size), "ratio": seconds / base if base > 0 else float("inf")})
-    _review_data_loops(function, name)
+    review_data_loops(function, name)
     return rows

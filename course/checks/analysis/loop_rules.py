@@ -25,7 +25,7 @@ def long_output_case(seed: int) -> tuple[tuple[int, int, int, int], tuple[int, i
     return (1, 2) + size, kernel, stride, padding
 
 
-def _loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNests:
+def loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNests:
     """:class:`_LoopNests` of ``function``'s source (with its helpers), read as :func:`check_avoids` reads it;
     ``text`` and ``cells`` (to count its lines in, :func:`in_cells`) ride along."""
     try:
@@ -48,7 +48,7 @@ def check_kernel_loops(function: Any, name: str, given: Iterable[str] = ("output
     loops of the helpers it calls) turns only as often as the kernel says: a ``range`` bounded by
     ``kernel_size``, ``stride`` or ``padding``, or a fixed tuple, never the outputs, channels or images.
     What the rule cannot bound fails (see :class:`_LoopNests`), with what to write instead."""
-    nests = _loop_nests(function, name, given)
+    nests = loop_nests(function, name, given)
     if nests.problems:
         raise AssertionError(in_cells(f"{name} (or a helper it calls) loops in Python over what is not the kernel's "
                                       f"offsets: {'; '.join(nests.problems[:3])}. Instead, {LOOP_INSTEAD}",
@@ -66,7 +66,7 @@ def check_output_loops(function: Any, name: str, given: Iterable[str] = ("output
     copies what whole-array code computed (``sliding_window_view``, prefix sums, shift-and-add outside the nest,
     band matrices with ``@``), every binding on the way read. *Unproved* (:class:`~course.checks.NeedsReview`):
     loops the rule cannot read as such a nest, or a copy through a binding it does not read."""
-    nests = _loop_nests(function, name, given)
+    nests = loop_nests(function, name, given)
     depth = nests.data_depth
     if depth >= 2:
         return
