@@ -78,7 +78,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     root = root_of(args)
     chosen = coursedir.check_lessons(args.lessons, root)
     if variants.sync_enabled(root):  # the notebooks show what grading uses
-        print(f"c.Variants.enabled = {variants.enabled(root)} written into {variants.TERM_FILE}")
+        print(f"c.Variants.enabled = {variants.enabled(root)} written into {variants.term_file(root)}")
     failures, unchanged = 0, 0
     print(f"{'lesson':<20} {'graded cells':>12} {'points':>7}  solutions pass  stubs fail")
     for lesson in chosen:
@@ -365,7 +365,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
     root = root_of(args)
     if args.new_term:
         salt = variants.new_term(root, args.salt, force=args.force)
-        print(f"new term: salt {salt!r} written into {variants.TERM_FILE}; every student's numbers are new "
+        print(f"new term: salt {salt!r} written into {variants.term_file(root)}; every student's numbers are new "
               "(run avgpool-course release, then hand out the new release)")
         return 0
     if not args.student:

@@ -25,7 +25,6 @@ from traitlets.config import Configurable
 from autograder import coursedir
 from course import term, variants
 
-TERM_FILE = Path(term.__file__)
 #: The cell tag of a lesson's id cell (the one that calls ``student_id("...")``).
 ID_TAG = "student-id"
 #: How a record's note about a notebook id that is not the graded identity begins (the report lists them).
@@ -196,20 +195,41 @@ def graded_lessons(root: Path) -> list[str]:
     return sorted(lesson for lesson in lessons() if any((Path(root) / "records" / lesson).glob("*.json")))
 
 
-def write_term(salt: str, enabled_: bool) -> None:
-    """Rewrite :mod:`course.term` (:data:`TERM_FILE`) with ``salt`` and ``enabled_`` (the rest of the file kept)."""
-    path = TERM_FILE
+def term_file(root: Path) -> Path:
+    """The term file of course ``root``: its own ``course/term.py`` (what its bundle ships to students). A course
+    folder without one (a scratch copy, the sample class's) has no term of its own to change."""
+    return Path(root) / "course" / "term.py"
+
+
+def read_term(path: Path) -> tuple[str, bool]:
+    """``(SALT, ENABLED)`` of a term file, read (never run)."""
+    values = {}
+    for node in ast.parse(Path(path).read_text()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = ast.literal_eval(node.value)
+    return str(values["SALT"]), bool(values["ENABLED"])
+
+
+def write_term(root: Path, salt: str, enabled_: bool) -> Path:
+    """Rewrite course ``root``'s term file (:func:`term_file`) with ``salt`` and ``enabled_`` (the rest kept);
+    this process's :mod:`course.term` too when it is that file. Returns the file."""
+    path = term_file(root)
+    if not path.is_file():
+        raise coursedir.CourseError(f"{path} does not exist: run this in the course folder whose course/ package "
+                                    "students receive (--root)")
     if not re.fullmatch(r"[A-Za-z0-9._-]{4,64}", salt):
         raise coursedir.CourseError(f"--salt must be 4-64 letters, digits, '.', '_' or '-', got {salt!r}")
     text = path.read_text()
     text = re.sub(r"(?m)^SALT = .*$", f"SALT = {json.dumps(salt)}", text)
     text = re.sub(r"(?m)^ENABLED = .*$", f"ENABLED = {bool(enabled_)}", text)
     path.write_text(text)
-    term.SALT, term.ENABLED = salt, bool(enabled_)
+    if path.resolve() == Path(term.__file__).resolve():
+        term.SALT, term.ENABLED = salt, bool(enabled_)
+    return path
 
 
 def new_term(root: Path, salt: str | None = None, force: bool = False) -> str:
-    """A new salt (``salt``, else a fresh one) in :mod:`course.term`: every student's numbers change.
+    """A new salt (``salt``, else a fresh one) in course ``root``'s term file: every student's numbers change.
     Refused while a lesson with variants has graded submissions (their grades were given on the old numbers)
     unless ``force``. Returns the new salt."""
     graded = graded_lessons(root)
@@ -218,17 +238,21 @@ def new_term(root: Path, salt: str | None = None, force: bool = False) -> str:
                                     "has graded submissions (records/) given on the current ones; start the new term "
                                     "in a fresh course folder, or pass --force to change it anyway")
     salt = salt or f"term-{secrets.token_hex(6)}"
-    write_term(salt, term.ENABLED)
+    write_term(root, salt, read_term(term_file(root))[1] if term_file(root).is_file() else True)
     return salt
 
 
 def sync_enabled(root: Path) -> bool:
-    """Write ``c.Variants.enabled`` of course ``root`` into :mod:`course.term` when they differ (the release
-    step: the notebooks then show what grading uses). Returns whether the file changed."""
-    wanted = enabled(root)
-    if wanted == term.ENABLED:
+    """Write ``c.Variants.enabled`` of course ``root`` into its own term file when they differ (the release
+    step: the notebooks then show what grading uses); a course folder without a term file of its own is left
+    alone. Returns whether the file changed."""
+    path = term_file(root)
+    if not path.is_file():
         return False
-    write_term(term.SALT, wanted)
+    salt, shipped = read_term(path)
+    if enabled(root) == shipped:
+        return False
+    write_term(root, salt, enabled(root))
     return True
 
 

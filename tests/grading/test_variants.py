@@ -132,42 +132,46 @@ def test_the_instructors_answers_are_the_graded_keys_own():
 
 
 @pytest.fixture
-def term_copy(tmp_path, monkeypatch):
-    """course/term.py copied to a scratch file that the commands write instead (this process's term restored)."""
-    from autograder import variants
-    from course import term
-
-    scratch = tmp_path / "term.py"
-    scratch.write_text(variants.TERM_FILE.read_text())
-    monkeypatch.setattr(variants, "TERM_FILE", scratch)
-    monkeypatch.setattr(term, "SALT", term.SALT)
-    monkeypatch.setattr(term, "ENABLED", term.ENABLED)
-    return scratch
-
-
-def test_a_new_term_is_refused_once_a_lesson_has_graded_submissions_unless_forced(tmp_path, term_copy, capsys):
-    from autograder import cli
+def course_root(tmp_path, monkeypatch):
+    """A course folder with its own copy of course/term.py (what the commands write); this process's term kept."""
     from course import term
 
     root = coursedir.copy_course(REPO, tmp_path / "course", [LESSON])
+    (root / "course").mkdir()
+    (root / "course" / "term.py").write_text((REPO / "course" / "term.py").read_text())
+    monkeypatch.setattr(term, "SALT", term.SALT)
+    monkeypatch.setattr(term, "ENABLED", term.ENABLED)
+    return root
+
+
+def test_a_new_term_is_refused_once_a_lesson_has_graded_submissions_unless_forced(course_root, capsys):
+    from autograder import cli
+    from autograder.variants import read_term
+
+    root, shipped = course_root, (REPO / "course" / "term.py").read_text()
     before = answers("alice")
     assert cli.main(["variants", "--new-term", "--salt", "spring-2027", "--root", str(root)]) == 0
-    assert 'SALT = "spring-2027"' in term_copy.read_text() and term.SALT == "spring-2027"
-    assert answers("alice") != before, "a new term: new numbers"
+    assert read_term(root / "course" / "term.py") == ("spring-2027", True)
+    assert answers("alice", salt="spring-2027") != before, "a new term: new numbers"
+    assert (REPO / "course" / "term.py").read_text() == shipped, "only the course folder's own term changes"
     (root / "records" / LESSON).mkdir(parents=True)
     (root / "records" / LESSON / "alice.json").write_text("{}")
     assert cli.main(["variants", "--new-term", "--salt", "autumn-2027", "--root", str(root)]) == 2
-    assert "already has graded submissions" in capsys.readouterr().err and term.SALT == "spring-2027"
+    assert "already has graded submissions" in capsys.readouterr().err
+    assert read_term(root / "course" / "term.py")[0] == "spring-2027"
     assert cli.main(["variants", "--new-term", "--salt", "autumn-2027", "--force", "--root", str(root)]) == 0
-    assert term.SALT == "autumn-2027" and 'SALT = "autumn-2027"' in term_copy.read_text()
+    assert read_term(root / "course" / "term.py")[0] == "autumn-2027"
     assert cli.main(["variants", "--new-term", "--salt", "a b", "--force", "--root", str(root)]) == 2
     assert "--salt must be" in capsys.readouterr().err
+    scratch = coursedir.copy_course(REPO, root.parent / "scratch", [LESSON])  # no course/ of its own
+    assert cli.main(["variants", "--new-term", "--root", str(scratch)]) == 2
+    assert "course/term.py does not exist" in capsys.readouterr().err
 
 
-def test_the_variants_command_prints_a_students_numbers_and_answers(tmp_path, term_copy, capsys):
+def test_the_variants_command_prints_a_students_numbers_and_answers(course_root, capsys):
     from autograder import cli
 
-    root = coursedir.copy_course(REPO, tmp_path / "course", [LESSON])
+    root = course_root
     assert cli.main(["variants", "--student", "alice", "--root", str(root)]) == 0
     out = capsys.readouterr().out
     own = answers("alice")
@@ -183,11 +187,15 @@ def test_the_variants_command_prints_a_students_numbers_and_answers(tmp_path, te
     assert cli.main(["variants", "--student", "alice", "--root", str(root)]) == 0
     out = capsys.readouterr().out
     assert "OFF" in out and json.dumps(answers(None)["worked_example"]["numbers"]) in out
-    from autograder.variants import sync_enabled
-    from course import term
+    from autograder.variants import read_term, sync_enabled
 
-    assert sync_enabled(root) and term.ENABLED is False and "ENABLED = False" in term_copy.read_text()
+    shipped = (REPO / "course" / "term.py").read_text()
+    assert sync_enabled(root) and read_term(root / "course" / "term.py")[1] is False
     assert not sync_enabled(root), "in agreement: nothing written"
+    assert (REPO / "course" / "term.py").read_text() == shipped, "the repository's own term is not this course's"
+    scratch = coursedir.copy_course(REPO, root.parent / "scratch", [LESSON])
+    (scratch / "nbgrader_config.py").write_text((scratch / "nbgrader_config.py").read_text() + "\nc.Variants.enabled = False\n")
+    assert not sync_enabled(scratch), "a course folder without course/term.py of its own: nothing to write"
 
 
 def test_the_main_jobs_line_counts_the_distinct_variants(tmp_path, capsys):
