@@ -208,6 +208,8 @@ def mistakes_for(cells: dict[str, str]) -> dict[str, dict[str, str]]:
     return found
 
 
+#: The tag of a solution cell the grader replaces by the course's own (autograder.grading.lesson's GIVEN_TAG).
+GIVEN_TAG = "given-at-grading"
 #: Independent honest solutions, per lesson: ``<course>/honest/<lesson>/*.py`` (course material beside
 #: ``source/``, never shipped in the wheel: they are solutions). Each file holds ``# %% <grade_id>`` sections,
 #: each one cell's whole source as another student wrote it; the reference is always one more version.
@@ -539,8 +541,9 @@ class Hands:
     latest honest complete student when the next student hands in complete work."""
 
     def __init__(self, versions: dict[str, list[tuple[str, str]]], given: set[str], seed: int, lesson: str,
-                 plants: list[Plant]):
+                 plants: list[Plant], given_at_grading: frozenset = frozenset()):
         self.seed, self.lesson, self.plants = seed, lesson, list(plants)
+        self.given_at_grading = given_at_grading  # cells the grader replaces by the course's: a mistake there costs nothing
         self.versions = Versions(versions, given, random.Random(f"{seed}/{lesson}"))
         self.avoid = frozenset(given.union(*(_names(t)[1] for v in versions.values() for _, t in v)))
         self.handed: dict = {}   # student -> (combo, answers as handed in)
@@ -563,8 +566,8 @@ class Hands:
         """An honest student's cells with ``mistake`` made (on versions it applies to)."""
         found = next(m for m in MISTAKES if m.name == mistake)
         fits = {(g, i) for g, versions in self.versions.versions.items() for i, (_, text) in enumerate(versions)
-                if apply_mistake(found, {g: text})}
-        combo = self.versions.draw(fits=fits)
+                if g not in self.given_at_grading and apply_mistake(found, {g: text})}  # a cell that is graded
+        combo = self.versions.draw(fits=fits or None)
         cells = self.versions.cells(combo)
         answers = restyle({**cells, **apply_mistake(found, cells)}, self._rng(student), avoid=self.avoid)
         self.handed[student] = (combo, answers)
@@ -656,8 +659,10 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
         per_lesson[lesson] = (release_nb, reference, mistakes_for(reference),
                               FIRST_DUE + dt.timedelta(days=7 * index))
         given = given_names(release_nb)
+        replaced = frozenset(c.metadata.get("nbgrader", {}).get("grade_id") for c in release_nb.cells
+                             if GIVEN_TAG in c.metadata.get("tags", []))
         hands[lesson] = Hands(honest_versions(root, lesson, reference), given, seed, lesson,
-                              [p for p in PLANTS if p.lesson == lesson])
+                              [p for p in PLANTS if p.lesson == lesson], replaced)
     for i, person in enumerate(people):
         for number, lesson in enumerate(lessons):
             special = 0 < i <= len(SPECIAL) and number == 0  # the special students hand in the first lesson
