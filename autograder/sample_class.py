@@ -341,7 +341,13 @@ SYNONYMS = {"out": ("result", "res", "pooled"), "total": ("acc", "window_total",
             "channels": ("c_count", "n_channels"), "window": ("patch", "win"), "cam": ("heat", "act_map"),
             "gaps": ("diffs", "deltas"), "result": ("output", "answer"), "count": ("n_real", "cnt"),
             "average": ("avg", "mean_map"), "maximum": ("mx", "max_map"), "batch_t": ("t",), "padded": ("big", "xp"),
-            "train": ("train_acc",), "held_out": ("val_acc", "held")}
+            "train": ("train_acc",), "held_out": ("val_acc", "held"), "oh": ("out_rows", "n_h"),
+            "ow": ("out_cols", "n_w"), "kh": ("k_h", "win_h"), "kw": ("k_w", "win_w"), "sh": ("s_h", "step_h"),
+            "sw": ("s_w", "step_w"), "ph": ("p_h", "pad_h"), "pw": ("p_w", "pad_w"), "g": ("grad", "gx"),
+            "acc": ("window_sum", "tot"), "share": ("part", "portion"), "rows": ("row_range", "rr"),
+            "cols": ("col_range", "cc"), "r0": ("top", "r_lo"), "c0": ("left", "c_lo"), "y": ("pooled_out", "z"),
+            "n": ("count", "num"), "k": ("kern", "ksz"), "s": ("strd", "st"),
+            "p": ("pd", "padd")}
 #: What students write above a cell of theirs, now and then.
 NOTES = ("# my solution", "# worked this out on paper first", "# checked against the examples above",
          "# second try, this one passes", "# TODO tidy up")
