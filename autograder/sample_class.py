@@ -597,8 +597,8 @@ class Hands:
         else:  # reordered, and one cell (the smallest another version exists of) another honest version
             weight = self.versions.weight
             others = [c for c in self.versions.combos if sum(i != j for i, j in zip(c, combo)) == 1]
-            other = min(others, key=lambda c: next(weight[g, i] for g, i, j in zip(self.versions.ids, c, combo)
-                                                   if i != j), default=combo)
+            other = min(others, key=lambda c: next(weight[g, i] + weight[g, j] for g, i, j
+                                                   in zip(self.versions.ids, c, combo) if i != j), default=combo)
             changed = {g: t for g, t in self.versions.cells(other).items() if t != self.versions.cells(combo)[g]}
             answers = restyle({**handed, **changed}, rng, renames=0.0, comments=0.0, order=1.0, note=False,
                               avoid=self.avoid)
