@@ -208,6 +208,8 @@ def mistakes_for(cells: dict[str, str]) -> dict[str, dict[str, str]]:
     return found
 
 
+#: The tag of a solution cell the grader replaces by the course's own (autograder.grading.lesson's GIVEN_TAG).
+GIVEN_TAG = "given-at-grading"
 #: Independent honest solutions, per lesson: ``<course>/honest/<lesson>/*.py`` (course material beside
 #: ``source/``, never shipped in the wheel: they are solutions). Each file holds ``# %% <grade_id>`` sections,
 #: each one cell's whole source as another student wrote it; the reference is always one more version.
@@ -339,7 +341,13 @@ SYNONYMS = {"out": ("result", "res", "pooled"), "total": ("acc", "window_total",
             "channels": ("c_count", "n_channels"), "window": ("patch", "win"), "cam": ("heat", "act_map"),
             "gaps": ("diffs", "deltas"), "result": ("output", "answer"), "count": ("n_real", "cnt"),
             "average": ("avg", "mean_map"), "maximum": ("mx", "max_map"), "batch_t": ("t",), "padded": ("big", "xp"),
-            "train": ("train_acc",), "held_out": ("val_acc", "held")}
+            "train": ("train_acc",), "held_out": ("val_acc", "held"), "oh": ("out_rows", "n_h"),
+            "ow": ("out_cols", "n_w"), "kh": ("k_h", "win_h"), "kw": ("k_w", "win_w"), "sh": ("s_h", "step_h"),
+            "sw": ("s_w", "step_w"), "ph": ("p_h", "pad_h"), "pw": ("p_w", "pad_w"), "g": ("grad", "gx"),
+            "acc": ("window_sum", "tot"), "share": ("part", "portion"), "rows": ("row_range", "rr"),
+            "cols": ("col_range", "cc"), "r0": ("top", "r_lo"), "c0": ("left", "c_lo"), "y": ("pooled_out", "z"),
+            "n": ("count", "num"), "k": ("kern", "ksz"), "s": ("strd", "st"),
+            "p": ("pd", "padd")}
 #: What students write above a cell of theirs, now and then.
 NOTES = ("# my solution", "# worked this out on paper first", "# checked against the examples above",
          "# second try, this one passes", "# TODO tidy up")
@@ -550,8 +558,9 @@ class Hands:
     latest honest complete student when the next student hands in complete work."""
 
     def __init__(self, versions: dict[str, list[tuple[str, str]]], given: set[str], seed: int, lesson: str,
-                 plants: list[Plant]):
+                 plants: list[Plant], given_at_grading: frozenset = frozenset()):
         self.seed, self.lesson, self.plants = seed, lesson, list(plants)
+        self.given_at_grading = given_at_grading  # cells the grader replaces by the course's: a mistake there costs nothing
         self.versions = Versions(versions, given, random.Random(f"{seed}/{lesson}"))
         self.avoid = frozenset(given.union(*(_names(t)[1] for v in versions.values() for _, t in v)))
         self.handed: dict = {}   # student -> (combo, answers as handed in)
@@ -574,8 +583,8 @@ class Hands:
         """An honest student's cells with ``mistake`` made (on versions it applies to)."""
         found = next(m for m in MISTAKES if m.name == mistake)
         fits = {(g, i) for g, versions in self.versions.versions.items() for i, (_, text) in enumerate(versions)
-                if apply_mistake(found, {g: text})}
-        combo = self.versions.draw(fits=fits)
+                if g not in self.given_at_grading and apply_mistake(found, {g: text})}  # a cell that is graded
+        combo = self.versions.draw(fits=fits or None)
         cells = self.versions.cells(combo)
         answers = restyle({**cells, **apply_mistake(found, cells)}, self._rng(student), avoid=self.avoid)
         self.handed[student] = (combo, answers)
@@ -599,8 +608,8 @@ class Hands:
         else:  # reordered, and one cell (the smallest another version exists of) another honest version
             weight = self.versions.weight
             others = [c for c in self.versions.combos if sum(i != j for i, j in zip(c, combo)) == 1]
-            other = min(others, key=lambda c: next(weight[g, i] for g, i, j in zip(self.versions.ids, c, combo)
-                                                   if i != j), default=combo)
+            other = min(others, key=lambda c: next(weight[g, i] + weight[g, j] for g, i, j
+                                                   in zip(self.versions.ids, c, combo) if i != j), default=combo)
             changed = {g: t for g, t in self.versions.cells(other).items() if t != self.versions.cells(combo)[g]}
             answers = restyle({**handed, **changed}, rng, renames=0.0, comments=0.0, order=1.0, note=False,
                               avoid=self.avoid)
@@ -667,8 +676,10 @@ def generate(out: Path, root: Path = coursedir.REPO, students: int = 40, seed: i
         per_lesson[lesson] = (release_nb, reference, mistakes_for(reference),
                               FIRST_DUE + dt.timedelta(days=7 * index))
         given = given_names(release_nb)
+        replaced = frozenset(c.metadata.get("nbgrader", {}).get("grade_id") for c in release_nb.cells
+                             if GIVEN_TAG in c.metadata.get("tags", []))
         hands[lesson] = Hands(honest_versions(root, lesson, reference), given, seed, lesson,
-                              [p for p in PLANTS if p.lesson == lesson])
+                              [p for p in PLANTS if p.lesson == lesson], replaced)
     for i, person in enumerate(people):
         for number, lesson in enumerate(lessons):
             special = 0 < i <= len(SPECIAL) and number == 0  # the special students hand in the first lesson

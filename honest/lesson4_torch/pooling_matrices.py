@@ -19,7 +19,7 @@ class AvgPool2dFunction(torch.autograd.Function):
             raise TypeError(f"x should be a float tensor, got {x.dtype}")
         if not isinstance(count_include_pad, bool):
             raise TypeError("count_include_pad should be a bool")
-        h_out, w_out = output_size(x.shape[-2:], kernel_size, stride, padding)
+        h_out, w_out = output_size(tuple(x.shape[-2:]), kernel_size, stride, padding)
         k = [kernel_size] * 2 if isinstance(kernel_size, (int, np.integer)) else list(kernel_size)
         s = [stride] * 2 if isinstance(stride, (int, np.integer)) else list(stride)
         p = [padding] * 2 if isinstance(padding, (int, np.integer)) else list(padding)
