@@ -320,6 +320,16 @@ def test_a_name_rebound_from_itself_is_resolved_and_ends():
     assert "m.Linear (torch.nn.Linear)" in _refusal(cheat, LESSON5)
 
 
+def test_a_name_rebound_from_a_chain_of_its_own_calls_ends_and_is_judged():
+    """``t = t.cumsum(2).cumsum(3)`` (a summed-area table, honest) once recursed without end in the parent; a
+    forbidden call in the same chain is still refused."""
+    honest = ("def pool(x, k):\n    t = np.pad(x, ((0, 0), (0, 0), (1, 0), (1, 0)))\n"
+              "    t = t.cumsum(axis=2).cumsum(axis=3)\n    return t[..., k:, k:] - t[..., :-k, :-k]")
+    check_avoids(_Graded(honest), POOLING_ONLY, "pool")
+    cheat = honest.replace("t.cumsum(axis=2).cumsum(axis=3)", "F.avg_pool2d(t, k).cumsum(axis=2).cumsum(axis=3)")
+    assert "F.avg_pool2d (torch.nn.functional.avg_pool2d" in _refusal(cheat)
+
+
 HONEST_POOL = ("class Pool:\n    def __init__(self, k):\n        self.kernel_size = k\n"
                "def pool(x, k):\n    layer = Pool(k)\n    layer.kernel_size = k\n"
                "    return x.unfold(2, layer.kernel_size, k).unfold(3, k, k).mean((-1, -2))")

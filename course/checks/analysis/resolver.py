@@ -108,6 +108,7 @@ class _Resolver:
         self.item_stores: list[tuple[ast.Name, ast.AST, _Scope]] = []
         self.decorated: list[tuple[ast.AST, ast.AST, _Scope]] = []
         self._reading: set[str] = set()  # attributes whose stored values are being read (self.a = self.a)
+        self._naming: set[tuple] = set()  # names whose kind is being found (t = t.cumsum(2).cumsum(3)), as ``seen``
         self.module = _Scope("module", None)
         self.scopes = [self.module]
         self._visit_body(getattr(tree, "body", [tree]), self.module)
@@ -430,17 +431,22 @@ class _Resolver:
             if carried.paths:
                 return "library"
             where = self.lookup(node.id, scope)
-            if where is None or (id(where), node.id) in seen:
+            key = (id(where), node.id)
+            if where is None or key in seen or key in self._naming:  # a name read in its own value: its other bindings
                 return "data"
             kinds = set()
-            for binding in where.bindings.get(node.id, []):
-                kind, detail, value_scope, _ = binding
-                if kind in ("def", "class"):
-                    kinds.add("own")
-                elif kind == "assign" and detail is not None:
-                    kinds.add(self.kind(detail, value_scope, seen | {(id(where), node.id)}))
-                elif kind != "param" and self._binding(binding).holds:
-                    kinds.add("unknown")  # a loop target, an item stored, an except target... that may be a function
+            self._naming.add(key)  # also across carried(), which starts kind() afresh (a chain of calls on the name)
+            try:
+                for binding in where.bindings.get(node.id, []):
+                    kind, detail, value_scope, _ = binding
+                    if kind in ("def", "class"):
+                        kinds.add("own")
+                    elif kind == "assign" and detail is not None:
+                        kinds.add(self.kind(detail, value_scope, seen | {key}))
+                    elif kind != "param" and self._binding(binding).holds:
+                        kinds.add("unknown")  # a loop target, an item stored, an except target... that may be a function
+            finally:
+                self._naming.discard(key)
             return next((k for k in ("unknown", "own result", "own") if k in kinds), "data")
         if isinstance(node, (ast.Attribute, ast.Subscript)) or _literal_getattr(node):
             if isinstance(node, ast.Attribute) and self.carried(node, scope).paths:
