@@ -330,6 +330,21 @@ def test_a_name_rebound_from_a_chain_of_its_own_calls_ends_and_is_judged():
     assert "F.avg_pool2d (torch.nn.functional.avg_pool2d" in _refusal(cheat)
 
 
+def test_a_reading_that_fails_sends_the_cell_to_review_never_to_a_silent_zero(monkeypatch):
+    """Where the rules' own reading of the code runs out of stack, nothing is proved: the third verdict."""
+    from course.checks.analysis import avoids
+
+    honest = "def pool(x, k):\n    return x.unfold(2, k, k).unfold(3, k, k).mean((-1, -2))"
+    check_avoids(_Graded(honest), POOLING_ONLY, "pool")
+
+    def runs_out(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(avoids, "_Resolver", runs_out)
+    with pytest.raises(NeedsReview, match="reading of pool failed .RecursionError."):
+        check_avoids(_Graded(honest), POOLING_ONLY, "pool")
+
+
 HONEST_POOL = ("class Pool:\n    def __init__(self, k):\n        self.kernel_size = k\n"
                "def pool(x, k):\n    layer = Pool(k)\n    layer.kernel_size = k\n"
                "    return x.unfold(2, layer.kernel_size, k).unfold(3, k, k).mean((-1, -2))")

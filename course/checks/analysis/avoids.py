@@ -197,6 +197,18 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
     if namespace is None:  # the student's kernel: the function's own module (the notebook)
         own_module = getattr(function, "__module__", None)
         namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
+    try:
+        _judge(tree, text, cells, namespace, own_module, forbidden, name, allowed, function)
+    except AssertionError:  # proved forbidden, or unproved (NeedsReview)
+        raise
+    except (RecursionError, MemoryError) as exc:
+        # the rules' own reading failed on this code: nothing is proved either way, so a person reads it
+        raise _unproved(name, f"the grader's reading of {name} failed ({type(exc).__name__}), so no rule could "
+                        "check it", [f"{name} (line 1)"], text, cells) from None
+
+
+def _judge(tree, text: str, cells, namespace, own_module, forbidden, name: str, allowed, function) -> None:
+    """The three verdicts of :func:`check_avoids` on the parsed source (raises, or returns when allowed)."""
     resolver = _Resolver(tree, namespace, own_module)
     found = forbidden_uses(tree, forbidden, resolver=resolver)
     found += forbidden_identities(resolver.kinded_uses(tree), forbidden)
