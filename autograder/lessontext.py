@@ -83,16 +83,23 @@ def secret_lines(notebook, kinds: tuple[str, ...] = tuple(KINDS), delims: Delimi
     """
     delims = delims or nbgrader_defaults()
     secret: set[str] = set()
+    for cell in cells_of(notebook):
+        for kind in kinds:
+            secret.update(regions(cell.source, *delims[kind])[0])
+    visible = visible_lines(notebook, delims)
+    return {line for line in secret - visible if len(line) >= MIN_LENGTH and not line.startswith("#")}
+
+
+def visible_lines(notebook, delims: Delimiters | None = None) -> set[str]:
+    """The lines of ``notebook`` (a source notebook) outside every secret region: what its release shows."""
+    delims = delims or nbgrader_defaults()
     visible: set[str] = set()
     for cell in cells_of(notebook):
-        text = cell.source
-        for kind in kinds:
-            secret.update(regions(text, *delims[kind])[0])
-        outside = text
+        outside = cell.source
         for kind in KINDS:
             outside = "\n".join(regions(outside, *delims[kind])[1])
         visible.update(line.strip() for line in outside.splitlines())
-    return {line for line in secret - visible if len(line) >= MIN_LENGTH and not line.startswith("#")}
+    return visible
 
 
 def strip_markers(source: str, delims: Delimiters | None = None) -> str:

@@ -216,3 +216,25 @@ def test_the_windows_commands_match_the_install_files(readme, unpacked):
     assert "-r requirements.lock" in (folder / environment).read_text()
     lock = (folder / "requirements.lock").read_text()
     assert not [p for p in pins.unpinned(REPO, lock, extras=()) if p.startswith("Windows")]
+
+
+def test_a_line_one_lesson_shows_is_no_leak_where_another_lessons_key_holds_it(tmp_path):
+    """Lesson 1's stub shows ``def output_size(...)`` and its docstring; lesson 2's key holds them too, inside
+    its solution region: finding them in a bundle is no leak. A key line no lesson shows still is."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    signature = "def output_size(input_size, kernel_size, stride=0, padding=0):"
+    secret = "    return tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(input_size, kernel_size, stride, padding))"
+    lessons = {"lesson1": f"{signature}\n    ### BEGIN SOLUTION\n{secret}\n    ### END SOLUTION\n",
+               "lesson2": f"### BEGIN SOLUTION\n{signature}\n{secret}\n### END SOLUTION\n"}
+    for lesson, text in lessons.items():
+        (tmp_path / "source" / lesson).mkdir(parents=True)
+        nbformat.write(new_notebook(cells=[new_code_cell(text)]), tmp_path / "source" / lesson / f"{lesson}.ipynb")
+    (tmp_path / "autograder").mkdir()
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "stub.py").write_text(f"{signature}\n    # YOUR CODE HERE\n    raise NotImplementedError()\n")
+    assert leaks.scan(bundle, tmp_path) == []
+    (bundle / "answer.py").write_text(f"{signature}\n{secret}\n")
+    assert any("answer.py: solution or hidden-test text" in p for p in leaks.scan(bundle, tmp_path))
