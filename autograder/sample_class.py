@@ -563,6 +563,9 @@ class Hands:
         self.given_at_grading = given_at_grading  # cells the grader replaces by the course's: a mistake there costs nothing
         self.versions = Versions(versions, given, random.Random(f"{seed}/{lesson}"))
         self.avoid = frozenset(given.union(*(_names(t)[1] for v in versions.values() for _, t in v)))
+        # a student's own hand (renamed locals, comments dropped...) only beside independent versions of the cells;
+        # a lesson with the reference alone (a course without honest/) hands it in as it is
+        self.styled = any(len(v) > 1 for v in versions.values())
         self.handed: dict = {}   # student -> (combo, answers as handed in)
         self.ids: dict = {}      # student -> the student id collect gives
         self.source = None       # the latest honest complete student
@@ -571,7 +574,8 @@ class Hands:
         return random.Random(f"{self.seed}/{self.lesson}/{student}/{what}")
 
     def _hand_in(self, student, combo, **style) -> dict[str, str]:
-        answers = restyle(self.versions.cells(combo), self._rng(student), avoid=self.avoid, **style)
+        cells = self.versions.cells(combo)
+        answers = restyle(cells, self._rng(student), avoid=self.avoid, **style) if self.styled else cells
         self.handed[student] = (combo, answers)
         return answers
 
@@ -586,7 +590,8 @@ class Hands:
                 if g not in self.given_at_grading and apply_mistake(found, {g: text})}  # a cell that is graded
         combo = self.versions.draw(fits=fits or None)
         cells = self.versions.cells(combo)
-        answers = restyle({**cells, **apply_mistake(found, cells)}, self._rng(student), avoid=self.avoid)
+        answers = {**cells, **apply_mistake(found, cells)}
+        answers = restyle(answers, self._rng(student), avoid=self.avoid) if self.styled else answers
         self.handed[student] = (combo, answers)
         return answers
 

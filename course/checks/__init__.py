@@ -42,7 +42,7 @@ from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, 
                                           TENSOR_ARITHMETIC, UNKNOWN, UNREADABLE_PATHS)
 from course.checks.analysis.lists import (CONSUMERS, GEOMETRY, GEOMETRY_BOUND, LOOP_INSTEAD, LOOP_LIMIT, NPY_MAXDIMS,
                                           PER_ELEMENT_CALLS, SHAPE_ARGUMENTS)
-from course.checks.analysis.loop_rules import check_kernel_loops, check_output_loops, long_output_case
+from course.checks.analysis.loop_rules import check_kernel_loops, check_output_loops, long_output_case, loop_nests
 from course.checks.analysis.loops import _LoopNests
 from course.checks.analysis.objects import data_methods, returns_data
 from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses

@@ -436,7 +436,8 @@ def course_command(hub: Hub, tool: str, *argv: str, timeout: int = 600) -> subpr
 
 def hand_in_reviewed(hub: Hub, name: str) -> None:
     """``name`` fetches lesson 2 and submits it from a terminal (``nbgrader fetch_assignment``/``submit``), with
-    the reference's answers but the forward written with a ``while`` over the rows (:data:`WHILE_FORWARD`)."""
+    the reference's answers (its own predictions) but the forward written with a ``while`` over the rows
+    (:data:`WHILE_FORWARD`)."""
     import nbformat
 
     from autograder.sample_class import fill
@@ -444,7 +445,8 @@ def hand_in_reviewed(hub: Hub, name: str) -> None:
     for step in ("fetch_assignment", "submit"):
         if step == "submit":  # the student's own file: written into, so it keeps its owner
             notebook = hub.home(name) / REVIEWED / f"{REVIEWED}.ipynb"
-            cells = solution_cells(lab.REPO / "source" / REVIEWED / f"{REVIEWED}.ipynb")
+            cells = hand_sources(name, solution_cells(lab.REPO / "source" / REVIEWED / f"{REVIEWED}.ipynb"),
+                                 REVIEWED)  # the student's own predictions (variants on)
             nbformat.write(fill(nbformat.read(notebook, as_version=4), {**cells, "avg_pool2d_loops": WHILE_FORWARD}),
                            str(notebook))
         done = hub.as_user(name, str(BIN / "nbgrader"), step, REVIEWED)
