@@ -257,9 +257,10 @@ def item_button(page, section: str, label: str, lesson: str = LESSON):
     return row.locator("button", has_text=re.compile(rf"^\s*{label}\s*$")).first
 
 
-def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: list[Path]) -> None:
-    """Step 1 for student ``name``: log in, fetch lesson 1 from the Assignments list, type ``answer`` into the
-    worked example and press Validate (when given), submit."""
+def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: list[Path]) -> str:
+    """Step 1 for student ``name``: log in, fetch lesson 1 from the Assignments list, open it and run it down to
+    the worked example's own numbers, type ``answer`` into the worked example and press Validate (when given),
+    submit. Returns the text the numbers' cell printed (see :func:`shown_numbers`)."""
     log_in(page, hub, name)
     assignment_list(page)
     lab.screenshot(page, folder, f"{name}_released", shots)
@@ -267,14 +268,16 @@ def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: 
     submit = item_button(page, "fetched", "Submit")
     notebook = hub.home(name) / LESSON / f"{LESSON}.ipynb"
     assert notebook.is_file(), f"Fetch did not put {LESSON} into {name}'s home"
+    # open it as a student does, from the fetched assignment's list of notebooks (no page reload)
+    row = page.locator("#fetched_assignments_list .list_item", has_text=LESSON).first
+    row.locator("a.assignment-notebooks-link").click()
+    row.locator(".assignment-notebooks .item_name a", has_text=LESSON).first.click()
+    lab.wait_notebook_shown(page, hub.home(name), f"{LESSON}/{LESSON}.ipynb")
+    shown = shown_numbers(page, notebook)
+    lab.screenshot(page, folder, f"{name}_own_numbers", shots)
     if answer is not None:
         cells = lab.notebook_cells(notebook)
         exercise = lab.cell_index(notebook, "worked_example")
-        # open it as a student does, from the fetched assignment's list of notebooks (no page reload)
-        row = page.locator("#fetched_assignments_list .list_item", has_text=LESSON).first
-        row.locator("a.assignment-notebooks-link").click()
-        row.locator(".assignment-notebooks .item_name a", has_text=LESSON).first.click()
-        lab.wait_notebook_shown(page, hub.home(name), f"{LESSON}/{LESSON}.ipynb")
         lab.set_cell_source(page, exercise, answer)
         status, text = lab.validate(page)  # saves the notebook first
         lab.screenshot(page, folder, f"{name}_validated", shots)
@@ -284,11 +287,40 @@ def hand_in(page, hub: Hub, name: str, answer: str | None, folder: Path, shots: 
         assert status == "failed" and text.count("The following cell failed") == len(graded) - 2, \
             f"Validate after answering the worked example only: {status}\n{text}"
         assert "by_hand_avg" not in text, "the typed answer did not reach the saved notebook"
-        assignment_list(page)
-        submit = item_button(page, "fetched", "Submit")
+    assignment_list(page)
+    submit = item_button(page, "fetched", "Submit")
     submit.click()
     item_button(page, "submitted", "Fetch Feedback").wait_for()
     lab.screenshot(page, folder, f"{name}_submitted", shots)
+    return shown
+
+
+#: The worked example's cell prints the top-left window of the student's own matrix (the matrix is its picture).
+TOP_LEFT = "Your top-left window: ("
+
+
+def shown_numbers(page, notebook: Path) -> str:
+    """Run the open lesson 1 from its set-up cell down to the cell that shows the worked example's own numbers
+    (Shift+Enter, as a student does); the lines that cell and the id cell printed (whose numbers, which)."""
+    cells = lab.notebook_cells(notebook)
+    numbers = next(i for i, c in enumerate(cells) if 'variant("lesson1_by_hand", "worked_example")' in c["source"])
+    first = next(i for i, c in enumerate(cells) if c["type"] == "code")
+    lab.run_cells_from(page, first, numbers - first + 1)
+    outputs = lab.cell_outputs(page)
+    assert not any(out["error"] for out in outputs[:numbers + 1]), \
+        [lab.exception_line(out["error"]) for out in outputs[:numbers + 1] if out["error"]]
+    text = "\n".join(out["text"] for out in outputs[first:numbers + 1])
+    return "\n".join(line.strip() for line in text.splitlines() if "drawn for" in line or TOP_LEFT in line)
+
+
+def expected_numbers(name: str) -> str:
+    """What the worked example's cell prints for hub user ``name``: the top-left window of the matrix that
+    ``course.variants`` draws for them (computed here, in the test's process)."""
+    from course.variants import draw
+
+    matrix = draw(LESSON, "worked_example", name)["matrix"]
+    window = [float(v) for v in (*matrix[0][:2], *matrix[1][:2])]
+    return TOP_LEFT + " + ".join(f"{v:g}" for v in window) + f") / 4 = {sum(window) / 4:g}"
 
 
 def test_the_course_on_a_hub(hub, browser, screenshots):
@@ -310,9 +342,15 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
                 raise
 
     # 1. both students hand in through the Assignments list; alice answers the worked example first
+    shown = {}
     for name, typed in ((alice, answer), (bob, None)):
         with session(name) as (page, _):
-            hand_in(page, hub, name, typed, folder, shots)
+            shown[name] = hand_in(page, hub, name, typed, folder, shots)
+    # ... each saw their own numbers in the worked example's cell (issue 55): the hub login's variant
+    for name, text in shown.items():
+        assert f"drawn for your hub login {name!r}" in text, f"{name}'s id cell: {text!r}"
+        assert expected_numbers(name) in text, f"{name}'s worked example shows {text!r}, drew {expected_numbers(name)!r}"
+    assert shown[alice].splitlines()[-1] != shown[bob].splitlines()[-1], f"the same numbers for both: {shown}"
 
     # ... and alice hands in lesson 2 from her terminal: honest, but its forward's loop rule is unproved
     hand_in_reviewed(hub, alice)
@@ -375,6 +413,9 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
         while manual_grade(course, REVIEWED, "forward_avoids", alice)[1] != 2 and time.monotonic() < end:
             time.sleep(0.25)
         assert manual_grade(course, REVIEWED, "forward_avoids", alice)[:2] == (0, 2), "formgrader did not save it"
+        # the class report's item analysis and the copying page (issue 52), opened through the course service
+        course_command(hub, "avgpool-course", "report", "--copying")
+        check_report_pages(page, hub, folder, shots)
     course_command(hub, "avgpool-course", "export")
     (line,) = [r for r in csv.DictReader((course / "reports" / "grades.csv").open()) if r["student"] == alice]
     assert float(line[REVIEWED]) == full, f"grades.csv: alice's {REVIEWED} with the instructor's 2 points: {line}"
@@ -425,6 +466,40 @@ def test_the_course_on_a_hub(hub, browser, screenshots):
                     "lesson 2's feedback: the instructor's 2 points for forward_avoids"
                 shown = [line for line in hidden_lines(lab.REPO / "source" / REVIEWED / f"{REVIEWED}.ipynb") if line in text]
                 assert not shown, f"{name}'s lesson 2 feedback shows hidden test lines: {shown[:3]}"
+
+
+def check_report_pages(page, hub: Hub, folder: Path, shots: list[Path]) -> None:
+    """The instructor opens ``reports/report.html#items`` and ``reports/copying.html`` (``avgpool-course report
+    --copying``) from the course folder through the hub (the course service's files URL): the item analysis's
+    heading, table and picture and the copying page's heading render, and neither page asks anything of
+    another host than the hub (every request the hub's own URL or ``data:``)."""
+    requests: list[str] = []
+
+    def record(request) -> None:
+        requests.append(request.url)
+
+    page.on("request", record)
+    files = f"{hub.url}/services/{COURSE}/files/reports"
+    response = page.goto(f"{files}/report.html#items")
+    assert response.status == 200, f"report.html through the hub: HTTP {response.status}"
+    heading = page.locator("#items + h2")
+    assert heading.inner_text().startswith("Item analysis"), heading.inner_text()
+    heading.scroll_into_view_if_needed()
+    rows = page.locator("table.items tbody tr")
+    cells = [rows.nth(i).inner_text() for i in range(rows.count())]
+    assert any("worked_example_tests" in row for row in cells), f"item analysis rows: {cells}"
+    picture = page.locator("#items ~ img").first  # the difficulty-against-discrimination picture, embedded
+    assert picture.get_attribute("src").startswith("data:image/png;base64,"), picture.get_attribute("src")[:60]
+    assert picture.evaluate("i => i.complete && i.naturalWidth > 0"), "the item analysis picture did not render"
+    lab.screenshot(page, folder, "instructor_report_items", shots)
+    response = page.goto(f"{files}/copying.html")
+    assert response.status == 200, f"copying.html through the hub: HTTP {response.status}"
+    assert page.locator("h1").inner_text() == "Copying leads", page.locator("h1").inner_text()
+    assert page.locator("h2", has_text=LESSON).count() == 1, page.locator("body").inner_text()[:800]
+    lab.screenshot(page, folder, "instructor_copying", shots)
+    page.remove_listener("request", record)
+    away = [url for url in requests if not (url.startswith(f"{hub.url}/") or url.startswith("data:"))]
+    assert requests and not away, f"the report pages asked another host: {away}"
 
 
 def course_command(hub: Hub, tool: str, *argv: str, timeout: int = 600) -> subprocess.CompletedProcess:
