@@ -309,6 +309,7 @@ def shown_numbers(page, notebook: Path) -> str:
     outputs = lab.cell_outputs(page)
     assert not any(out["error"] for out in outputs[:numbers + 1]), \
         [lab.exception_line(out["error"]) for out in outputs[:numbers + 1] if out["error"]]
+    assert any(w > 0 and h > 0 for w, h in outputs[numbers]["images"]), "the own numbers' picture did not render"
     text = "\n".join(out["text"] for out in outputs[first:numbers + 1])
     return "\n".join(line.strip() for line in text.splitlines() if "drawn for" in line or TOP_LEFT in line)
 
@@ -495,6 +496,7 @@ def check_report_pages(page, hub: Hub, folder: Path, shots: list[Path]) -> None:
     response = page.goto(f"{files}/copying.html")
     assert response.status == 200, f"copying.html through the hub: HTTP {response.status}"
     assert page.locator("h1").inner_text() == "Copying leads", page.locator("h1").inner_text()
+    assert "never a grade" in page.locator(".lead").inner_text(), page.locator(".lead").inner_text()
     assert page.locator("h2", has_text=LESSON).count() == 1, page.locator("body").inner_text()[:800]
     lab.screenshot(page, folder, "instructor_copying", shots)
     page.remove_listener("request", record)
