@@ -14,6 +14,8 @@ or at least :data:`CEILING` whatever the class.
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
 import io
 import re
 from dataclasses import dataclass
@@ -121,14 +123,39 @@ def _fingerprint(code: str, boilerplate: list):
                                       fp=io.StringIO(code))
 
 
+def _stable_kgrams(string: str, k: int):
+    """copydetect's ``hashed_kgrams`` with a hash that is the same in every process: its own uses Python's
+    ``hash``, salted per process (PYTHONHASHSEED), so winnowing kept other k-grams on each run and a pair's
+    score moved by up to 0.08 between two runs on the same class."""
+    import numpy as np
+
+    return np.array([int.from_bytes(hashlib.blake2b(string[i:i + k].encode(), digest_size=8).digest(), "little",
+                                    signed=True) for i in range(len(string) - k + 1)], dtype=np.int64)
+
+
+@contextlib.contextmanager
+def _stable_hashes():
+    """copydetect fingerprints with :func:`_stable_kgrams` while the block runs (its own function restored)."""
+    from copydetect import utils
+
+    own = utils.hashed_kgrams
+    utils.hashed_kgrams = _stable_kgrams
+    try:
+        yield
+    finally:
+        utils.hashed_kgrams = own
+
+
 def compare(codes: dict[str, str], template: str = "") -> list[Pair]:
     """Every pair of ``codes`` (``{student: code}``, each made :func:`canonical` here), highest score
-    first; ``template``: the release's own code of the same cells, never counted as alike."""
+    first; ``template``: the release's own code of the same cells, never counted as alike. The scores are
+    the same in every run (:func:`_stable_kgrams`)."""
     import copydetect
 
     canon = {student: canonical(code) for student, code in codes.items()}
-    boilerplate = list(_fingerprint(canonical(template), []).hashes) if template.strip() else []
-    prints = {student: _fingerprint(code, boilerplate) for student, code in canon.items()}
+    with _stable_hashes():
+        boilerplate = list(_fingerprint(canonical(template), []).hashes) if template.strip() else []
+        prints = {student: _fingerprint(code, boilerplate) for student, code in canon.items()}
     students = sorted(prints)
     pairs = []
     for i, a in enumerate(students):

@@ -263,3 +263,19 @@ def test_the_sample_classs_honest_versions_are_independent_work():
                 worst[f"{lesson}/{grade_id}"] = (round(top.score, 2), top.a, top.b)
     assert len(worst) >= 15, worst
     assert max(score for score, _, _ in worst.values()) < copying.CEILING, worst
+
+
+def test_scores_are_the_same_in_every_process():
+    """copydetect hashes k-grams with Python's per-process salted ``hash``; the course's comparison gives the same
+    scores whatever PYTHONHASHSEED is (with copydetect's own hash, seeds 1 and 2 gave other scores here)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import json, pathlib\nfrom autograder.results import copying\n"
+              "codes = {p.stem: p.read_text() for p in sorted(pathlib.Path('honest/lesson2_loops').glob('*.py'))}\n"
+              "print(json.dumps([(p.a, p.b, round(p.score, 9)) for p in copying.compare(codes)]))")
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, PYTHONHASHSEED=seed)) for seed in ("1", "2")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    assert runs[0].stdout == runs[1].stdout and len(runs[0].stdout) > 20
