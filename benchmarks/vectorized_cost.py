@@ -9,7 +9,13 @@ CPU seconds are this process's (every thread) and its waited-for children's; in 
 count for every process of the sandboxed child, so a case that hides its loop in an unwaited process is measured
 only there. ``--hogs N`` starts N busy loops for the whole run (a loaded machine). Prints one row per case, pass and
 input: CPU seconds per result element, the ratio to the baseline, and the verdict of :func:`course.timing.is_vectorized`,
-then the honest maximum and the loop minimum of the ratio and their margins to ``VECTORIZED_FACTOR``.
+then the honest maximum and the loop minimum of the ratio and their margins to ``VECTORIZED_FACTOR``, and the same for
+the other measures issue 50 asked to try (:func:`measures`: the call's own cost on each long input over its cost on the
+balanced one; the spread of its cost per result element across the inputs; the best pair of bounds on two of them).
+Beside the corpus: the honest generator's lesson 3 forms (``benchmarks.attacks.HONEST_FORMS``, forward only) and
+:data:`PROBES`, the cheapest Python loop over the data written on purpose (a loop over the output elements in plain
+Python on lists). ``--shapes thin``: the same on another family of inputs (:func:`thin_cases`: one long axis, nothing
+across it, a 1-D kernel along it), to see whether other shapes widen the gap.
 ``--copies [CASE ...]``: instead, under the trusted grader, how much of the child's count for each case (the reference
 and ``correct_sliding_window`` by default) the grader's copying of the arrays to and from the sandbox costs alone.
 """
@@ -79,10 +85,33 @@ def torch_backward(grad_out, input_shape, kernel_size, stride=0, padding=0, coun
                                      count_include_pad)
 
 
-def calls(seed: int) -> dict[str, list]:
-    """``{"forward": [(axis, args, kwargs)], "backward": [...]}`` on the inputs of :func:`timing.cost_cases`."""
+def thin_cases(seed: int) -> list[dict]:
+    """Another family of inputs, as :func:`timing.cost_cases` gives them (the same draws): each long input has nothing
+    across its long axis (``[N, 1, 1, k]``, ``[1, N, k, 1]``, ``[1, 1, N, 1]``, ``[1, 1, 1, N]``) and a 1-D kernel along
+    it (for the batch and channels, one window of the drawn kernel's width or height), so every result element is one
+    short window of contiguous memory; the balanced input as there."""
+    cases = []
+    for case in timing.cost_cases(seed):
+        (kh, kw), (sh, sw), (ph, pw) = case["kernel_size"], case["stride"], case["padding"]
+        long = max(case["shape"])
+        shape, kernel, stride, padding = {
+            "batch": ((long, 1, 1, kw), (1, kw), (1, sw), (0, 0)),
+            "channels": ((1, long, kh, 1), (kh, 1), (sh, 1), (0, 0)),
+            "rows": ((1, 1, long, 1), (kh, 1), (sh, 1), (ph, 0)),
+            "columns": ((1, 1, 1, long), (1, kw), (1, sw), (0, pw)),
+        }.get(case["axis"], (case["shape"], case["kernel_size"], case["stride"], case["padding"]))
+        cases.append(dict(case, shape=shape, kernel_size=kernel, stride=stride, padding=padding))
+    return cases
+
+
+SHAPES = {"grading": timing.cost_cases, "thin": thin_cases}
+
+
+def calls(seed: int, shapes: str = "grading") -> dict[str, list]:
+    """``{"forward": [(axis, args, kwargs)], "backward": [...]}`` on the inputs of :func:`timing.cost_cases` (``shapes``
+    "thin": of :func:`thin_cases`)."""
     result = {"forward": [], "backward": []}
-    for number, case in enumerate(timing.cost_cases(seed)):
+    for number, case in enumerate(SHAPES[shapes](seed)):
         options = {k: case[k] for k in ("stride", "padding", "count_include_pad")}
         x = random_input(case["shape"], np.float64, seed=seed + number)
         result["forward"].append((case["axis"], (x, case["kernel_size"]), options))
@@ -122,38 +151,145 @@ def _limit(row: dict) -> float:
     return timing.VECTORIZED_ALLOWANCE + timing.VECTORIZED_FACTOR * row["baseline"]
 
 
-#: Honest cases (category correct or bug) whose bug is a Python loop over the data: the rule must fail them.
-LOOP_BUGS = {"bug_loops_over_output"}
+#: The (case, pass) pairs that loop in Python over a data axis that the timed inputs make long: the rule must fail
+#: them. Left out of both sides: cheats without such a loop, and loops over the shorter axis only
+#: (``cheat_loop_short_axis``, ``cheat_loop_rows_bounded``: one turn on the long inputs; the cost cannot see them, the
+#: loop reading sends them to review).
+DATA_LOOPS = {("bug_loops_over_output", "forward"), ("cheat_loop_elsewhere", "forward"), ("cheat_trace_off", "forward"),
+              ("cheat_iterator_lambda", "forward"), ("cheat_iterator_lambda", "backward"),
+              ("cheat_loop_in_string", "forward"), ("cheat_rebound_parameter", "forward"),
+              ("cheat_rebound_parameter", "backward"), ("cheat_named_bounded_images", "forward"),
+              ("cheat_named_bounded_images", "backward"), ("probe_python_lists", "forward")}
+#: Categories whose functions are honest work (the rule must pass them) unless they are in :data:`DATA_LOOPS`.
+HONEST = ("correct", "bug", "generator")
+
+#: Loops written here on purpose (category "probe", forward only): ``probe_python_lists`` is the cheapest Python loop
+#: over the data found, one plain-Python pass per result element over the input as a list (no NumPy call per turn).
+PROBES = {"probe_python_lists": '''
+def avg_pool2d_numpy(x, kernel_size, stride=0, padding=0, count_include_pad=True):
+    out_h, out_w = output_size(x.shape[2:], kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = as_pair(kernel_size), as_pair(stride), as_pair(padding)
+    sh, sw = sh or kh, sw or kw
+    padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    height, width = padded.shape[2:]
+    flat = padded.ravel().tolist()
+    taps = [a * width + b for a in range(kh) for b in range(kw)]
+    sums = [sum([flat[start + t] for t in taps])
+            for image in range(x.shape[0] * x.shape[1])
+            for i in range(out_h) for start in range(image * height * width + i * sh * width,
+                                                     image * height * width + i * sh * width + out_w * sw, sw)]
+    out = np.array(sums, x.dtype).reshape(x.shape[:2] + (out_h, out_w))
+    if count_include_pad:
+        return out / (kh * kw)
+    ones = np.pad(np.ones(x.shape[2:]), ((ph, ph), (pw, pw)))
+    counts = sum(ones[a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw] for a in range(kh) for b in range(kw))
+    return (out / counts).astype(x.dtype)
+'''}
+
+
+def side(row: dict) -> str | None:
+    """"honest", "loop" or None (on neither side) for a row of the table."""
+    if (row["case"], row["pass_name"]) in DATA_LOOPS:
+        return "loop"
+    return "honest" if row["category"] in HONEST else None
+
+
+#: The measures :func:`measures` computes per case and pass from its rows (one per input), higher meaning dearer:
+#: "x torch": the most CPU seconds over the baseline's; "x limit": the most over the limit of ``is_vectorized`` (the
+#: rule); "self": the most over its own seconds on the balanced input of the same size (idea (a) of issue 50: a loop
+#: over an axis turns far more often along a long axis than on a square map); "spread": its dearest over its cheapest
+#: CPU seconds per result element across the inputs (a loop over one axis is cheap where that axis is short).
+MEASURES = ("x torch", "x limit", "self", "spread")
+
+
+def _values(rows: list[dict]) -> dict[str, float]:
+    balanced = [r["seconds"] for r in rows if r["axis"] == "balanced"]
+    per_element = [r["per_element"] for r in rows]
+    return {"x torch": max(r["ratio"] for r in rows), "x limit": max(r["seconds"] / _limit(r) for r in rows),
+            "self": max((r["seconds"] / balanced[0] for r in rows if r["axis"] != "balanced"), default=float("nan"))
+            if balanced and balanced[0] > 0 else float("nan"),
+            "spread": max(per_element) / min(per_element) if min(per_element) > 0 else float("inf")}
+
+
+def measures(table: list[dict]) -> dict:
+    """Per measure of :data:`MEASURES`, and for the pairs and the three that a student's call could be bounded by at
+    once: the honest maximum and the loops' minimum, and the margin on each side at the best bounds::
+
+        {"cases": [{"case", "pass_name", "side", **{measure: value}}],
+         "single": {measure: {"honest", "honest_case", "loop", "loop_case", "gap", "margin"}},
+         "combined": {"x torch + self": margin, ...}}
+
+    ``gap`` is the loop minimum over the honest maximum; with one bound the best margin on both sides is its square
+    root (the bound at the geometric middle); for "x limit" the bound is the rule's own (1): ``margin`` is then
+    ``(1 / honest maximum, loop minimum)``. Combined (fail where any of the measures is over its bound): with each bound
+    at ``m`` times its honest maximum, a loop fails by ``m`` where one of its measures is ``m**2`` times that maximum,
+    so ``m = sqrt(min over loops of max over measures of value / honest maximum)``. Cases with a call stopped or raised
+    (``note``) are left out."""
+    import itertools
+    import math
+
+    cases = []
+    for key in dict.fromkeys((r["case"], r["pass_name"]) for r in table):
+        rows = [r for r in table if (r["case"], r["pass_name"]) == key]
+        if any(r["note"] for r in rows) or side(rows[0]) is None:
+            continue
+        cases.append({"case": key[0], "pass_name": key[1], "side": side(rows[0]), **_values(rows)})
+    honest = [c for c in cases if c["side"] == "honest"]
+    loops = [c for c in cases if c["side"] == "loop"]
+    single, combined = {}, {}
+    if not honest or not loops:
+        return {"cases": cases, "single": single, "combined": combined}
+    have = [m for m in MEASURES if any(not math.isnan(c[m]) for c in honest) and any(not math.isnan(c[m]) for c in loops)]
+    top = {m: max((c for c in honest if not math.isnan(c[m])), key=lambda c: c[m]) for m in have}
+    for m in have:
+        low = min((c for c in loops if not math.isnan(c[m])), key=lambda c: c[m])
+        gap = low[m] / top[m][m]
+        single[m] = {"honest": top[m][m], "honest_case": f"{top[m]['case']} {top[m]['pass_name']}", "loop": low[m],
+                     "loop_case": f"{low['case']} {low['pass_name']}", "gap": gap,
+                     "margin": (1 / top[m][m], low[m]) if m == "x limit" else (math.sqrt(gap),) * 2}
+    for size in (2, 3):
+        for chosen in itertools.combinations([m for m in have if m != "x limit"], size):
+            worst = min(max(c[m] / top[m][m] for m in chosen if not math.isnan(c[m])) for c in loops)
+            combined[" + ".join(chosen)] = math.sqrt(worst)
+    return {"cases": cases, "single": single, "combined": combined}
 
 
 def summary(table: list[dict], hogs: int) -> str:
-    """Per case and pass, its costliest input (the one the verdict turns on); then the honest maximum and the loops'
-    minimum of the ratio to the baseline, and their margins to ``VECTORIZED_FACTOR``."""
-    lines = [f"\n{'case':36} {'pass':8} {'input':9} {'ns/el':>9} {'x torch':>8} {'x limit':>8}  verdict"]
-    honest, loops = [], []
+    """Per case and pass, its costliest input (the one the verdict turns on) and its value of every measure of
+    :data:`MEASURES`; then the honest maximum and the loops' minimum of the ratio to the baseline, and their margins to
+    ``VECTORIZED_FACTOR``; then the same for every measure (:func:`measures`)."""
+    measured = measures(table)
+    without_probes = measures([r for r in table if r["category"] != "probe"])
+    values = {(c["case"], c["pass_name"]): c for c in measured["cases"]}
+    lines = [f"\n{'case':36} {'pass':8} {'input':9} {'ns/el':>9} {'x torch':>8} {'x limit':>8} {'self':>7} "
+             f"{'spread':>7} {'side':6}  verdict"]
     for key in dict.fromkeys((r["case"], r["pass_name"]) for r in table):
         rows = [r for r in table if (r["case"], r["pass_name"]) == key]
         worst = max(rows, key=lambda r: r["seconds"] / _limit(r))
         verdict = "vectorized" if all(r["vectorized"] for r in rows) else "fails"
-        lines.append(f"{key[0]:36} {key[1]:8} {worst['axis']:9} {1e9 * worst['per_element']:9.1f} {worst['ratio']:8.1f} {worst['seconds'] / _limit(worst):8.3f}  "
-                     f"{verdict} {worst['note']}")
-        if worst["note"]:
-            continue  # ran out of memory or was stopped: not a cost measurement
-        if worst["category"] in ("correct", "bug") and key[0] not in LOOP_BUGS:
-            honest.append(worst)
-        elif worst["ratio"] > 50:  # a loop over a long axis (the cheats without one stay near the baseline)
-            loops.append(worst)
-    factor = timing.VECTORIZED_FACTOR
-    lines.append(f"\nVECTORIZED_FACTOR {factor:g}, ALLOWANCE {timing.VECTORIZED_ALLOWANCE:g} s, {hogs} hogs, "
-                 f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    if honest and loops:
-        top = max(honest, key=lambda r: r["seconds"] / _limit(r))
-        low = min(loops, key=lambda r: r["seconds"] / _limit(r))
-        lines.append(f"honest: at most {max(r['ratio'] for r in honest):.1f} x the baseline, at most "
-                     f"{top['seconds'] / _limit(top):.3f} of the limit ({top['case']} {top['pass_name']}: margin "
-                     f"{_limit(top) / top['seconds']:.1f}); loops: at least {min(r['ratio'] for r in loops):.1f} x the "
-                     f"baseline, at least {low['seconds'] / _limit(low):.1f} times the limit ({low['case']} "
-                     f"{low['pass_name']})")
+        mine = values.get(key) or _values(rows)
+        lines.append(f"{key[0]:36} {key[1]:8} {worst['axis']:9} {1e9 * worst['per_element']:9.1f} {worst['ratio']:8.1f} "
+                     f"{worst['seconds'] / _limit(worst):8.3f} {mine['self']:7.1f} {mine['spread']:7.1f} "
+                     f"{side(worst) or '-':6}  {verdict} {worst['note']}")
+    lines.append(f"\nVECTORIZED_FACTOR {timing.VECTORIZED_FACTOR:g}, ALLOWANCE {timing.VECTORIZED_ALLOWANCE:g} s, {hogs} "
+                 f"hogs, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    for title, result in (("the corpus, the honest generator's forms and the probes", measured),
+                          ("without the probes (the corpus and the generator only)", without_probes)):
+        single = result["single"]
+        if not single:
+            continue
+        rule = single["x limit"]
+        lines.append(f"\n{title}:\nhonest: at most {single['x torch']['honest']:.1f} x the baseline, at most "
+                     f"{rule['honest']:.3f} of the limit ({rule['honest_case']}: margin {1 / rule['honest']:.1f}); loops: "
+                     f"at least {single['x torch']['loop']:.1f} x the baseline, at least {rule['loop']:.1f} times the "
+                     f"limit ({rule['loop_case']})")
+        lines.append(f"{'measure':8} {'honest max':>10} {'(case)':42} {'loop min':>9} {'(case)':38} {'gap':>7} "
+                     f"{'margins (honest, loops)':>24}")
+        for m, row in single.items():
+            lines.append(f"{m:8} {row['honest']:10.2f} {row['honest_case'][:42]:42} {row['loop']:9.2f} "
+                         f"{row['loop_case'][:38]:38} {row['gap']:7.1f} {row['margin'][0]:11.1f} {row['margin'][1]:11.1f}")
+        for name, margin in result["combined"].items():
+            lines.append(f"bounds on {name}: at best {margin:.1f} times on each side")
     return "\n".join(lines)
 
 
@@ -217,6 +353,30 @@ def copy_share(lesson, corpus_cases, names: list[str]) -> str:
     return "\n".join(lines)
 
 
+def subjects(lesson, pattern: str = "*"):
+    """``(name, category, namespace, passes)`` of every function measured whose name matches ``pattern``: the corpus
+    cases that define the lesson's functions (both passes), then the honest generator's lesson 3 forms (category
+    "generator") and :data:`PROBES` (category "probe"), each a forward run on the reference case's cells."""
+    from benchmarks.attacks import HONEST_FORMS
+    from tests.corpus import cases
+
+    chosen = [case for case in cases(LESSON) if case.raw is None and case.base != "stub" and case.name not in UNSAFE]
+    reference = _namespace(next(case for case in chosen if case.name == "reference"), lesson)
+    for case in chosen:
+        if fnmatch.fnmatch(case.name, pattern):
+            try:
+                yield case.name, case.category, _namespace(case, lesson), tuple(FUNCTIONS)
+            except Exception as error:
+                print(f"{case.name}: its cells do not run here ({type(error).__name__}: {error})")
+    written = {f"generator: {way}": ("generator", program) for way, (_, program) in HONEST_FORMS[LESSON].items()}
+    written.update({name: ("probe", program) for name, program in PROBES.items()})
+    for name, (category, program) in written.items():
+        if fnmatch.fnmatch(name, pattern):
+            namespace = dict(reference)
+            exec(compile(program, f"<{name}>", "exec"), namespace)
+            yield name, category, namespace, ("forward",)
+
+
 def main(argv=None) -> int:
     from autograder.grading.lesson import load_lesson
     from tests.corpus import cases
@@ -226,13 +386,15 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cases", default="*", help="case names to measure (a shell pattern)")
     parser.add_argument("--json", type=Path, help="write the rows here")
+    parser.add_argument("--shapes", choices=sorted(SHAPES), default="grading",
+                        help="the inputs: the vectorized cells' (grading) or thin_cases' (thin)")
     parser.add_argument("--copies", nargs="*", metavar="CASE",
                         help="instead: under the trusted grader, the share of each case's count (default: reference, "
                              "correct_sliding_window) that copying the arrays to and from the sandbox costs")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGALRM, _alarm)
     lesson = load_lesson(LESSON, ROOT)
-    timed = calls(args.seed)
+    timed = calls(args.seed, args.shapes)
     hogs = [multiprocessing.Process(target=_hog, daemon=True) for _ in range(args.hogs)]
     for hog in hogs:
         hog.start()
@@ -246,19 +408,12 @@ def main(argv=None) -> int:
                 hog.kill()
         return 0
     try:
-        for case in cases(LESSON):
-            if case.raw is not None or case.base == "stub" or case.name in UNSAFE or not fnmatch.fnmatch(case.name, args.cases):
-                continue
-            try:
-                namespace = _namespace(case, lesson)
-            except Exception as error:
-                print(f"{case.name}: its cells do not run here ({type(error).__name__}: {error})")
-                continue
-            for pass_name in FUNCTIONS:
+        for name, category, namespace, passes in subjects(lesson, args.cases):
+            for pass_name in passes:
                 for row in measure(namespace, pass_name, timed[pass_name]):
-                    row.update(case=case.name, category=case.category, pass_name=pass_name)
+                    row.update(case=name, category=category, pass_name=pass_name)
                     table.append(row)
-                    print(f"{case.name:32} {pass_name:8} {row['axis']:8} {str(row['shape']):24} "
+                    print(f"{name:32} {pass_name:8} {row['axis']:8} {str(row['shape']):24} "
                           f"{1e9 * row['per_element']:10.1f} {row['ratio']:9.1f} "
                           f"{'vectorized' if row['vectorized'] else 'LOOP'} {row['note']}", flush=True)
     finally:

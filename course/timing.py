@@ -293,7 +293,17 @@ def timed_call(function: Callable, *args, **kwargs) -> tuple[Any, float]:
 #: reaches 26 times the baseline on the thinnest inputs (the call's fixed costs: the arrays copied to and from the
 #: sandbox), yet at most 0.20 of the limit (5 times under) with its 0.02 s, and the loops used 4.0 (a loop over the output
 #: pixels) to 37 times the limit. The two sides are 20 to 30 times apart, not the 100 times that 10 times on both
-#: sides would need: the limit sits in the middle.
+#: sides would need: the limit sits in the middle. No measure of CPU seconds gives 10 times on both sides (issue 50,
+#: item 1; ``python -m benchmarks.vectorized_cost --hogs 2 [--shapes thin]`` prints each, on the corpus, the honest
+#: generator's forms and a loop written to be cheap): a loop over the output elements turns once per element on every
+#: input, long or balanced, as vectorized code works once per element, so neither its cost on a long input over its
+#: cost on the balanced one (honest code up to 9, loops over the output pixels 1.8 to 2.7) nor the spread of its cost
+#: per element across the inputs (honest up to 14, a loop over every element on lists 2.7) tells it; bounds on the
+#: ratio to PyTorch and on those at once keep at best 5.9 times on each side (7.0 on thin inputs: nothing across the
+#: long axis, a 1-D kernel along it); and a plain-Python loop over the output elements on lists
+#: (``probe_python_lists``) costs 120 times PyTorch, 10 times the dearest honest form (12 times): no bound on CPU time
+#: keeps more than 3.2 times on each side of that. That loop is 1.5 times over the limit; where a loop passes the cost,
+#: the loop reading sends the cell to review (:func:`review_data_loops`).
 VECTORIZED_FACTOR = 60.0
 VECTORIZED_ALLOWANCE = 0.02
 

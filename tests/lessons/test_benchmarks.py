@@ -275,6 +275,42 @@ def test_vectorized_cost_separates_honest_kernel_loops_from_a_loop_over_the_data
     assert not verdicts["cheat_rebound_parameter", "rows"] and verdicts["cheat_rebound_parameter", "batch"]
     text = vectorized_cost.summary(table, hogs=0)
     assert "honest: at most" in text and "loops: at least" in text
+    assert "bounds on x torch + self + spread: at best" in text
+
+
+def test_vectorized_cost_measures_give_each_sides_extreme_and_the_best_margins():
+    """``vectorized_cost.measures`` (issue 50, the search for a measure with 10 times on both sides): per measure the
+    honest maximum and the loops' minimum over the cases' rows (one per input), the margin at the best bound, and for
+    bounds on several measures at once the best margin a loop's dearest measure allows; a row with a note is left out."""
+    from benchmarks import vectorized_cost
+    from course.timing import VECTORIZED_ALLOWANCE, VECTORIZED_FACTOR
+
+    def rows(case, category, seconds, baseline=0.001, outputs=1000, pass_name="forward", note=""):
+        return [{"case": case, "category": category, "pass_name": pass_name, "axis": axis, "seconds": s,
+                 "baseline": baseline, "ratio": s / baseline, "per_element": s / outputs, "note": note}
+                for axis, s in zip(("rows", "columns", "balanced"), seconds)]
+
+    table = (rows("correct_a", "correct", (0.004, 0.002, 0.002)) + rows("generator: b", "generator", (0.001, 0.001, 0.003))
+             + rows("cheat_iterator_lambda", "cheat", (0.9, 0.002, 0.003))  # a loop over rows: dear on one input only
+             + rows("bug_loops_over_output", "bug", (0.4, 0.4, 0.4))  # a loop over every element: dear everywhere
+             + rows("cheat_error_words", "cheat", (5.0, 5.0, 5.0))  # no loop over the data: on neither side
+             + rows("probe_python_lists", "probe", (9.0, 9.0, 9.0), note="stopped after 60 s"))  # not a measurement
+    measured = vectorized_cost.measures(table)
+    assert {(c["case"], c["side"]) for c in measured["cases"]} == {
+        ("correct_a", "honest"), ("generator: b", "honest"), ("cheat_iterator_lambda", "loop"),
+        ("bug_loops_over_output", "loop")}
+    single = measured["single"]
+    assert single["x torch"]["honest"] == pytest.approx(4) and single["x torch"]["loop"] == pytest.approx(400)
+    assert single["x torch"]["margin"] == pytest.approx((10, 10))  # a gap of 100: 10 times on each side
+    assert single["self"]["honest"] == pytest.approx(2) and single["self"]["loop"] == pytest.approx(1)  # the loop over
+    assert single["self"]["honest_case"] == "correct_a forward"  # every element costs the same on the balanced input
+    assert single["spread"]["honest"] == pytest.approx(3) and single["spread"]["loop"] == pytest.approx(1)
+    limit = VECTORIZED_ALLOWANCE + VECTORIZED_FACTOR * 0.001
+    assert single["x limit"]["margin"] == pytest.approx((limit / 0.004, 0.4 / limit))
+    # with bounds at m times each honest maximum, the loop over rows fails by its x torch (900 / 4) or self (300 / 2),
+    # the loop over every element by its x torch only (400 / 4): m = sqrt(min(225, 100)) = 10
+    assert measured["combined"]["x torch + self"] == pytest.approx(10)
+    assert measured["combined"]["self + spread"] == pytest.approx(math.sqrt(1 / 2))  # the loop over every element
 
 
 def test_vectorized_cost_copies_measures_the_graders_copying_under_the_grader():
