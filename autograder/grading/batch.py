@@ -5,7 +5,7 @@ the workers first grade each lesson's reference (the canary), which also warms t
 (:mod:`autograder.grading.gradebook`, one writer, in this process) puts the records into nbgrader's gradebook.
 
 Every grading run has one seed (:func:`grade`'s ``seed``, else a fresh one), from which every test draws
-its hidden inputs (``course.checks.run_seed``); the canary, every submission and every record share it,
+its hidden inputs (the checks' ``run_seed``, set by ``run_tests``); the canary, every submission and every record share it,
 and it is part of the cache key. A run killed half-way and started again resumes its seed
 (:meth:`~autograder.grading.submission.GradingRun.open`), reuses the cache and ends with the same gradebook as
 one clean run. Each submission is read, decided and recorded by :func:`~autograder.grading.submission.grade_one`

@@ -426,7 +426,7 @@ def parent_namespace(lesson: Lesson) -> dict:
 
 
 class _Router:
-    """``course.checks.router`` while one submission is graded: calls of marked helpers whose arguments
+    """The checks' ``router`` (:func:`course.checks.hooks.grading`) while one submission is graded: calls of marked helpers whose arguments
     hold student objects go to that submission's child."""
 
     def __init__(self, session: Session):
@@ -489,8 +489,8 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
               root: Path | None = None, seed: int | None = None, student: str | None = None) -> Verdicts:
     """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells (a *given*
     cell runs as the reference: :meth:`Lesson.graded_sources`). The test cells draw their inputs from
-    ``seed`` (``course.checks.run_seed``; a fresh one when ``None``), which the verdicts keep, and the
-    student's own numbers (:mod:`course.variants`) from ``student`` (``course.checks.student``: the graded
+    ``seed`` (the checks' ``run_seed``, :func:`course.checks.hooks.grading`; a fresh one when ``None``), which the verdicts keep, and the
+    student's own numbers (:mod:`course.variants`) from ``student`` (the checks' ``student``: the graded
     identity, never the submission's word; ``None``: the lecture's numbers)."""
     limits = limits or Limits()
     check_level(limits.require)  # below the required containment: the grader refuses (GraderFault)
@@ -510,10 +510,10 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     import course.checks
 
     session.helpers = sorted(course.checks.MARKED_HELPERS)
-    course.checks.router = _Router(session)
-    course.checks.run_seed = seed
-    course.checks.student = student
-    course.checks.graded_so_far = {}
+    graded: dict[str, bool] = {}  # course.checks.hooks' graded_so_far: the test cells graded so far
+    state = contextlib.ExitStack()  # the grader's state of the checks while this submission is graded
+    state.enter_context(course.checks.grading(router=_Router(session), run_seed=seed, student=student,
+                                              graded_so_far=graded))
     results: list[TestResult] = []
     faults: list[str] = []
     active: dict = {}
@@ -565,12 +565,9 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                                       _cap(message, 2000), round(time.monotonic() - t0, 3), fault,
                                       _cap(printed.getvalue(), limits.output_chars) if passed else "", review,
                                       withheld))
-            course.checks.graded_so_far[test.id] = passed
+            graded[test.id] = passed
     finally:
-        course.checks.router = None
-        course.checks.run_seed = None
-        course.checks.student = None
-        course.checks.graded_so_far = None
+        state.close()
         if session.box is not None:
             active = session.box.active
         session.close()
