@@ -7,6 +7,7 @@ grader (``workflow_fakes.fake_grade``); the real grader is exercised in test_cli
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import subprocess
 import sys
@@ -25,7 +26,7 @@ COMMANDS = ("release", "collect", "grade", "feedback", "export", "report", "bund
 
 @pytest.fixture
 def course(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "GRADER", fake_grade)
+    monkeypatch.setattr(cli, "main", functools.partial(cli.main, grader=fake_grade))
     return make_course(tmp_path)
 
 
