@@ -247,9 +247,10 @@ def test_sample_class_command(course, tmp_path, capsys):
 
 def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
     status, out, _ = run(capsys, "course", "--root", course, "--skip-release", "--students", "20",
-                         "--out", tmp_path / "demo")
+                         "--out", tmp_path / "demo", "--run-seed", "4242")
     assert status == 0, out
     demo = tmp_path / "demo"
+    assert {r.seed for r in load_records(demo)} == {4242}, "--run-seed reaches the grader (the fake keeps it)"
     table_text = out.split("(- not handed in")[0].split("\n\n")[-1]
     printed = export.parse_table(table_text)
     rows = list(csv.DictReader((demo / "reports" / "grades.csv").open()))
