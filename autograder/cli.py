@@ -29,14 +29,11 @@ from autograder.release import build as rel
 from autograder.coursedir import CourseError
 from autograder.stopping import Stopped, stoppable
 
-#: The grading function (``autograder.grading.grade`` unless a test puts another one here).
-GRADER = None
-
-
-def load_grader():
-    """The trusted grader's ``grade(lessons, students, jobs, root, progress) -> list[Record]``."""
-    if GRADER is not None:
-        return GRADER
+def load_grader(args: argparse.Namespace):
+    """The trusted grader's ``grade(lessons, students, jobs, root, progress, **where) -> list[Record]``:
+    :func:`main`'s ``grader`` when given (``args.grader``: a test's stand-in), else ``autograder.grading.grade``."""
+    if getattr(args, "grader", None) is not None:
+        return args.grader
     try:
         from autograder.grading import grade
     except ImportError as exc:
@@ -179,7 +176,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     where = {"cluster": args.cluster} if args.cluster else {}  # local worker processes unless --cluster
     if args.seed is not None:
         where["seed"] = args.seed
-    results = [r.as_dict() for r in load_grader()(lessons, args.student or None, jobs=args.jobs, root=root,
+    results = [r.as_dict() for r in load_grader(args)(lessons, args.student or None, jobs=args.jobs, root=root,
                                                       progress=not args.quiet, **where)]
     how = f"on the Dask cluster at {args.cluster}" if args.cluster else f"with --jobs {args.jobs}"
     seeds = sorted({r["seed"] for r in results if r.get("seed") is not None})
@@ -398,6 +395,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     examples:
       avgpool-course course
       avgpool-course course --skip-release --students 10
+      avgpool-course course --skip-release --run-seed 1234567   the same grades as the run of that seed
     """
     from autograder import collect, sample_class
     from autograder.results import export, feedback, report
@@ -437,7 +435,8 @@ def cmd_course(args: argparse.Namespace) -> int:
     exchange = exchange_attack(demo, collected.placed, lessons)
     mark = step("collect", mark)
     print(f"\n== grade (--jobs {args.jobs})")
-    graded = load_grader()(None, None, jobs=args.jobs, root=demo, progress=True)
+    seed = {"seed": args.run_seed} if args.run_seed is not None else {}
+    graded = load_grader(args)(None, None, jobs=args.jobs, root=demo, progress=True, **seed)
     mark = step("grade", mark)
     results = [r.as_dict() for r in graded]
     print("\n== feedback, export, report")
@@ -638,11 +637,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--jobs", type=int, default=2, help="submissions graded, and nbgrader processes writing "
                      "feedback, at once (default 2)")
     sub.add_argument("--skip-release", action="store_true", help="do not rebuild and validate release/")
+    sub.add_argument("--run-seed", type=int, metavar="N", help="the grading run's seed for the hidden test inputs "
+                     "(as grade --seed; default a fresh one): the same class and run seed give the same grades")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, grader=None) -> int:
+    """Run the command of ``argv``; ``grader``: the grading function to use instead of the trusted grader's
+    ``autograder.grading.grade`` (same signature; tests pass a quick stand-in)."""
     args = build_parser().parse_args(argv)
+    args.grader = grader
     try:
         with stoppable():  # SIGTERM, SIGINT, SIGHUP: every process the command started ends first
             return args.run(args)

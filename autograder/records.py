@@ -2,6 +2,9 @@
 the record of the latest grading of that submission (written by ``grade``, read by ``feedback``, ``export`` and
 ``report``). Every file is written atomically (temporary file, then ``os.replace``); grading makes every record
 (the verdict cache, the run's seed, a record from verdicts: :mod:`autograder.grading.submission`).
+
+Module-level state, and why it carries nothing of one student to another: ``_WRITING`` (the temporary files this
+process is writing right now, each removed when its write ends; a stop removes what is left: file names only).
 """
 
 from __future__ import annotations

@@ -2,10 +2,14 @@
 closed terminal) first end every process the command started, then the command says it stopped.
 
 What ends what: the grading processes register their reapers here (:func:`on_stop`; the trusted
-sandbox registers :func:`autograder.grading.sandbox.reap_all`, which ends its children, templates,
-whatever student code started, and their cgroups); worker processes started with ``multiprocessing``
+sandbox registers :func:`autograder.grading.sandbox.reap_all`, which asks every open grading run's resources
+to end its children, templates, whatever student code started, and their cgroups); worker processes started with ``multiprocessing``
 get SIGTERM and end their own (:func:`serve_as_worker`). A SIGKILL, which no handler sees, is covered
 by parent-death signals down the whole tree instead (:func:`die_with_parent`).
+
+Module-level state, and why it carries nothing of one student to another: ``_REAPERS`` (the functions to call on a
+stop, registered once at import by the modules that start processes) and ``_STATE`` (the stop of the current
+command, cleared when its :func:`stoppable` block ends): neither holds a submission or a grading run.
 """
 
 from __future__ import annotations

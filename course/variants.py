@@ -7,7 +7,7 @@ never an answer: a lesson's hidden test computes the expected answer from them.
 
 Whose numbers (:func:`identity`):
 
-* under the trusted grader, the identity the grader established (``course.checks.hooks.student``: the
+* under the trusted grader, the identity the grader established (``course.checks.hooks.current().student``: the
   student folder ``collect`` wrote from the LMS export or the exchange owner), never anything the
   submission says; a run without one (the canary, ``c.Variants.enabled = False``) gets the lecture's numbers;
 * on the course's JupyterHub, the logged-in user (``JUPYTERHUB_USER``);
@@ -149,14 +149,14 @@ def draw(lesson: str, exercise: str, student: str | None, *, salt: str | None = 
 
 def under_grader() -> bool:
     """Whether the trusted grader is grading in this context (it sets the run's seed while it grades)."""
-    return hooks.run_seed is not None
+    return hooks.current().run_seed is not None
 
 
 def identity() -> str | None:
     """Whose numbers this context shows: the graded identity under the grader (``None`` when it has none),
     else ``JUPYTERHUB_USER``, else the id typed in the notebook's id cell, else ``None``."""
     if under_grader():
-        return hooks.student
+        return hooks.current().student
     hub = os.environ.get("JUPYTERHUB_USER", "").strip()
     return hub or _typed["id"] or None
 

@@ -94,3 +94,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
     if "PYTEST_XDIST_WORKER" in os.environ:
         items.sort(key=lambda item: -seconds_of(item.nodeid))
+
+
+@pytest.fixture
+def grader_state():
+    """``grader_state(run_seed=7, student="ann")``: the checks' grader state (:func:`course.checks.hooks.grading`)
+    for the rest of the test, as the trusted grader sets it while it grades; each call enters one more
+    ``grading`` block, and all are left (the state reset) when the test ends."""
+    import contextlib
+
+    from course.checks import hooks
+
+    with contextlib.ExitStack() as stack:
+        yield lambda **state: stack.enter_context(hooks.grading(**state))

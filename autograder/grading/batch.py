@@ -5,7 +5,7 @@ the workers first grade each lesson's reference (the canary), which also warms t
 (:mod:`autograder.grading.gradebook`, one writer, in this process) puts the records into nbgrader's gradebook.
 
 Every grading run has one seed (:func:`grade`'s ``seed``, else a fresh one), from which every test draws
-its hidden inputs (``course.checks.run_seed``); the canary, every submission and every record share it,
+its hidden inputs (the checks' ``run_seed``, set by ``run_tests``); the canary, every submission and every record share it,
 and it is part of the cache key. A run killed half-way and started again resumes its seed
 (:meth:`~autograder.grading.submission.GradingRun.open`), reuses the cache and ends with the same gradebook as
 one clean run. Each submission is read, decided and recorded by :func:`~autograder.grading.submission.grade_one`
@@ -38,7 +38,10 @@ from autograder.records import STATUS_GRADER_ERROR, Record
 
 REPO = Path(__file__).resolve().parents[2]
 
-_SLOT = 0
+#: A pool worker's own (a worker process serves the one grading run of its pool and ends with it): its sandbox
+#: ``slot`` and its ``run``, the pool's run with that slot, whose resources (warm templates, uid lease) it keeps
+#: from one submission to the next and closes at exit. Empty in every other process.
+_WORKER: dict = {}
 #: How long the client waits for a Dask scheduler to answer before it gives up.
 CLUSTER_CONNECT_SECONDS = 30
 
@@ -59,20 +62,29 @@ def cluster_verdicts(lesson, sources: dict[str, str], limits: Limits, root: str,
 
 
 def _init_worker(slots) -> None:
-    global _SLOT
-    _SLOT = slots.get()
+    _WORKER["slot"] = slots.get()
     os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+def _worker_run(run: GradingRun) -> GradingRun:
+    """In a pool worker: ``run`` with this worker's slot, the same object (and resources) for every task."""
+    mine, wanted = _WORKER.get("run"), dataclasses.replace(run, slot=_WORKER.get("slot", 0))
+    if mine != wanted:
+        if mine is not None:
+            mine.close()
+        mine = _WORKER["run"] = wanted
+    return mine
+
+
 def _work(run: GradingRun, submission: Submission) -> Record:
-    return grade_one(submission, dataclasses.replace(run, slot=_SLOT))
+    return grade_one(submission, _worker_run(run))
 
 
 def _canary_work(run: GradingRun, lesson: str) -> str:
     """In a pool worker: :func:`canary` of ``lesson`` ("" when the reference got full marks, else why not).
     It also starts the worker's warm template of the lesson, which the submissions then use."""
     try:
-        canary(dataclasses.replace(run, slot=_SLOT), lesson)
+        canary(_worker_run(run), lesson)
     except CanaryFailed as failed:
         return str(failed)
     return ""
@@ -265,26 +277,26 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
         except GraderFault as fault:
             raise GradingError(f"nothing was graded: {fault.message}") from None
     found = sorted(submissions(root, lessons, students), key=lambda item: (item[1], item[0]))
-    run = GradingRun.open(root, limits=limits, seed=seed, use_cache=use_cache)
-    work = [Submission.read(root, student, lesson) for student, lesson in found]  # each read once, here
-    started = time.monotonic()
-    references = sorted({lesson for _, lesson in found}) if check_reference else []
-    in_pool = bool(references) and jobs > 1 and not cluster and len(work) > 1  # the workers grade them first
-    if references:
-        if progress:
-            print("checking each lesson's reference solution first (it must get full marks here) ...",
-                  end="\n" if in_pool else " ", file=sys.stderr, flush=True)
-        for lesson in [] if in_pool else references:
-            canary(run, lesson)
-        if progress and not in_pool:
-            print(f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    records = compute(run, work, jobs=jobs, progress=progress, cluster=cluster, canaries=references if in_pool else [])
-    if gradebook and records:
-        problems = write_gradebook(root, list(zip(work, records)), progress=progress, seed=run.seed)
-        if problems:
-            raise GradingError("\n".join(problems))
-    if not any(r.status == STATUS_GRADER_ERROR for r in records):  # else the next run resumes this one
-        run.finish()
+    with GradingRun.open(root, limits=limits, seed=seed, use_cache=use_cache) as run:  # closed: its children end
+        work = [Submission.read(root, student, lesson) for student, lesson in found]  # each read once, here
+        started = time.monotonic()
+        references = sorted({lesson for _, lesson in found}) if check_reference else []
+        in_pool = bool(references) and jobs > 1 and not cluster and len(work) > 1  # the workers grade them first
+        if references:
+            if progress:
+                print("checking each lesson's reference solution first (it must get full marks here) ...",
+                      end="\n" if in_pool else " ", file=sys.stderr, flush=True)
+            for lesson in [] if in_pool else references:
+                canary(run, lesson)
+            if progress and not in_pool:
+                print(f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+        records = compute(run, work, jobs=jobs, progress=progress, cluster=cluster, canaries=references if in_pool else [])
+        if gradebook and records:
+            problems = write_gradebook(root, list(zip(work, records)), progress=progress, seed=run.seed)
+            if problems:
+                raise GradingError("\n".join(problems))
+        if not any(r.status == STATUS_GRADER_ERROR for r in records):  # else the next run resumes this one
+            run.finish()
     if progress:
         print(f"graded {len(records)} submission(s) in {time.monotonic() - started:.1f} s "
               f"({containment().level} containment, run seed {run.seed})", file=sys.stderr)

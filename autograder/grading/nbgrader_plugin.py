@@ -98,9 +98,9 @@ class TrustedExecute(NbGraderPreprocessor):
         submission = Submission.from_notebook(nb, lesson, info["student"])
         record = self.records.get(f"{submission.student}/{lesson.name}")
         if record is None or record.content_key != submission.content_key:
-            run = GradingRun.open(root, seed=self.seed, config=self.config, slot=999)
-            self.output_chars = run.limits.output_chars
-            record = grade_one(submission, run, self.log)
+            with GradingRun.open(root, seed=self.seed, config=self.config, slot=999) as run:  # its children end here
+                self.output_chars = run.limits.output_chars
+                record = grade_one(submission, run, self.log)
             if record.status == STATUS_GRADER_ERROR:  # recorded as the grader's failure (no score), then nbgrader's
                 raise GraderFault(record.reason.removeprefix(GRADER_FAILED))
         else:

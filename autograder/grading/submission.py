@@ -9,10 +9,14 @@ a hash of everything a verdict depends on (the submission's code and the lesson'
 limits, the run's seed, the grader's version, the rules' version, the containment level), and
 :func:`reused` the one place that looks it up. Every :class:`~autograder.records.Record` of a grading is
 built here, failures included (:meth:`Submission.failed`). ``records/run.json`` holds the seed of the
-latest grading run and whether it finished (:meth:`GradingRun.open`, :meth:`GradingRun.finish`).
+latest grading run and whether it finished (:meth:`GradingRun.open`, :meth:`GradingRun.finish`). A run's
+children, warm templates and uid leases are its own (:attr:`GradingRun.resources`), ended by ``run.close()``.
 
-    run = GradingRun.open(root)                               # the course's policy, a resumed or fresh seed
-    record = grade_one(Submission.read(root, "ann", "lesson1_by_hand"), run)   # saved under records/ too
+    with GradingRun.open(root) as run:            # the course's policy, a resumed or fresh seed; closed at the end
+        record = grade_one(Submission.read(root, "ann", "lesson1_by_hand"), run)   # saved under records/ too
+
+Module-level state, and why it carries nothing of one student to another: :func:`rules_version`'s cache (a hash
+of the ``course`` package's code, the same for every submission of the process) and ``_MAKING`` (a lock, no data).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import threading
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -30,7 +35,7 @@ from autograder.grading.intake import (INVALID, Intake, parse_submission, read_s
                                        sanitized_notebook, valid_submission_secret, valid_timestamp)
 from autograder.grading.lesson import GRADER_VERSION, Lesson, load_lesson
 from autograder.grading.policy import load_policy
-from autograder.grading.sandbox import GraderFault, Limits, containment, level_meets, sandbox_uid
+from autograder.grading.sandbox import GraderFault, Limits, Resources, containment, level_meets, sandbox_uid
 from autograder.grading.verdicts import TestResult, Verdicts, new_seed, run_tests
 from autograder.records import RECORDS, STATUS_GRADER_ERROR, STATUS_OK, Record, read_json, save_record, write_json
 from autograder.variants import graded_identity
@@ -38,6 +43,7 @@ from autograder.variants import graded_identity
 #: How the reason of a grader's failure starts (the student is never blamed, no score is written).
 GRADER_FAILED = "the grader failed (not the student): "
 RUN_FILE = "run.json"
+_MAKING = threading.Lock()  # held while a run makes its resources
 
 
 @lru_cache(maxsize=1)
@@ -156,7 +162,10 @@ class Submission:
 class GradingRun:
     """One grading run of course ``root``: the ``limits`` of every child (with the containment floor,
     ``limits.require``), the ``seed`` every hidden input is drawn from, whether earlier verdicts may be
-    reused (``use_cache``), and which sandbox uid of this process grades (``slot``)."""
+    reused (``use_cache``), and which sandbox uid of this process grades (``slot``). Its children, warm templates
+    and uid leases in this process are its :attr:`resources`, made on first use and ended by :meth:`close`
+    (``with GradingRun.open(...) as run:`` closes it); a copy (``dataclasses.replace``, or one sent to a worker
+    process) has resources of its own."""
 
     root: Path
     limits: Limits
@@ -182,6 +191,32 @@ class GradingRun:
             seed = last["seed"] if resumable else new_seed()
         write_json(path, {"seed": int(seed), "finished": False})
         return cls(root, limits, int(seed), use_cache, slot)
+
+    @property
+    def resources(self) -> Resources:
+        """This run's :class:`~autograder.grading.sandbox.Resources` in this process (made on first use)."""
+        with _MAKING:  # two threads of one run share one
+            made = self.__dict__.get("_resources")
+            if made is None or made.closed:
+                made = Resources()
+                object.__setattr__(self, "_resources", made)
+        return made
+
+    def close(self) -> None:
+        """End every child of this run, close its warm templates and release its uid leases (in this process);
+        nothing of another run's. The run may be used again: it then opens resources anew."""
+        made = self.__dict__.pop("_resources", None)
+        if made is not None:
+            made.close()
+
+    def __enter__(self) -> "GradingRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict:  # a copy in another process makes its own resources
+        return {k: v for k, v in self.__dict__.items() if k != "_resources"}
 
     @property
     def floor(self) -> str:
@@ -212,8 +247,9 @@ class GradingRun:
     def verdicts(self, submission: Submission) -> Verdicts:
         """Compute the verdicts of ``submission`` here, in a sandboxed child (a :class:`GraderFault` when
         the grader fails)."""
-        return run_tests(submission.lesson, submission.sources, self.limits, uid=sandbox_uid(self.slot),
-                         root=self.root, seed=self.seed, student=self.identity(submission))
+        return run_tests(submission.lesson, submission.sources, self.limits,
+                         uid=sandbox_uid(self.slot, self.resources), root=self.root, seed=self.seed,
+                         student=self.identity(submission), resources=self.resources)
 
 
 def _verdicts_from(data) -> Verdicts | None:

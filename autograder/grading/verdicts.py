@@ -182,8 +182,10 @@ def _contains_student(value, depth: int = 0) -> bool:
 class Session:
     """One submission's sandboxed child, restarted after a fault without the solution cell that caused it."""
 
-    def __init__(self, lesson: Lesson, sources: dict[str, str], limits: Limits, uid: int | None, hide: list[str]):
+    def __init__(self, lesson: Lesson, sources: dict[str, str], limits: Limits, uid: int | None, hide: list[str],
+                 resources=None):
         self.lesson, self.limits, self.uid, self.hide = lesson, limits, uid, hide
+        self.resources = resources  # the grading run's (Sandbox's default: those of no run)
         self.sources = sources
         self.student_cells = [sources.get(i, "") for i in lesson.code_solution_ids]
         self.student_source = "\n\n".join(self.student_cells)
@@ -223,7 +225,7 @@ class Session:
             self.generation += 1
             box = Sandbox(self.cells(), limits=self.limits, hide=self.hide, uid=self.uid, block=self.lesson.block,
                           helpers=self.helpers, imports=self.lesson.preload_modules(self.helpers),
-                          wall=self.lesson.wall)
+                          wall=self.lesson.wall, resources=self.resources)
             outcomes = box.start()
             for outcome in outcomes:
                 if outcome.id not in self.outcomes or outcome.fault:
@@ -426,7 +428,7 @@ def parent_namespace(lesson: Lesson) -> dict:
 
 
 class _Router:
-    """``course.checks.router`` while one submission is graded: calls of marked helpers whose arguments
+    """The checks' ``router`` (:func:`course.checks.hooks.grading`) while one submission is graded: calls of marked helpers whose arguments
     hold student objects go to that submission's child."""
 
     def __init__(self, session: Session):
@@ -486,12 +488,15 @@ def new_seed() -> int:
 
 
 def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = None, *, uid: int | None = None,
-              root: Path | None = None, seed: int | None = None, student: str | None = None) -> Verdicts:
+              root: Path | None = None, seed: int | None = None, student: str | None = None,
+              resources=None) -> Verdicts:
     """Grade ``sources`` (solution sources by grade_id) with the lesson's trusted test cells (a *given*
     cell runs as the reference: :meth:`Lesson.graded_sources`). The test cells draw their inputs from
-    ``seed`` (``course.checks.run_seed``; a fresh one when ``None``), which the verdicts keep, and the
-    student's own numbers (:mod:`course.variants`) from ``student`` (``course.checks.student``: the graded
-    identity, never the submission's word; ``None``: the lecture's numbers)."""
+    ``seed`` (the checks' ``run_seed``, :func:`course.checks.hooks.grading`; a fresh one when ``None``), which the verdicts keep, and the
+    student's own numbers (:mod:`course.variants`) from ``student`` (the checks' ``student``: the graded
+    identity, never the submission's word; ``None``: the lecture's numbers). ``resources``: the grading run's
+    (:attr:`GradingRun.resources <autograder.grading.submission.GradingRun.resources>`), whose children,
+    templates and uid leases it uses; default: those of children started outside any run."""
     limits = limits or Limits()
     check_level(limits.require)  # below the required containment: the grader refuses (GraderFault)
     seed = new_seed() if seed is None else int(seed)
@@ -500,20 +505,20 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     if uid is None and containment().drop_uid:  # never run student code as root
         from autograder.grading.sandbox import sandbox_uid
 
-        uid = sandbox_uid(0)
+        uid = sandbox_uid(0, resources)
     started = time.monotonic()
     roots = [Path(__file__).resolve().parents[2]] + ([Path(root)] if root else [])
     hide = hidden_paths(*roots)
-    session = Session(lesson, sources, limits, uid, hide)
+    session = Session(lesson, sources, limits, uid, hide, resources)
     base = parent_namespace(lesson)
     session.namespace = base
     import course.checks
 
     session.helpers = sorted(course.checks.MARKED_HELPERS)
-    course.checks.router = _Router(session)
-    course.checks.run_seed = seed
-    course.checks.student = student
-    course.checks.graded_so_far = {}
+    graded: dict[str, bool] = {}  # course.checks.hooks' graded_so_far: the test cells graded so far
+    state = contextlib.ExitStack()  # the grader's state of the checks while this submission is graded
+    state.enter_context(course.checks.grading(router=_Router(session), run_seed=seed, student=student,
+                                              graded_so_far=graded))
     results: list[TestResult] = []
     faults: list[str] = []
     active: dict = {}
@@ -565,12 +570,9 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                                       _cap(message, 2000), round(time.monotonic() - t0, 3), fault,
                                       _cap(printed.getvalue(), limits.output_chars) if passed else "", review,
                                       withheld))
-            course.checks.graded_so_far[test.id] = passed
+            graded[test.id] = passed
     finally:
-        course.checks.router = None
-        course.checks.run_seed = None
-        course.checks.student = None
-        course.checks.graded_so_far = None
+        state.close()
         if session.box is not None:
             active = session.box.active
         session.close()

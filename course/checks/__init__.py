@@ -23,16 +23,12 @@ The helpers live by job: :mod:`course.checks.values` (value checks, random input
 resolver, the loop reader, the allow-lists) and :mod:`course.checks.hooks` (the state the grader sets while
 it grades). This package re-exports the names notebooks and tests import (``from course.checks import
 check_array``); the grader's state (``router``, ``run_seed``, ``graded_so_far``, ``student``) is owned by
-:mod:`course.checks.hooks`, and reading or setting it here (``course.checks.run_seed = 11``) reads or sets
-it there.
+:mod:`course.checks.hooks`: read with ``hooks.current()``, set only inside ``with hooks.grading(run_seed=11):``
+(re-exported here as :func:`grading`), which resets it on the way out.
 """
 
 from __future__ import annotations
 
-import sys
-import types
-
-from course.checks import hooks
 from course.checks.analysis.avoids import check_avoids, dynamic_code, identity_uses, unlisted_uses, unreadable_uses
 from course.checks.analysis.identity import (TEXT_EVALUATORS, evaluates_text, forbidden_identities,
                                              forbidden_objects, judged, own_attribute, part_matches, walk)
@@ -49,7 +45,8 @@ from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_
 from course.checks.analysis.text import cells_of, compile_tree, in_cells, line_of, parse, source_of
 from course.checks.answers import (Answered, NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
                                    matches, read_shape, read_words)
-from course.checks.hooks import MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, passed, runs_with_student_code
+from course.checks.hooks import (MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, Grading, current, grading, passed,
+                                 runs_with_student_code)
 from course.checks.values import (CATCH_ALL_NAMES, INPUT_KINDS, LAYOUTS, STUDENT_ERRORS, WrongValue, call_on_layout,
                                   check_array, check_form,
                                   check_raises, check_real_divisor, check_real_divisor_backward, check_same_outcome,
@@ -79,15 +76,3 @@ __all__ = [
     "source_of",
 ]
 
-
-class _Checks(types.ModuleType):
-    """``course.checks``, whose grader's state (set by ``run_tests`` and by tests) is :mod:`course.checks.hooks`'
-    context variables, read and set through the same properties as there."""
-
-    router = hooks._Hooks.router
-    run_seed = hooks._Hooks.run_seed
-    graded_so_far = hooks._Hooks.graded_so_far
-    student = hooks._Hooks.student
-
-
-sys.modules[__name__].__class__ = _Checks

@@ -1,24 +1,76 @@
 """The grader's hooks: the state the trusted grader (``autograder.grading.verdicts.run_tests``) sets in its
-parent process while it grades one submission, and resets after; ``None`` in a student's kernel and in the
-sandboxed child. This module is the one owner of that state: the checks read it here at call time (setting
-``course.checks.run_seed`` and the like reaches it too, see :mod:`course.checks`).
+parent process while it grades one submission, and resets after. This module is the one owner of that state:
+the checks read it at call time with :func:`current`; the grader (and a test) sets it only by entering
+:func:`grading`, which resets it on the way out (an exception included)::
 
-The state belongs to one grading call, not to the process: ``router``, ``run_seed`` and ``graded_so_far``
-are context variables (:data:`STATE`) read and set as this module's attributes, so two submissions graded at
-once in two threads of one process (a Dask worker's threads) never see each other's (a new thread starts with
-none set)."""
+    with hooks.grading(run_seed=11, student="ann"):
+        ...                      # hooks.current().run_seed == 11 here, None again after
+
+Outside such a block (a student's kernel, the sandboxed child, a release notebook's visible checks) every
+field is ``None`` and the checks behave as in a notebook. The state belongs to one grading call, not to the
+process: it is one context variable, so two submissions graded at once in two threads of one process (a Dask
+worker's threads) never see each other's (a new thread starts with none set).
+
+Module-level state kept here, and why it carries nothing of one student to another: :data:`MARKED_HELPERS`
+(the course's own helpers, registered once when their modules are imported; no student code can add one,
+since the child's registry is its own process's)."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import dataclasses
 import functools
-import sys
-import types
-from typing import Callable
+from typing import Callable, Iterator
 
-#: The grader's state of the grading call running in this context (thread): see the module docstring.
-STATE = {name: contextvars.ContextVar(f"course.checks.hooks.{name}", default=None)
-         for name in ("router", "run_seed", "graded_so_far", "student")}
+
+@dataclasses.dataclass(frozen=True)
+class Grading:
+    """What the trusted grader set for the grading call running in this context (all ``None``: not grading).
+
+    ``router``: an object with ``wants(args, kwargs) -> bool`` (do the arguments hold stand-ins for student
+    objects?), ``send(spec, args, kwargs)`` (run a marked helper in the sandboxed child, return its plain-data
+    result) and ``timed_call(function, args, kwargs)`` (call a student function, return its result and the CPU
+    seconds the child spent, read from outside the child). ``run_seed``: the grading run's seed (an int the
+    record keeps); with it :func:`~course.checks.values.input_generator` and
+    :func:`~course.checks.values.random_input` draw from both it and the test's own seed, so hidden inputs
+    change from one grading run to the next and the same run seed gives the same inputs again. ``student``: the
+    identity the grader established (the student folder ``collect`` wrote), from which :mod:`course.variants`
+    draws the student's own numbers (``None`` when the run has none: the canary, variants off).
+    ``graded_so_far``: ``{grade_id: passed}`` of the test cells graded so far in this run, in notebook order
+    (read with :func:`passed`; the grader adds to the dict it passed in)."""
+
+    router: object = None
+    run_seed: int | None = None
+    student: str | None = None
+    graded_so_far: dict | None = None
+
+
+FIELDS = tuple(field.name for field in dataclasses.fields(Grading))
+#: Not grading: every field ``None`` (frozen, so the shared default cannot be changed).
+_NOT_GRADING = Grading()
+_GRADING: contextvars.ContextVar[Grading] = contextvars.ContextVar("course.checks.hooks.grading",
+                                                                   default=_NOT_GRADING)  # noqa: B039
+
+
+def current() -> Grading:
+    """The grader's state in this context (every field ``None`` outside a :func:`grading` block)."""
+    return _GRADING.get()
+
+
+@contextlib.contextmanager
+def grading(**state) -> Iterator[Grading]:
+    """Within the block, the grader's state is the current one with the fields named in ``state`` replaced
+    (:class:`Grading`'s: ``router``, ``run_seed``, ``student``, ``graded_so_far``); on the way out, exception
+    or not, it is what it was before. A name that is not a field is a ``TypeError`` naming it."""
+    unknown = sorted(set(state) - set(FIELDS))
+    if unknown:
+        raise TypeError(f"grading(): unknown grader state {', '.join(unknown)} (the fields are {', '.join(FIELDS)})")
+    token = _GRADING.set(dataclasses.replace(_GRADING.get(), **state))
+    try:
+        yield _GRADING.get()
+    finally:
+        _GRADING.reset(token)
 
 
 #: Attribute the trusted grader sets on a helper that must run beside the student's code.
@@ -27,13 +79,6 @@ RUNS_WITH_STUDENT_CODE = "__runs_with_student_code__"
 
 #: Every helper marked :func:`runs_with_student_code`, by its spec ``"module:qualname"``.
 MARKED_HELPERS: dict[str, Callable] = {}
-
-#: ``router``: set by the trusted grader (in its parent process only) while it grades one submission: an object with
-#: ``wants(args, kwargs) -> bool`` (do the arguments hold stand-ins for student objects?) and
-#: ``send(spec, args, kwargs)`` (run the helper in the sandboxed child, return its plain-data result) and
-#: ``timed_call(function, args, kwargs)`` (call a student function, return its result and the CPU seconds
-#: the child spent, read from outside the child).
-#: ``None`` in a student's kernel and in the child, where marked helpers are ordinary calls.
 
 
 def runs_with_student_code(helper: Callable) -> Callable:
@@ -49,28 +94,14 @@ def runs_with_student_code(helper: Callable) -> Callable:
 
     @functools.wraps(helper)
     def wrapper(*args, **kwargs):
-        current = STATE["router"].get()
-        if current is not None and current.wants(args, kwargs):
-            return current.send(spec, args, kwargs)
+        router = _GRADING.get().router
+        if router is not None and router.wants(args, kwargs):
+            return router.send(spec, args, kwargs)
         return helper(*args, **kwargs)
 
     setattr(wrapper, RUNS_WITH_STUDENT_CODE, spec)
     MARKED_HELPERS[spec] = wrapper
     return wrapper
-
-
-#: ``run_seed``: set by the trusted grader (in its parent process only) while it grades one submission: the grading
-#: run's seed (an int the record keeps). With it, :func:`input_generator` and :func:`random_input` draw
-#: from both it and the test's own seed, so hidden inputs change from one grading run to the next and
-#: the same run seed gives the same inputs again. ``None`` in a student's kernel and in the child.
-
-#: ``student``: set by the trusted grader (parent only) while it grades one submission: the identity the grader
-#: established (the student folder ``collect`` wrote), from which :mod:`course.variants` draws the student's
-#: own numbers; ``None`` when the run has none (the canary, variants off) and elsewhere.
-
-#: ``graded_so_far``: set by the trusted grader (parent only) while it grades one submission: ``{grade_id:
-#: passed}`` of the test cells graded so far in this run, in notebook order (read with :func:`passed`).
-#: ``None`` elsewhere.
 
 
 def passed(grade_id: str) -> bool | None:
@@ -81,28 +112,10 @@ def passed(grade_id: str) -> bool | None:
     A later cell may rely on what an earlier one established about the same submission: lesson 4's gradient
     check holds a forward that passed its own tests to the reference's values (see
     :func:`course.torch_checks.run_gradcheck`)."""
-    graded = STATE["graded_so_far"].get()
+    graded = _GRADING.get().graded_so_far
     if graded is None:
         return None
     if grade_id not in graded:
         raise ValueError(f"grade_id: no test cell {grade_id!r} was graded before this one in this run"
                          f" (graded: {sorted(graded)})")
     return graded[grade_id]
-
-
-def _state(name: str) -> property:
-    variable = STATE[name]
-    return property(lambda module: variable.get(), lambda module, value: variable.set(value),
-                    doc=f"the grader's {name} in this context (a contextvars.ContextVar)")
-
-
-class _Hooks(types.ModuleType):
-    """This module, whose grader's state is read and set per context (:data:`STATE`)."""
-
-    router = _state("router")
-    run_seed = _state("run_seed")
-    graded_so_far = _state("graded_so_far")
-    student = _state("student")
-
-
-sys.modules[__name__].__class__ = _Hooks

@@ -1,7 +1,7 @@
 """Value checks: the ``check_*`` helpers that compare a result with the expected one (arrays, plain values,
 forms, errors, outcomes, the count_include_pad=False divisor) and the random inputs the test cells draw
 (:func:`random_input`, :func:`input_generator`, :func:`random_geometry`), seeded per grading run through
-:data:`course.checks.hooks.run_seed`."""
+the grader's ``run_seed`` (:func:`course.checks.hooks.current`)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def input_generator(seed: int) -> np.random.Generator:
     """The generator a test draws from: seeded by ``seed`` alone in a notebook (the same on every
     machine), by ``(run_seed, seed)`` under the trusted grader (fresh every grading run, reproducible
     from the record's seed)."""
-    return np.random.default_rng(seed if hooks.run_seed is None else [int(hooks.run_seed), int(seed)])
+    run_seed = hooks.current().run_seed
+    return np.random.default_rng(seed if run_seed is None else [int(run_seed), int(seed)])
 
 
 def random_input(shape: Iterable[int], dtype: Any = np.float64, seed: int = 0) -> np.ndarray:
@@ -43,7 +44,7 @@ def random_input(shape: Iterable[int], dtype: Any = np.float64, seed: int = 0) -
     """
     shape = tuple(shape)
     rng = input_generator(seed)
-    if hooks.run_seed is None:
+    if hooks.current().run_seed is None:
         return rng.standard_normal(shape).astype(dtype)
     kind = rng.choice(list(INPUT_KINDS), p=list(INPUT_KINDS.values()))
     if kind == "relu":

@@ -216,13 +216,10 @@ def test_each_student_hands_in_their_own_hand_answers_and_the_slips_still_lose_p
         own[student], mistakes = sample_class.own_answers(REPO, LESSON, student, reference,
                                                           sample_class.mistakes_for(reference))
         assert own[student] != reference and set(own[student]) == set(reference)
-        course.checks.run_seed, course.checks.student = 5, student  # as the trusted grader grades this student
-        try:
+        with course.checks.grading(run_seed=5, student=student):  # as the trusted grader grades this student
             assert failing_cells(LESSON, hand, own[student]) == set(), student
             assert failing_cells(LESSON, hand, reference), "the lecture's answers are not this student's"
             assert "worked_example_tests" in failing_cells(LESSON, hand, mistakes["arithmetic_slip"])
             assert set(mistakes["guessed_answers"]) == {"knowledge_check"}
             assert failing_cells(LESSON, ("kc_q3", "kc_q6", "kc_q10"), mistakes["guessed_answers"])
-        finally:
-            course.checks.run_seed, course.checks.student = None, None
     assert own["alice"] != own["zhangwei_12345"]

@@ -376,20 +376,20 @@ def test_random_input_is_seeded():
     assert np.array_equal(a, np.random.default_rng(5).standard_normal((2, 3)).astype(np.float32))
 
 
-def test_under_a_run_seed_inputs_follow_both_seeds(monkeypatch):
+def test_under_a_run_seed_inputs_follow_both_seeds(grader_state):
     from course import checks
 
     kernel = random_input((3, 4, 5), np.float64, seed=5)
-    monkeypatch.setattr(checks, "run_seed", 123)
+    grader_state(run_seed=123)
     first = random_input((3, 4, 5), np.float64, seed=5)
     assert np.array_equal(first, random_input((3, 4, 5), np.float64, seed=5)), "one run seed, one input"
     assert not np.array_equal(first, random_input((3, 4, 5), np.float64, seed=6)), "each cell seed its own"
     points = checks.input_generator(5).standard_normal(4)  # what run_gradcheck draws its points from
     assert np.array_equal(points, checks.input_generator(5).standard_normal(4))
-    monkeypatch.setattr(checks, "run_seed", 124)
+    grader_state(run_seed=124)
     assert not np.array_equal(first, random_input((3, 4, 5), np.float64, seed=5)), "another run, other inputs"
     assert not np.array_equal(points, checks.input_generator(5).standard_normal(4))
-    monkeypatch.setattr(checks, "run_seed", None)
+    grader_state(run_seed=None)
     assert np.array_equal(kernel, random_input((3, 4, 5), np.float64, seed=5)), "the kernel's draw is back"
 
 
@@ -406,13 +406,13 @@ def input_kind(x: np.ndarray) -> str:
     return "normal" if (x < 0).any() and not np.array_equal(x, np.round(x)) else "unknown"
 
 
-def test_under_a_run_seed_every_kind_appears_finite_in_every_dtype(monkeypatch):
+def test_under_a_run_seed_every_kind_appears_finite_in_every_dtype(grader_state):
     from course import checks
 
     seen: dict[str, int] = {}
     zero_windows = 0
     for run in range(200):
-        monkeypatch.setattr(checks, "run_seed", run)
+        grader_state(run_seed=run)
         x = random_input((2, 3, 8, 8), np.float64, seed=7)
         kind = input_kind(x)
         seen[kind] = seen.get(kind, 0) + 1
@@ -772,35 +772,61 @@ def test_check_real_divisor_judges_the_divisor_only():
     assert verdict(reference, _pool_with()[1]) == [True, True]
 
 
-def test_course_checks_is_one_facade_over_its_modules(monkeypatch):
-    """Issue 44: ``course.checks`` re-exports every public name of its modules (the same objects), and the
-    grader's state set through it (``course.checks.run_seed``, as tests and the grader spell it) is the one
-    that :mod:`course.checks.hooks` owns and the checks read; undone, it is gone again."""
+def test_course_checks_is_one_facade_over_its_modules():
+    """Issue 44: ``course.checks`` re-exports every public name of its modules (the same objects)."""
     import importlib
     import pkgutil
 
     import course.checks
-    from course.checks import hooks
 
     for info in pkgutil.walk_packages(course.checks.__path__, "course.checks."):
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if not name.startswith("_") and getattr(value, "__module__", None) == info.name:
                 assert getattr(course.checks, name, None) is value, f"course.checks.{name} ({info.name})"
+
+
+def test_the_graders_state_is_set_only_inside_one_grading_block_and_reset_on_the_way_out():
+    """Issue 54: no module class is swapped (``course.checks`` and its hooks are plain modules); the grader's
+    state is set by ``with grading(...)`` only, which the checks read, and it is reset when the block is left,
+    by an exception too, nested blocks included; outside every block (a student's kernel) all is ``None``."""
+    import threading
+    import types
+
+    import course.checks
+    from course.checks import hooks
+
+    assert type(course.checks) is types.ModuleType and type(hooks) is types.ModuleType
+    assert not hasattr(course.checks, "run_seed") and not hasattr(hooks, "run_seed"), "state only via current()"
+    assert hooks.current() == hooks.Grading(router=None, run_seed=None, student=None, graded_so_far=None)
     in_notebook = course.checks.random_input((3,), seed=2)
-    monkeypatch.setattr(course.checks, "run_seed", 7)
-    assert hooks.run_seed == 7 and course.checks.run_seed == 7
-    assert not np.array_equal(course.checks.random_input((3,), seed=2), in_notebook), "the checks read hooks"
-    monkeypatch.undo()
-    assert hooks.run_seed is None and course.checks.run_seed is None
+    with course.checks.grading(run_seed=7, student="ann") as state:
+        assert state is hooks.current() and (state.run_seed, state.student) == (7, "ann")
+        assert not np.array_equal(course.checks.random_input((3,), seed=2), in_notebook), "the checks read it"
+        with hooks.grading(student=None):  # a nested block replaces what it names, keeps the rest
+            assert (hooks.current().run_seed, hooks.current().student) == (7, None)
+        assert hooks.current().student == "ann", "the inner block's exit restores the outer state"
+        seen = []
+        other = threading.Thread(target=lambda: seen.append(hooks.current()))
+        other.start()
+        other.join()
+        assert seen == [hooks.Grading()], "another thread (another submission) sees none of this one's"
+    assert hooks.current() == hooks.Grading(), "left: reset"
     assert np.array_equal(course.checks.random_input((3,), seed=2), in_notebook)
+    with pytest.raises(ZeroDivisionError):
+        with hooks.grading(run_seed=8, graded_so_far={"a": True}):
+            assert hooks.passed("a") is True
+            raise ZeroDivisionError("a test cell's error")
+    assert hooks.current() == hooks.Grading() and hooks.passed("a") is None, "reset on an exception too"
+    with pytest.raises(TypeError, match="unknown grader state seed .*run_seed"):
+        hooks.grading(seed=3).__enter__()
+    assert hooks.current() == hooks.Grading()
 
 
-def test_check_real_divisor_backward_judges_a_window_bug_the_same_at_every_run_seed(monkeypatch):
+def test_check_real_divisor_backward_judges_a_window_bug_the_same_at_every_run_seed(grader_state):
     """Issue 43: a backward that forgets the padding offset (its divisor the real elements of its own windows) passes
     the divisor's check at every run seed; it used to fail it where the drawn grad_out was zero on the windows that
     tell count_include_pad=False apart (run seeds 11 and 27 on this geometry). A crop still fails (above)."""
-    import course.checks
     from course.checks import check_real_divisor_backward
 
     def forgets_offset(grad_out, shape, k, stride, padding, count_include_pad=True):
@@ -814,7 +840,7 @@ def test_check_real_divisor_backward_judges_a_window_bug_the_same_at_every_run_s
         return grad_x
 
     for seed in (11, 27, 1, 2, 3):
-        monkeypatch.setattr(course.checks, "run_seed", seed)
+        grader_state(run_seed=seed)
         for dtype in (np.float32, np.float64):
             x = random_input((2, 2, 4, 7), dtype, seed=505)
             grad_out = random_input(avg_pool2d_reference(x, (4, 3), 2, (0, 1)).shape, dtype, seed=605)

@@ -774,7 +774,7 @@ def test_output_loops_honest_loops_pass_vectorized_code_fails(body):
         check_output_loops(_Graded(rows_only), "avg_pool2d_loops")
 
 
-def test_the_long_output_case_outruns_every_accepted_loop_and_is_drawn_per_run(monkeypatch):
+def test_the_long_output_case_outruns_every_accepted_loop_and_is_drawn_per_run(grader_state):
     """``long_output_case``: outputs longer than LOOP_LIMIT on both axes at every drawn geometry (within
     the geometry bound the loop rule reads), the same in a notebook, drawn anew per grading run."""
     from course import checks
@@ -783,7 +783,7 @@ def test_the_long_output_case_outruns_every_accepted_loop_and_is_drawn_per_run(m
     assert checks.long_output_case(150) == checks.long_output_case(150)  # a notebook: fixed
     drawn = set()
     for run in range(40):
-        monkeypatch.setattr(checks, "run_seed", 1000 + run)
+        grader_state(run_seed=1000 + run)
         shape, kernel, stride, padding = checks.long_output_case(150)
         assert max(kernel + stride + padding) <= checks.GEOMETRY_BOUND
         out = avg_pool2d_reference(np.zeros(shape), kernel, stride, padding).shape

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.autograd.function import once_differentiable
 
-from course.checks import RUNS_WITH_STUDENT_CODE
+from course.checks import RUNS_WITH_STUDENT_CODE, grading
 from course.torch_checks import (compare_times, forward_backward, module_forward_backward, operators_used,
                                  pooling_operators, run_gradcheck, saved_tensor_shapes)
 
@@ -184,41 +184,42 @@ def test_run_gradcheck_judges_the_backward_against_its_own_forward(monkeypatch):
     ok, message = run_gradcheck(SecondOrderWrong.apply, (1, 2, 4, 6), second_order=True)
     assert run_gradcheck(SecondOrderWrong.apply, (1, 2, 4, 6))[0] and not ok and "second derivative" in message
     for seed in range(5):  # any nonzero error of the backward shows, at every draw of the points
-        monkeypatch.setattr("course.checks.run_seed", seed)
-        assert not run_gradcheck(Scaled.apply, (1, 1, 4, 4), (1 - 1e-3,))[0]
-        assert not run_gradcheck(ProbeAware.apply, (1, 2, 4, 6))[0]
+        with grading(run_seed=seed):
+            assert not run_gradcheck(Scaled.apply, (1, 1, 4, 4), (1 - 1e-3,))[0]
+            assert not run_gradcheck(ProbeAware.apply, (1, 2, 4, 6))[0]
 
 
 def test_run_gradcheck_calls_cannot_be_told_apart_and_a_pinned_forward_cannot_switch(monkeypatch):
-    monkeypatch.setattr("course.checks.run_seed", 11)  # under the grader: points drawn as every test's inputs
-    points = []
+    with grading(run_seed=11):  # under the grader: points drawn as every test's inputs
+        points = []
 
-    def recorded(x):
-        points.append((x.requires_grad, x.detach().clone()))
-        return F.avg_pool2d(x, 2)
+        def recorded(x):
+            points.append((x.requires_grad, x.detach().clone()))
+            return F.avg_pool2d(x, 2)
 
-    assert run_gradcheck(recorded, (1, 2, 4, 6), second_order=True)[0]
-    assert [flag for flag, _ in points] == [False, True, True, False, False, False], \
-        "forward calls, then double_backward and forward_backward (the calls every backward test makes)"
-    for i, (_, a) in enumerate(points):
-        for _, b in points[i + 1:]:
-            assert float((a - b).abs().max()) > 1e-2, "no point next to another"
-    monkeypatch.setattr(Switching, "seen_grad", False)
-    assert Switching.apply(torch.ones(1, 1, 2, 2)).item() == 1.0, "right in the forward tests"
-    ok, message = run_gradcheck(Switching.apply, (1, 2, 4, 6))
-    assert ok, "unpinned, its later answers suit its backward: why the grader pins a forward that passed"
-    ok, message = run_gradcheck(Switching.apply, (1, 2, 4, 6), reference=pool2)
-    assert not ok and "differ from the reference" in message
+        assert run_gradcheck(recorded, (1, 2, 4, 6), second_order=True)[0]
+        assert [flag for flag, _ in points] == [False, True, True, False, False, False], \
+            "forward calls, then double_backward and forward_backward (the calls every backward test makes)"
+        for i, (_, a) in enumerate(points):
+            for _, b in points[i + 1:]:
+                assert float((a - b).abs().max()) > 1e-2, "no point next to another"
+        monkeypatch.setattr(Switching, "seen_grad", False)
+        assert Switching.apply(torch.ones(1, 1, 2, 2)).item() == 1.0, "right in the forward tests"
+        ok, message = run_gradcheck(Switching.apply, (1, 2, 4, 6))
+        assert ok, "unpinned, its later answers suit its backward: why the grader pins a forward that passed"
+        ok, message = run_gradcheck(Switching.apply, (1, 2, 4, 6), reference=pool2)
+        assert not ok and "differ from the reference" in message
 
 
 def test_passed_reads_the_verdicts_of_this_grading_run(monkeypatch):
     from course import checks
 
     assert checks.passed("forward_tests") is None, "in a notebook nothing is graded"
-    monkeypatch.setattr(checks, "graded_so_far", {"forward_tests": True, "forward_errors": False})
-    assert checks.passed("forward_tests") is True and checks.passed("forward_errors") is False
-    with pytest.raises(ValueError, match="grade_id: no test cell 'forward_test' was graded before"):
-        checks.passed("forward_test")
+    with checks.grading(graded_so_far={"forward_tests": True, "forward_errors": False}):
+        assert checks.passed("forward_tests") is True and checks.passed("forward_errors") is False
+        with pytest.raises(ValueError, match="grade_id: no test cell 'forward_test' was graded before"):
+            checks.passed("forward_test")
+    assert checks.passed("forward_tests") is None, "after the run: nothing graded again"
 
 
 def test_operators_used_sees_torch_pooling_however_it_is_reached():

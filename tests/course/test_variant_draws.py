@@ -122,13 +122,10 @@ def test_whose_numbers_a_notebook_shows(monkeypatch, capsys):
 def test_under_the_grader_only_the_graded_identity_counts(monkeypatch):
     monkeypatch.setenv("JUPYTERHUB_USER", "dave")
     monkeypatch.setitem(variants._typed, "id", "carol")
-    course.checks.run_seed, course.checks.student = 7, "erin"
-    try:
+    with course.checks.grading(run_seed=7, student="erin"):
         assert variants.variant(LESSON, "card_shapes") == variants.draw(LESSON, "card_shapes", "erin")
-        course.checks.student = None  # a run without an identity (the canary): the lecture's numbers
-        assert variants.variant(LESSON, "card_shapes") == variants.FIXED[(LESSON, "card_shapes")]
-    finally:
-        course.checks.run_seed, course.checks.student = None, None
+        with course.checks.grading(student=None):  # a run without an identity (the canary): the lecture's numbers
+            assert variants.variant(LESSON, "card_shapes") == variants.FIXED[(LESSON, "card_shapes")]
 
 
 def test_variants_off_in_the_shipped_term(monkeypatch, capsys):

@@ -7,6 +7,7 @@ grader (``workflow_fakes.fake_grade``); the real grader is exercised in test_cli
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import subprocess
 import sys
@@ -25,7 +26,7 @@ COMMANDS = ("release", "collect", "grade", "feedback", "export", "report", "bund
 
 @pytest.fixture
 def course(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "GRADER", fake_grade)
+    monkeypatch.setattr(cli, "main", functools.partial(cli.main, grader=fake_grade))
     return make_course(tmp_path)
 
 
@@ -246,9 +247,10 @@ def test_sample_class_command(course, tmp_path, capsys):
 
 def test_main_job_table_agrees_with_csv_and_gradebook(course, tmp_path, capsys):
     status, out, _ = run(capsys, "course", "--root", course, "--skip-release", "--students", "20",
-                         "--out", tmp_path / "demo")
+                         "--out", tmp_path / "demo", "--run-seed", "4242")
     assert status == 0, out
     demo = tmp_path / "demo"
+    assert {r.seed for r in load_records(demo)} == {4242}, "--run-seed reaches the grader (the fake keeps it)"
     table_text = out.split("(- not handed in")[0].split("\n\n")[-1]
     printed = export.parse_table(table_text)
     rows = list(csv.DictReader((demo / "reports" / "grades.csv").open()))

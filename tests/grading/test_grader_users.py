@@ -110,11 +110,11 @@ def test_a_lease_that_cannot_be_made_is_a_grader_error_record_not_a_score(make, 
         (temp / "trusted-grader-uids").write_text("")
         (temp / f"trusted-grader-uids-{os.geteuid()}").write_text("")
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    monkeypatch.setattr(sandbox.uids, "_LEASES", {})  # this process leases again
-    with pytest.raises(GraderFault) as raised:
-        sandbox_uid(0)
-    assert "\n" not in raised.value.message and str(temp) in raised.value.message
-    record = grade_one(Submission.read(root, "alice", LESSON), GradingRun.open(root, seed=1, use_cache=False))
+    with GradingRun.open(root, seed=1, use_cache=False) as run:  # a run of its own leases anew
+        with pytest.raises(GraderFault) as raised:
+            sandbox_uid(0, run.resources)
+        assert "\n" not in raised.value.message and str(temp) in raised.value.message
+        record = grade_one(Submission.read(root, "alice", LESSON), run)
     assert record.status == "grader-error", record
     assert "lease" in record.reason
 

@@ -521,8 +521,9 @@ def test_a_warm_child_whose_own_mount_fails_never_runs_student_code(tmp_path, mo
         outcomes = box.start()
     finally:
         box.kill()
-        for key in [k for k in sandbox.warm._TEMPLATES if k[2] == ("json",)]:  # no later test may meet this template
-            sandbox.warm._TEMPLATES.pop(key).close()
+        templates = sandbox.process_default().templates  # no later test may meet this template
+        for key in [k for k in templates if k[1] == ("json",)]:
+            templates.pop(key).close()
     assert box.warm and not box.student_ran, outcomes
     assert outcomes[-1].id == "<start>" and absent in outcomes[-1].error["message"], outcomes
     assert outcomes[-1].error["message"].startswith("the grading process ended before any student code ran"), outcomes
@@ -634,3 +635,61 @@ def test_a_cpu_budget_stop_says_how_the_seconds_were_counted():
     assert outcomes[-1].fault == "timeout" and "more than 1 CPU seconds" in message
     assert ("counted by the kernel in the child's cgroup" if containment().cgroup else
             "summed over the child's process tree") in message
+
+
+def test_two_grading_runs_share_no_template_lease_or_child_and_closing_one_ends_only_its_own(tmp_path):
+    """Issue 54: templates, uid leases and live children belong to a grading run's resources. Two runs in one
+    process hold none of each other's; ``run.close()`` ends every child and template of that run (alive before,
+    gone after) and releases its lease, while the other run's child still answers; ``reap_all`` (what a stop
+    signal runs) reaches the runs still open; a run sent to a worker process carries no resources."""
+    import fcntl
+    import pickle
+
+    from autograder.grading.sandbox import lease_folder, process_running, reap_all, resources
+
+    cells = [{"id": "setup", "kind": "prelude", "source": "import json"},
+             {"id": "answer", "kind": "solution", "source": "x = 41 + 1"}]
+    one, other = GradingRun(tmp_path, FAST, 1), GradingRun(tmp_path, FAST, 1)
+    assert "_resources" not in pickle.loads(pickle.dumps(one)).__dict__ and pickle.loads(pickle.dumps(one)) == one
+
+    def processes(run) -> list[int]:
+        return [box.proc.pid for box in run.resources.live] + [t.proc.pid for t in run.resources.templates.values()]
+
+    def gone(pids, seconds=10.0) -> bool:
+        end = time.monotonic() + seconds
+        while any(process_running(pid) for pid in pids) and time.monotonic() < end:
+            time.sleep(0.05)
+        return not any(process_running(pid) for pid in pids)
+
+    try:
+        boxes, uids = [], []
+        for run in (one, other):
+            uids.append(sandbox_uid(910, run.resources))
+            box = Sandbox(cells, limits=FAST, hide=hidden_paths(REPO), uid=uids[-1], imports=["json"],
+                          resources=run.resources)
+            assert not any(outcome.fault for outcome in box.start()), box.log_tail()
+            boxes.append(box)
+        assert uids[0] != uids[1], "a uid lease each"
+        assert one.resources.live == {boxes[0]} and other.resources.live == {boxes[1]}, "a child each"
+        if boxes[0].warm:
+            assert boxes[0].proc.template is not boxes[1].proc.template, "a warm template each"
+            assert set(one.resources.templates.values()).isdisjoint(other.resources.templates.values())
+        mine, theirs = processes(one), processes(other)
+        assert mine and theirs and all(process_running(pid) for pid in mine + theirs), "alive before close"
+        closed = one.resources
+        one.close()
+        assert gone(mine), "run.close() ends every child and template of the run"
+        assert closed.closed and closed not in resources._OPEN and not closed.live and not closed.templates
+        with open(lease_folder() / f"{uids[0]}.lock", "a+") as lease:  # released: anyone may take it now
+            fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lease, fcntl.LOCK_UN)
+        assert all(process_running(pid) for pid in theirs), "the other run's child and template live on"
+        reply, blobs = boxes[1].request({"op": "get", "name": "x"}, [], time.monotonic() + 30)
+        assert _child.decode(reply["ok"], blobs, None) == 42, "and the other run's child still answers"
+        assert other.resources in resources._OPEN
+        reap_all()  # a stop signal: every open run's processes end
+        assert gone(theirs), "reap_all ended the open run's child and template"
+    finally:
+        one.close()
+        other.close()
+    assert not one.__dict__.get("_resources") and not other.__dict__.get("_resources")

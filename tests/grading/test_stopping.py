@@ -87,7 +87,7 @@ def course(tmp_path_factory):
     :data:`SEED` (phase 1, whose records the gradebook takes as they are)."""
     pristine = tiny_course(tmp_path_factory.mktemp("stopping") / "pristine", SUBMISSIONS)
     uninterrupted = shutil.copytree(pristine, pristine.parent / "uninterrupted")
-    try:  # this process's warm template stays for the rerun (closed at the end of this module)
+    try:  # the run closes its own templates; any started outside a run are closed at the end of this module
         batch.grade(root=uninterrupted, jobs=1, progress=False, seed=SEED, check_reference=False, gradebook=False)
         yield pristine, grades(uninterrupted)
     finally:

@@ -228,13 +228,10 @@ def test_hidden_inputs_are_drawn_from_the_run_seed_which_the_record_keeps():
     _, other = graded(12)
     assert first.seed == 11 and once == again, "one seed, the same verdicts"
     assert once[0][2] != other[0][2], "another seed, other inputs"
-    course.checks.run_seed = 11
-    try:
+    with course.checks.grading(run_seed=11):
         drawn = course.checks.random_input((2, 3), np.float64, seed=4)
-    finally:
-        course.checks.run_seed = None
     assert once[0][2].strip() == repr(drawn.tolist()), "the child got what the parent drew"
-    assert course.checks.run_seed is None, "run_tests leaves no run seed behind"
+    assert course.checks.current() == course.checks.Grading(), "run_tests leaves no grader's state behind"
     assert not once[1][1] or not other[1][1] or any(not graded(s)[1][1][1] for s in range(13, 40)), \
         "some run seed draws zeros (ReLU or integer inputs), which standard-normal inputs never hold"
     record = Submission("ann", lesson, Intake("ok", "", {"answer": solution})).record(first)

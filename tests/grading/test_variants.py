@@ -225,10 +225,7 @@ def test_lesson2s_predictions_are_right_on_their_own_checks_and_wrong_on_a_class
     other = next(s for s in keys if all(keys[s][k] != keys[one][k] for k in keys[one]))
     own = {s: own_answers(REPO, lesson, s, reference, mistakes_for(reference))[0] for s in (one, other)}
     for student, classmate in ((one, other), (other, one)):
-        course.checks.run_seed, course.checks.student = 3, student
-        try:
+        with course.checks.grading(run_seed=3, student=student):
             assert failing_cells(lesson, cells, {"predictions": own[student]["predictions"]}) == set(), student
             assert failing_cells(lesson, cells, {"predictions": own[classmate]["predictions"]}) == cells, \
                 f"{student} handing in {classmate}'s predictions"
-        finally:
-            course.checks.run_seed, course.checks.student = None, None

@@ -145,7 +145,7 @@ def test_children_of_one_lesson_share_one_template_and_a_dead_template_is_replac
     finally:
         first.close()
         second.close()
-    template = next(iter(sandbox.warm._TEMPLATES.values()))
+    template = next(iter(sandbox.process_default().templates.values()))
     os.killpg(template.proc.pid, signal.SIGKILL)
     template.proc.wait(timeout=10)
     third = start("x = 3")

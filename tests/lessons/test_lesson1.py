@@ -1,5 +1,5 @@
 """Lesson 1's ``pool_both_tests``, run in-process as the trusted grader's parent runs a test cell: its hidden
-inputs are drawn per grading run (``course.checks.run_seed``), the reference passes at every run seed and
+inputs are drawn per grading run (the checks' ``run_seed``), the reference passes at every run seed and
 plausible bugs fail at every one. (The whole notebook runs in tests/lessons/test_notebooks.py; the corpus grades
 the lesson with the real grader in tests/grading/test_corpus.py.)"""
 
@@ -50,15 +50,15 @@ def run_test(solution: str, run_seed, spy=None) -> bool:
     if spy is not None:
         student = namespace["pool_both"]
         namespace["pool_both"] = lambda image, kernel_size: (spy(image.copy(), kernel_size), student(image, kernel_size))[1]
-    course.checks.run_seed, threads = run_seed, torch.get_num_threads()
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny maps: a pool of threads only waits for a busy machine's cores
     try:
-        exec(compile(TEST, "pool_both_tests", "exec"), namespace)
+        with course.checks.grading(run_seed=run_seed):
+            exec(compile(TEST, "pool_both_tests", "exec"), namespace)
         return True
     except AssertionError:
         return False
     finally:
-        course.checks.run_seed = None
         torch.set_num_threads(threads)
 
 

@@ -253,8 +253,7 @@ def gap_verdicts(gap_cells, solution: str, run_seed) -> dict:
     hidden inputs of grading run ``run_seed`` (``None``: the notebook's own)."""
     namespace, tests = gap_cells
     verdicts = {}
-    course.checks.run_seed = run_seed
-    try:
+    with course.checks.grading(run_seed=run_seed):
         for grade_id, source in tests.items():
             scope = dict(namespace)
             exec(compile(solution, "solution", "exec"), scope)
@@ -263,8 +262,6 @@ def gap_verdicts(gap_cells, solution: str, run_seed) -> dict:
                 verdicts[grade_id] = True
             except AssertionError:
                 verdicts[grade_id] = False
-    finally:
-        course.checks.run_seed = None
     return verdicts
 
 

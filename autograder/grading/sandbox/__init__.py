@@ -3,7 +3,8 @@
 One job per module: :mod:`.limits` (what a child may use, and faults), :mod:`.levels` (containment levels,
 detected at run time and recorded, the floor), :mod:`.cgroup`, :mod:`.mounts` (:data:`~.mounts.MOUNTS`, the one
 list of a child's mounts), :mod:`.bwrap` (bubblewrap's command line, the seccomp filter), :mod:`.uids` (uid
-leases), :mod:`.runner` (what a child runs), :mod:`.process` (the :class:`Sandbox`), :mod:`.warm` (templates).
+leases), :mod:`.runner` (what a child runs), :mod:`.process` (the :class:`Sandbox`), :mod:`.warm` (templates),
+:mod:`.resources` (what one grading run holds: its templates, uid leases and live children; closed with the run).
 Why each part is there: ``THREAT_MODEL.md``.
 
 * ``namespaces`` (root on Linux, as in CI): a cold child starts under bubblewrap (:func:`bwrap_command`) in
@@ -28,13 +29,13 @@ cgroup (else a parent-side RSS watch), capped captured output, capped replies.
 
 A test that replaces a function patches the module that reads it (``sandbox.levels.containment``,
 ``sandbox.mounts.needed_paths``, ``sandbox.mounts.own_mounts``, ``sandbox.process.machine_oom_kills``,
-``sandbox.cgroup._this_process_places``, ``sandbox.uids._LEASES``, ``sandbox.warm._TEMPLATES``), never this package's
+``sandbox.cgroup._this_process_places``), never this package's
 re-export. What other packages may use is the list below (``__all__``); the rest is each module's own.
 """
 
 from autograder.grading.sandbox.limits import (HANG_FACTOR, HANG_SECONDS, CrashFault, Fault, GraderFault, Limits,
                                                MemoryFault, TimeoutFault, hang_seconds)
-from autograder.grading.sandbox.uids import SANDBOX_UID_BASE, lease_folder, process_running, sandbox_uid, uid_processes
+from autograder.grading.sandbox.uids import SANDBOX_UID_BASE, lease_folder, process_running, uid_processes
 from autograder.grading.sandbox.cgroup import (CHILD_CPUS, CHILD_SHARES, CHILD_WEIGHT, CPU_PERIOD_US, Cgroup,
                                                cgroup_places, cgroups_available)
 from autograder.grading.sandbox.mounts import (MOUNTS, base_mounts, child_plan, exposed_paths,
@@ -46,9 +47,11 @@ from autograder.grading.sandbox.levels import (INSTALL_HINT, LEVELS, MODES, PLAT
                                                containment, floor_banner, level_meets, parse_level, platform_level,
                                                required_level)
 from autograder.grading.sandbox.runner import RUNNER_SOURCE, clean_env
-from autograder.grading.sandbox.warm import (MAX_TEMPLATES, ForkedChild, Template, close_templates,
-                                             forks_warm, spawn_warm, warm_available, warm_here)
-from autograder.grading.sandbox.process import CellOutcome, Sandbox, machine_oom_kills, reap_all
+from autograder.grading.sandbox.resources import (MAX_TEMPLATES, Resources, close_all, process_default, reap_all,
+                                                   sandbox_uid)
+from autograder.grading.sandbox.warm import (ForkedChild, Template, close_templates, forks_warm, spawn_warm,
+                                             warm_available, warm_here)
+from autograder.grading.sandbox.process import CellOutcome, Sandbox, machine_oom_kills
 
 __all__ = [
     "HANG_FACTOR", "HANG_SECONDS", "CrashFault", "Fault", "GraderFault", "Limits", "MemoryFault", "TimeoutFault",
@@ -63,5 +66,5 @@ __all__ = [
     "RUNNER_SOURCE", "clean_env",
     "MAX_TEMPLATES", "ForkedChild", "Template", "close_templates", "forks_warm", "spawn_warm", "warm_available",
     "warm_here",
-    "CellOutcome", "Sandbox", "machine_oom_kills", "reap_all",
+    "CellOutcome", "Sandbox", "machine_oom_kills", "reap_all", "Resources", "close_all", "process_default",
 ]

@@ -1,5 +1,6 @@
 """The :class:`Sandbox`: one child process holding one student's objects, started cold or forked warm, spoken
-to under CPU budgets and deadlines, killed with everything it started (:func:`reap_all` when the grader stops)."""
+to under CPU budgets and deadlines, killed with everything it started (:func:`~.resources.reap_all` when the grader
+stops). Each child belongs to one grading run's :class:`~.resources.Resources` (``Sandbox(resources=...)``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from autograder.grading.sandbox.cgroup import Cgroup, read_text
 from autograder.grading.sandbox.limits import (CrashFault, Fault, GraderFault, Limits, MemoryFault, TimeoutFault,
                                                hang_seconds)
 from autograder.grading.sandbox.mounts import child_plan, package_paths
+from autograder.grading.sandbox.resources import Resources, process_default, reap_all
 from autograder.grading.sandbox.runner import RUNNER_SOURCE, end_group, log_tail, captured_text, clean_env
 from autograder.grading.untrusted import checked
 
@@ -53,8 +55,11 @@ class Sandbox:
     """One child process holding one student's objects."""
 
     def __init__(self, cells: list[dict], *, limits: Limits, hide: list[str] = (), uid: int | None = None,
-                 block: list[str] = (), helpers: list[str] = (), imports: list[str] = (), wall: list[str] = ()):
+                 block: list[str] = (), helpers: list[str] = (), imports: list[str] = (), wall: list[str] = (),
+                 resources: Resources | None = None):
         self.cells, self.limits = cells, limits
+        # the grading run's processes and leases this child joins (default: those of no run, process_default)
+        self.resources = resources if resources is not None else process_default()
         self.hide, self.uid, self.block, self.helpers = list(hide), uid, list(block), list(helpers)
         self.wall = list(wall)  # PyTorch operators overridden before student code runs (Lesson.wall, _child.raise_wall)
         self.imports = list(imports)  # what a warm template imports first (Lesson.preload_modules)
@@ -117,7 +122,7 @@ class Sandbox:
             self.scratch = cwd = tempfile.mkdtemp(prefix="trusted-scratch-")
         try:
             if self.warm:
-                self.proc = warm.spawn_warm(self.block, self.imports, self.limits.start_seconds,
+                self.proc = warm.spawn_warm(self.resources, self.block, self.imports, self.limits.start_seconds,
                                        [child_read, child_write, self.log.fileno(), *procs],
                                        self.plan if self.mode.namespaces else None)
             else:
@@ -133,7 +138,7 @@ class Sandbox:
         finally:
             for fd in (child_read, child_write, *procs):
                 os.close(fd)
-        _LIVE.add(self)
+        self.resources.live.add(self)
         self.channel = Channel(parent_read, parent_write, limit=self.limits.reply_bytes)
         os.set_blocking(parent_write, False)
         config = {
@@ -219,7 +224,7 @@ class Sandbox:
 
             psutil.wait_procs(tree, timeout=2)
         if self.uid is not None and self.mode.drop_uid:
-            uids._sweep_uid(self.uid)
+            uids.sweep_uid(self.uid)
         if self.cgroup is not None:
             self.cgroup.remove()  # kills anything of the child's still in it first
             self.cgroup = None
@@ -236,7 +241,7 @@ class Sandbox:
         if self.scratch and not self.mode.namespaces and os.path.isdir(self.scratch):
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
-        _LIVE.discard(self)
+        self.resources.live.discard(self)
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system, as the kernel accounts them) used so far by every process and
@@ -418,35 +423,6 @@ class Sandbox:
             raise self._fail(MemoryFault("student code ran out of memory (MemoryError: "
                                          f"{error['message'][:200]})"))
         return reply, out
-
-
-#: Sandboxes of this process whose child may be running (added at start, removed by ``kill``).
-_LIVE: "set[Sandbox]" = set()
-
-
-def reap_all() -> None:
-    """End every process this process's sandboxes started, now, taking no lock (a signal handler may have
-    interrupted a sandbox that holds one): each child's process group (with it its PID namespace, whose
-    init's end ends every process in it), the warm templates (their children die with them), every
-    process of this process's sandbox uids (daemons that left the group), and the children's cgroups
-    (anything left in them). :mod:`autograder.stopping` calls it when the grader is stopped."""
-    pid = os.getpid()
-    boxes = list(_LIVE)
-    groups = [box.proc.pid for box in boxes if box.proc is not None]
-    groups += warm.template_groups(pid)
-    for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    if levels.containment.cache_info().currsize and levels.containment().drop_uid:  # never probe from a signal handler
-        for uid, (owner, *_) in list(uids._LEASES.items()):
-            if owner == pid:
-                uids._sweep_uid(uid, 5.0)
-    for box in boxes:
-        cgroup, box.cgroup = box.cgroup, None
-        if cgroup is not None:
-            cgroup.remove()
 
 
 stopping.on_stop(reap_all)

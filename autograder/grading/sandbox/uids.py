@@ -1,5 +1,5 @@
-"""Unprivileged uids for children, leased machine-wide per grading thread (:func:`sandbox_uid`), and the
-processes of a uid (:func:`_sweep_uid` ends them)."""
+"""Unprivileged uids for children, leased machine-wide per grading thread and run (:func:`~.resources.sandbox_uid`, from
+:func:`lease_folder`), and the processes of a uid (:func:`sweep_uid` ends them)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import os
 import signal
 import stat
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -53,7 +52,7 @@ def uid_processes(uid: int) -> list[int]:
     return pids
 
 
-def _sweep_uid(uid: int, seconds: float = 10.0) -> None:
+def sweep_uid(uid: int, seconds: float = 10.0) -> None:
     """SIGKILL every process of sandbox uid ``uid`` (what student code started, daemons that left the
     process group included) until none is left, for at most ``seconds``."""
     end = time.monotonic() + seconds
@@ -67,11 +66,6 @@ def _sweep_uid(uid: int, seconds: float = 10.0) -> None:
             except (ProcessLookupError, PermissionError):
                 pass
         time.sleep(0.05)
-
-
-#: This process's sandbox-uid leases: ``{uid: (pid, thread ident, the locked lease file)}``.
-_LEASES: dict[int, tuple] = {}
-_LEASES_LOCK = threading.Lock()
 
 
 def lease_folder() -> Path:
@@ -96,42 +90,3 @@ def lease_folder() -> Path:
                           "(another user made it, or it is a link); remove it or set TMPDIR to a folder you own "
                           "and grade again")
     return folder
-
-
-def sandbox_uid(slot: int = 0) -> int:
-    """An unprivileged uid for the sandboxes of this thread's grading calls, leased machine-wide: one uid per
-    grading thread of every process (so per-uid limits and the clean-up that kills every process of the uid
-    never touch the children of another thread, worker or grader run on the same machine: a Dask worker
-    with several threads grades as several single-threaded workers do). The lease is a lock on
-    ``<lease_folder()>/<uid>.lock``, released when its thread or process ends. ``slot`` is where the search
-    starts. A lease that cannot be taken is a :class:`GraderFault`, never a traceback."""
-    pid, thread = os.getpid(), threading.get_ident()
-    alive = {t.ident for t in threading.enumerate()}
-    with _LEASES_LOCK:
-        for uid, (owner, owner_thread, handle) in list(_LEASES.items()):
-            if owner != pid or owner_thread not in alive:  # a forked copy holds none; a dead thread's is free
-                _LEASES.pop(uid)
-                if owner == pid:
-                    handle.close()
-            elif owner_thread == thread:
-                return uid
-        import fcntl
-
-        folder = lease_folder()
-        for offset in range(1000):
-            uid = SANDBOX_UID_BASE + (slot + offset) % 1000
-            if uid in _LEASES:
-                continue
-            try:
-                handle = open(folder / f"{uid}.lock", "a+")
-            except OSError as exc:
-                raise GraderFault(f"the trusted grader cannot write its lease {folder / f'{uid}.lock'} "
-                                  f"({exc.strerror or exc}); set TMPDIR to a folder you own and grade again") from None
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                handle.close()
-                continue
-            _LEASES[uid] = (pid, thread, handle)
-            return uid
-    raise GraderFault("no free sandbox uid (1000 grading threads at once?)")

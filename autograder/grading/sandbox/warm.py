@@ -3,7 +3,6 @@ submission (:func:`spawn_warm`), where the platform allows (:func:`forks_warm`).
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
@@ -20,6 +19,7 @@ from autograder.grading.sandbox import levels, mounts
 from autograder.grading.sandbox.bwrap import bwrap_command, keyring_filter_file
 from autograder.grading.sandbox.limits import GraderFault
 from autograder.grading.sandbox.mounts import child_plan
+from autograder.grading.sandbox.resources import MAX_TEMPLATES, process_default
 from autograder.grading.sandbox.runner import RUNNER_SOURCE, end_group, log_tail, clean_env
 from autograder.grading.sandbox.uids import process_running
 
@@ -65,7 +65,7 @@ class ForkedChild:
 class Template:
     """A warm interpreter (``_child.py --template``) that has imported a lesson's set-up modules, with
     ``block`` blocked first, and forks a fresh child per submission (:func:`_child.template_main`).
-    Start-up and imports are paid once per grading process and lesson instead of once per child."""
+    Start-up and imports are paid once per grading run, process and lesson instead of once per child."""
 
     def __init__(self, block: list[str], imports: list[str], start_seconds: float, plan: list[list] | None = None):
         self.lock = threading.Lock()
@@ -143,49 +143,40 @@ class Template:
             shutil.rmtree(self.home, ignore_errors=True)
 
 
-#: Warm templates of this process by (pid, blocked modules, imports, mount plan), least recently used first.
-_TEMPLATES: dict[tuple, Template] = {}
-_TEMPLATES_LOCK = threading.Lock()
-MAX_TEMPLATES = 3
-
-
-def template_groups(pid: int) -> list[int]:
-    """The process groups of the warm templates that process ``pid`` started (to end them without a lock)."""
-    return [template.proc.pid for key, template in list(_TEMPLATES.items()) if key[0] == pid]
-
-
-def spawn_warm(block: list[str], imports: list[str], start_seconds: float, fds: list[int],
+def spawn_warm(resources, block: list[str], imports: list[str], start_seconds: float, fds: list[int],
                plan: list[list] | None) -> ForkedChild:
-    """Fork a child from this process's template for ``(block, imports, plan)`` (``plan``: the mounts the
-    template's bubblewrap makes, ``None`` without namespaces), starting (or restarting) the template when
-    needed; at most :data:`MAX_TEMPLATES` templates stay warm per process."""
-    key = (os.getpid(), tuple(block), tuple(imports), json.dumps(plan))
+    """Fork a child from the run's template for ``(block, imports, plan)`` (``resources``: the run's
+    :class:`~.resources.Resources`; ``plan``: the mounts the template's bubblewrap makes, ``None`` without
+    namespaces), starting (or restarting) the template when needed; at most
+    :data:`~.resources.MAX_TEMPLATES` templates stay warm per run."""
+    templates = resources.templates
+    key = (tuple(block), tuple(imports), json.dumps(plan))
     for attempt in range(2):
-        with _TEMPLATES_LOCK:
-            for other in [k for k in _TEMPLATES if k[0] != key[0]]:  # a forked copy of a grading process
-                _TEMPLATES.pop(other)
-            template = _TEMPLATES.pop(key, None)
+        with resources.lock:
+            if resources.closed:
+                raise GraderFault("the grading run was closed while it still graded")
+            template = templates.pop(key, None)
             if template is None or not template.alive():
                 if template is not None:
                     template.close()
                 template = Template(block, imports, start_seconds, plan)
-            _TEMPLATES[key] = template
-            while len(_TEMPLATES) > MAX_TEMPLATES:
-                _TEMPLATES.pop(next(iter(_TEMPLATES))).close()
+            templates[key] = template
+            while len(templates) > MAX_TEMPLATES:
+                templates.pop(next(iter(templates))).close()
         try:
             return template.spawn(fds)
         except (OSError, ValueError) as exc:  # the template died under us: start it once more
             template.close()
-            _TEMPLATES.pop(key, None)
+            templates.pop(key, None)
             if attempt:
                 raise GraderFault(f"the warm sandbox template stopped answering: {exc}") from None
     raise AssertionError("unreachable")
 
 
 def close_templates() -> None:
-    """Stop this process's warm templates (at exit, and in tests)."""
-    for key in [k for k in _TEMPLATES if k[0] == os.getpid()]:
-        _TEMPLATES.pop(key).close()
-
-
-atexit.register(close_templates)
+    """Stop the warm templates of the children started outside any grading run (tests)."""
+    resources = process_default()
+    with resources.lock:
+        templates, resources.templates = list(resources.templates.values()), {}
+    for template in templates:
+        template.close()
