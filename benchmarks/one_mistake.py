@@ -69,6 +69,18 @@ MISTAKES = [  # (lesson, name, replacement, the cell meant for it)
  (L5, "CAM averaged over channels", v(L5, "class_activation_map", 'cam = torch.einsum("c,chw->hw", weight[class_index].to(features.dtype), features)', 'cam = torch.einsum("c,chw->hw", weight[class_index].to(features.dtype), features) / features.shape[0]'), {"cam_values"}),
  (L5, "GAPHead pools by max", v(L5, "gap_head", "nn.AdaptiveAvgPool2d(1)", "nn.AdaptiveMaxPool2d(1)"), {"gap_head_forward"}),
 ]
+#: Mistakes that cost two cells by their nature, with why (issue 53 item 12: "or, if one is inherent, explain why").
+INHERENT = {
+    "columns clipped at the height": "one line, two symptoms: where H < W the windows are cut short (forward_tests); where "
+    "H > W NumPy clips the slice at W, so the windows are right and only the count is wrong, which is what a count "
+    "mistake looks like (forward_no_pad_count); excusing it there would excuse every count that mixes up H and W",
+    "backward spreads without dividing": "the count_include_pad=False path never divides by the real elements, the "
+    "rule of backward_no_pad_count; a cell that let a result equal to the True one pass would pass a backward that "
+    "ignores count_include_pad",
+    "backward returns one gradient too few": "autograd refuses the Function before any gradient exists, so neither "
+    "cell has a backward to judge; giving gradcheck_tests' points to a Function whose backward never ran would give "
+    "them to any backward that returns a wrong number of values",
+}
 HONEST = [
  (L2, "forward: np.mean of the real part when the padding is left out", v(L2, F2, "total = x[b, c, r0:r1, c0:c1].sum()\n                    divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)\n                    out[b, c, i, j] = total / divisor",
      "window = x[b, c, r0:r1, c0:c1]\n                    out[b, c, i, j] = window.sum() / (kh * kw) if count_include_pad else window.mean()")),
@@ -99,6 +111,8 @@ def main() -> None:
         failed = judged(lesson, cells[lesson], replacement)
         verdict = ("kept" if not failed else "charged once" if failed == meant else
                    "caught, another cell" if len(failed) == 1 else f"charged {len(failed)} times")
+        if len(failed) > 1 and name in INHERENT:
+            verdict += f" (inherent: {INHERENT[name]})"
         verdicts.append(verdict)
         print(f"mistake  {lesson:14s} {name}: fails {sorted(failed)}: {verdict}", flush=True)
     honest = []
@@ -107,8 +121,10 @@ def main() -> None:
         honest.append(not failed)
         print(f"honest   {lesson:14s} {name}: {'passes' if not failed else f'LOSES POINTS in {sorted(failed)}'}", flush=True)
     caught = sum(v != "kept" for v in verdicts)
+    inherent = sum("(inherent:" in v for v in verdicts)
     print(f"\n{len(verdicts)} mistakes: {caught} caught, {verdicts.count('charged once')} charged once (the cell meant "
-          f"for it), {len(verdicts) - caught} kept; {len(honest)} honest rewrites: {sum(honest)} pass")
+          f"for it), {inherent} charged twice by their nature (INHERENT), {len(verdicts) - caught} kept; "
+          f"{len(honest)} honest rewrites: {sum(honest)} pass")
 
 
 if __name__ == "__main__":
