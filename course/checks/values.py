@@ -196,7 +196,7 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
     """
     mentions = list(mentions)
     call = _name_of(function, inspect.currentframe().f_back) + "(" + ", ".join(
-        [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]) + ")"  # as written: f(0, 7, 7, 1000)
+        [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]) + ")"  # as written: f(0, 7, 7, 1000)
     try:
         function(*args, **kwargs)
     except error as exc:
@@ -220,6 +220,17 @@ def check_raises(error: type[BaseException], mentions: Iterable[str], function: 
             f"{call} should raise {error.__name__} but raised {type(exc).__name__}: {exc}"
         ) from None
     raise AssertionError(f"{call} should raise {error.__name__}, but it returned normally")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, or for a long one (an array written out) its type and shape: "a list of shape (1, 1, 4, 4)"."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    try:
+        return f"a {type(value).__name__} of shape {tuple(np.shape(value))}"
+    except (ValueError, TypeError, RuntimeError):  # a ragged list
+        return text[:limit] + " ..."
 
 
 def _name_of(function: Any, frame: Any) -> str:
@@ -316,7 +327,8 @@ def check_same_outcome(actual: Callable[[], Any], expected: Callable[[], Any], n
                 raise AssertionError(f"{name}: raised {type(raised).__name__}: {raised}; expected"
                                      f" {type(error).__name__}: {error}") from None
             return
-        raise AssertionError(f"{name}: returned a result, expected {type(error).__name__}: {error}") from None
+        raise AssertionError(f"{name}: returned a result where the function it wraps raised {type(error).__name__}: "
+                             f"{error} (that function's own test judges the error; pass the arguments on as given)") from None
     got = actual()
     if want is None or got is None:
         if got is not want:
