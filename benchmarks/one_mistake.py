@@ -5,9 +5,12 @@ hidden parts included, in this process (tests/nbtools.failing_cells: no notebook
 
 prints one line per mistake (the cells it fails, and "charged once" when that is the cell meant for it, "kept" when
 it fails none) and per honest rewrite ("passes" or "LOSES POINTS"), then the counts. Under the trusted grader a cell
-may also read what an earlier one decided (course.checks.passed), which this process leaves None.
+may also read what an earlier one decided (course.checks.passed): the cells run in notebook order and it answers as
+there (failing_cells(as_graded=True)).
 """
 
+import contextlib
+import io
 import sys
 from pathlib import Path
 
@@ -47,6 +50,7 @@ MISTAKES = [  # (lesson, name, replacement, the cell meant for it)
  (L3, "count_include_pad=False divides by kh*kw", v(L3, "avg_pool2d_numpy", "    if count_include_pad:\n        divisor = x.dtype.type(kh * kw)", "    if True:\n        divisor = x.dtype.type(kh * kw)"), {"forward_no_pad_count"}),
  (L3, "count map's end counted past the padding", v(L3, "avg_pool2d_numpy", "return np.minimum(start + k, n) - np.maximum(start, 0)", "return np.minimum(start + k, n + p) - np.maximum(start, 0)"), {"forward_no_pad_count"}),
  (L3, "count map's start stepped by the kernel", v(L3, "avg_pool2d_numpy", "start = np.arange(n_out) * s - p", "start = np.arange(n_out) * k - p"), {"forward_no_pad_count"}),
+ (L3, "count_include_pad=False summed in float64 and cast back", v(L3, "avg_pool2d_numpy", "        divisor = np.outer(real(height, kh, sh, ph, out_h), real(width, kw, sw, pw, out_w)).astype(x.dtype)", "        dtype, x = x.dtype, x.astype(np.float64)  # more exact: float64, back to x's dtype at the end\n        divisor = np.outer(real(height, kh, sh, ph, out_h), real(width, kw, sw, pw, out_w)).astype(x.dtype)", "    return out\n", "    return out if count_include_pad else out.astype(dtype)\n"), {"forward_no_pad_count"}),
  (L3, "stride 0 taken as 1", v(L3, "avg_pool2d_numpy", "sh, sw = sh or kh, sw or kw", "sh, sw = sh or 1, sw or 1"), {"forward_tests"}),
  (L4, "saved size swapped (W, H)", v(L4, "avg_pool2d_function", "ctx.input_size = (H, W)", "ctx.input_size = (W, H)"), {"backward_tests"}),
  (L4, "backward ignores count_include_pad", v(L4, "avg_pool2d_function", "(H_out, W_out), count_include_pad,\n                                   grad_out)", "(H_out, W_out), True,\n                                   grad_out)"), {"backward_tests"}),
@@ -65,6 +69,18 @@ MISTAKES = [  # (lesson, name, replacement, the cell meant for it)
  (L5, "CAM averaged over channels", v(L5, "class_activation_map", 'cam = torch.einsum("c,chw->hw", weight[class_index].to(features.dtype), features)', 'cam = torch.einsum("c,chw->hw", weight[class_index].to(features.dtype), features) / features.shape[0]'), {"cam_values"}),
  (L5, "GAPHead pools by max", v(L5, "gap_head", "nn.AdaptiveAvgPool2d(1)", "nn.AdaptiveMaxPool2d(1)"), {"gap_head_forward"}),
 ]
+#: Mistakes that cost two cells by their nature, with why (issue 53 item 12: "or, if one is inherent, explain why").
+INHERENT = {
+    "columns clipped at the height": "one line, two symptoms: where H < W the windows are cut short (forward_tests); where "
+    "H > W NumPy clips the slice at W, so the windows are right and only the count is wrong, which is what a count "
+    "mistake looks like (forward_no_pad_count); excusing it there would excuse every count that mixes up H and W",
+    "backward spreads without dividing": "the count_include_pad=False path never divides by the real elements, the "
+    "rule of backward_no_pad_count; a cell that let a result equal to the True one pass would pass a backward that "
+    "ignores count_include_pad",
+    "backward returns one gradient too few": "autograd refuses the Function before any gradient exists, so neither "
+    "cell has a backward to judge; giving gradcheck_tests' points to a Function whose backward never ran would give "
+    "them to any backward that returns a wrong number of values",
+}
 HONEST = [
  (L2, "forward: np.mean of the real part when the padding is left out", v(L2, F2, "total = x[b, c, r0:r1, c0:c1].sum()\n                    divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)\n                    out[b, c, i, j] = total / divisor",
      "window = x[b, c, r0:r1, c0:c1]\n                    out[b, c, i, j] = window.sum() / (kh * kw) if count_include_pad else window.mean()")),
@@ -82,23 +98,33 @@ HONEST = [
 ]
 
 
+def judged(lesson, cells, replacement):
+    """The graded cells that fail with ``replacement``, as under the grader; what the cells print is dropped."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return failing_cells(lesson, cells, replacement, as_graded=True)
+
+
 def main() -> None:
     cells = {lesson: graded(lesson) for lesson in (L2, L3, L4, L5)}
     verdicts = []
     for lesson, name, replacement, meant in MISTAKES:
-        failed = failing_cells(lesson, cells[lesson], replacement)
+        failed = judged(lesson, cells[lesson], replacement)
         verdict = ("kept" if not failed else "charged once" if failed == meant else
                    "caught, another cell" if len(failed) == 1 else f"charged {len(failed)} times")
+        if len(failed) > 1 and name in INHERENT:
+            verdict += f" (inherent: {INHERENT[name]})"
         verdicts.append(verdict)
         print(f"mistake  {lesson:14s} {name}: fails {sorted(failed)}: {verdict}", flush=True)
     honest = []
     for lesson, name, replacement in HONEST:
-        failed = failing_cells(lesson, cells[lesson], replacement)
+        failed = judged(lesson, cells[lesson], replacement)
         honest.append(not failed)
         print(f"honest   {lesson:14s} {name}: {'passes' if not failed else f'LOSES POINTS in {sorted(failed)}'}", flush=True)
     caught = sum(v != "kept" for v in verdicts)
+    inherent = sum("(inherent:" in v for v in verdicts)
     print(f"\n{len(verdicts)} mistakes: {caught} caught, {verdicts.count('charged once')} charged once (the cell meant "
-          f"for it), {len(verdicts) - caught} kept; {len(honest)} honest rewrites: {sum(honest)} pass")
+          f"for it), {inherent} charged twice by their nature (INHERENT), {len(verdicts) - caught} kept; "
+          f"{len(honest)} honest rewrites: {sum(honest)} pass")
 
 
 if __name__ == "__main__":

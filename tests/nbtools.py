@@ -100,13 +100,16 @@ def solution_source(lesson: str, grade_id: str) -> str:
     return cell_by_id(nb, grade_id).source
 
 
-def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hidden: bool = True) -> set[str]:
+def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hidden: bool = True,
+                  as_graded: bool = False) -> set[str]:
     """The graded test ``cells`` of ``lesson``'s source notebook that fail, run in this process (no kernel): the
     first code cell (the set-up) and every solution cell, in order, ``replace``d where given (``{grade_id: new
     source}``), then each test cell, hidden part included, as the trusted grader's parent runs it (``hidden=False``:
     only the visible part, what the student's own run checks). Any error fails a cell, as in nbgrader. Each
     source is registered with linecache and the namespace is ``__main__``'s, so check_avoids reads the functions' source
-    and the classes' module as it does in a notebook.
+    and the classes' module as it does in a notebook. ``as_graded``: the test cells run in notebook order and
+    :func:`course.checks.passed` answers what the earlier ones decided, as under the trusted grader (else it answers
+    None, as in a notebook).
     For the fast one-bug-one-cell tests; no notebook is executed."""
     import linecache
 
@@ -120,6 +123,8 @@ def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hid
 
     import torch
 
+    from course.checks.hooks import STATE
+
     threads = torch.get_num_threads()  # a set-up cell may set it (lesson 5): this process keeps its own
     try:
         code = [cell for cell in nb.cells if cell.cell_type == "code"]
@@ -129,12 +134,20 @@ def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hid
             if meta.get("solution"):
                 run((replace or {}).get(meta["grade_id"], cell.source), meta["grade_id"])
         failed = set()
-        for grade_id in sorted(cells):
-            try:
-                source = cell_by_id(nb, grade_id).source
-                run(source if hidden else source.split("### BEGIN HIDDEN TESTS")[0], grade_id)
-            except Exception:  # an error fails a test cell, as a failed assertion does
-                failed.add(grade_id)
+        order = [c.metadata["nbgrader"]["grade_id"] for c in code if c.metadata.get("nbgrader", {}).get("grade_id")]
+        graded: dict[str, bool] = {}
+        token = STATE["graded_so_far"].set(graded) if as_graded else None
+        try:
+            for grade_id in sorted(cells, key=order.index) if as_graded else sorted(cells):
+                try:
+                    source = cell_by_id(nb, grade_id).source
+                    run(source if hidden else source.split("### BEGIN HIDDEN TESTS")[0], grade_id)
+                except Exception:  # an error fails a test cell, as a failed assertion does
+                    failed.add(grade_id)
+                graded[grade_id] = grade_id not in failed
+        finally:
+            if token is not None:
+                STATE["graded_so_far"].reset(token)
         return failed
     finally:
         torch.set_num_threads(threads)

@@ -351,3 +351,11 @@ def test_a_window_mistake_costs_forward_tests_alone(name):
     old, new = WINDOW_MISTAKES[name]
     assert failing_cells(LESSON, sorted(FORWARD_CELLS), {"avg_pool2d_loops": edited("avg_pool2d_loops", old, new)}) \
         == {"forward_tests"}
+
+
+def test_dividing_by_the_real_count_with_count_include_pad_true_too_costs_forward_tests_alone():
+    """count_include_pad=True divides by the real elements as well: its count_include_pad=False results are right, so
+    forward_no_pad_count (which took the student's own True result as its yardstick) no longer charges it again."""
+    wrong = edited("avg_pool2d_loops", "divisor = kh * kw if count_include_pad else (r1 - r0) * (c1 - c0)",
+                   "divisor = (r1 - r0) * (c1 - c0)")
+    assert failing_cells(LESSON, sorted(FORWARD_CELLS), {"avg_pool2d_loops": wrong}) == {"forward_tests"}

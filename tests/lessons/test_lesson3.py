@@ -384,3 +384,14 @@ def test_a_count_map_with_a_wrong_start_costs_forward_no_pad_count_alone():
     wrong = replaced("avg_pool2d_numpy", "start = np.arange(n_out) * s - p", "start = np.arange(n_out) * s + p")
     cells = ["forward_tests", "forward_no_pad_count", "forward_errors", "backward_tests", "backward_errors"]
     assert failing_cells(LESSON, cells, {"avg_pool2d_numpy": wrong}) == {"forward_no_pad_count"}
+
+
+def test_a_float64_sum_on_the_count_include_pad_false_path_costs_forward_no_pad_count_alone():
+    """The count_include_pad=False path summed in float64 and cast back (the other path in float32): its values are
+    within every tolerance, so it kept every point before; forward_no_pad_count's 24-bit float32 maps now tell its
+    rounded-once means. Both paths in float64 is forward_tests' rule alone (corpus: bug_float64_sum_cast_back)."""
+    count = "        divisor = np.outer(real(height, kh, sh, ph, out_h), real(width, kw, sw, pw, out_w)).astype(x.dtype)"
+    wrong = replaced("avg_pool2d_numpy", count, "        dtype, x = x.dtype, x.astype(np.float64)\n" + count)
+    wrong = wrong.replace(FORWARD_RETURN, "return out if count_include_pad else out.astype(dtype)\n")
+    cells = ["forward_tests", "forward_no_pad_count", "forward_errors"]
+    assert failing_cells(LESSON, cells, {"avg_pool2d_numpy": wrong}) == {"forward_no_pad_count"}

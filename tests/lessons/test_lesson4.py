@@ -55,7 +55,7 @@ def variants() -> dict:
                                              "(H_out, W_out), not count_include_pad,\n                                   grad_out)"),
              "wrappers": replaced(wrappers, "def avg_pool2d_torch(x, kernel_size, stride=0,",
                                   "def avg_pool2d_torch(x, kernel_size, stride=1,")},
-            {"backward_tests", "gradcheck_tests", "module_tests"}),
+            {"backward_tests", "module_tests"}),  # gradcheck_tests: no padding, where the flag changes nothing
         "backward does not divide, and the two predictions swapped": (
             {"avg_pool2d_function": replaced(ref, "share = grad_out / divisor(", "share = grad_out + 0 * divisor("),
              "predict_backward": swapped_predictions()},
@@ -63,16 +63,17 @@ def variants() -> dict:
         # one bug, one penalty: the wrappers (module_tests, half_precision_tests) are judged against the
         # student's own Function at the same arguments, so a Function that fails (a divisor that always counts
         # the padding) or raises (count_include_pad=False left unwritten) costs the Function's cells alone
+        # (gradcheck_tests runs without padding, where the divisor is kh·kw either way)
         "the divisor always counts the padding": (
             {"avg_pool2d_function": replaced(ref, "out /= divisor(H, W, (kh, kw), (sh, sw), (ph, pw), (H_out, W_out), "
                                              "count_include_pad, out)", "out /= kh * kw")},
-            {"forward_tests", "gradcheck_tests"}),
+            {"forward_tests"}),
         "count_include_pad=False raises": (
             {"avg_pool2d_function": replaced(ref, "        (kh, kw), (sh, sw), (ph, pw) = _pair(",
                                              "        if not count_include_pad:\n"
                                              "            raise NotImplementedError('count_include_pad=False')\n"
                                              "        (kh, kw), (sh, sw), (ph, pw) = _pair(")},
-            {"forward_tests", "backward_tests", "gradcheck_tests"}),
+            {"forward_tests", "backward_tests"}),  # gradcheck_tests takes count_include_pad=True only
         # module_tests reads avg_pool2d_torch with the Function it calls (helpers are read transitively);
         # a method is read with its class, in the notebook as under the grader, so the backward's
         # check_avoids (backward_tests, gradcheck_tests) sees the forward's call too.
@@ -207,3 +208,31 @@ def test_half_precision_inputs_are_drawn_per_grading_run(grader_state):
     assert not any(torch.equal(a, b) for a, b in zip(first, other)), "a new run seed draws new inputs"
     assert first[0].dtype == first[1].dtype == torch.float16 and first[2].dtype == torch.float32
     assert 0 <= first[0].min() and first[1].max() <= 2 and 1 <= first[1].min()
+
+
+# --- issue 53 item 12: one mistake, one cell ---------------------------------------------------------------
+
+BACKWARD_GEOMETRY_MISTAKES = {  # backward_tests' alone: gradcheck_tests runs on square maps, no padding, count_include_pad=True
+    "saved size swapped (W, H)": ("ctx.input_size = (H, W)", "ctx.input_size = (W, H)"),
+    "backward ignores count_include_pad": ("(H_out, W_out), count_include_pad,\n                                   grad_out)",
+                                           "(H_out, W_out), True,\n                                   grad_out)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARD_GEOMETRY_MISTAKES))
+def test_a_backward_geometry_mistake_costs_backward_tests_alone(name):
+    """A backward wrong only on non-square or padded maps loses backward_tests alone (the other side:
+    test_a_backward_wrong_on_square_maps_still_loses_gradcheck_tests)."""
+    old, new = BACKWARD_GEOMETRY_MISTAKES[name]
+    ref = solution_source(LESSON, "avg_pool2d_function")
+    assert failing_cells(LESSON, GRADED, {"avg_pool2d_function": replaced(ref, old, new)}, as_graded=True) \
+        == {"backward_tests"}
+
+
+def test_a_backward_wrong_on_square_maps_still_loses_gradcheck_tests():
+    """Half the gradient everywhere (the gradcheck-probe cheats' backward, with an honest forward) is not the adjoint
+    of the forward on gradcheck's square maps either: it loses gradcheck_tests as well as backward_tests."""
+    ref = solution_source(LESSON, "avg_pool2d_function")
+    half = replaced(ref, "return grad_x, None, None, None, None", "return grad_x / 2, None, None, None, None")
+    assert failing_cells(LESSON, GRADED, {"avg_pool2d_function": half}, as_graded=True) == \
+        {"backward_tests", "gradcheck_tests"}
