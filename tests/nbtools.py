@@ -121,9 +121,11 @@ def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hid
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), namespace)
 
+    import contextlib
+
     import torch
 
-    from course.checks.hooks import STATE
+    from course.checks.hooks import grading
 
     threads = torch.get_num_threads()  # a set-up cell may set it (lesson 5): this process keeps its own
     try:
@@ -136,8 +138,7 @@ def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hid
         failed = set()
         order = [c.metadata["nbgrader"]["grade_id"] for c in code if c.metadata.get("nbgrader", {}).get("grade_id")]
         graded: dict[str, bool] = {}
-        token = STATE["graded_so_far"].set(graded) if as_graded else None
-        try:
+        with grading(graded_so_far=graded) if as_graded else contextlib.nullcontext():
             for grade_id in sorted(cells, key=order.index) if as_graded else sorted(cells):
                 try:
                     source = cell_by_id(nb, grade_id).source
@@ -145,9 +146,6 @@ def failing_cells(lesson: str, cells, replace: dict[str, str] | None = None, hid
                 except Exception:  # an error fails a test cell, as a failed assertion does
                     failed.add(grade_id)
                 graded[grade_id] = grade_id not in failed
-        finally:
-            if token is not None:
-                STATE["graded_so_far"].reset(token)
         return failed
     finally:
         torch.set_num_threads(threads)
