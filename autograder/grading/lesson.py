@@ -11,7 +11,7 @@ import builtins
 import hashlib
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import nbformat
@@ -253,8 +253,12 @@ class Lesson:
     def max_score(self) -> float:
         return float(sum(c.points for c in self.tests))
 
-    @property
-    def solution_names(self) -> set[str]:
+    # What depends only on the lesson's trusted cells is computed once per Lesson object (cached_property):
+    # :func:`load_lesson` makes one per lesson content (its notebooks' stamps) and grader (this process's code),
+    # and nothing of a submission ever goes into one.
+
+    @cached_property
+    def solution_names(self) -> frozenset[str]:
         """Names the reference solution cells bind at top level, less those the set-up binds: the only
         student names the grader ever reads from the child."""
         bound: set[str] = set()
@@ -263,7 +267,15 @@ class Lesson:
                 bound |= names_bound(cell.source, top_level=True)
         for cell in self.prelude:
             bound -= names_bound(cell.source, top_level=True)
-        return bound
+        return frozenset(bound)
+
+    @cached_property
+    def test_plan(self) -> dict[str, frozenset[str]]:
+        """``{test id: the student names that go into it}``: those its source reads that the reference solution
+        cells bind at top level (:attr:`solution_names`), never a builtin (a student's ``def enumerate`` stays in
+        the child) and never a name the test cell binds itself."""
+        return {test.id: frozenset((names_read(test.source) & self.solution_names) - set(dir(builtins))
+                                   - names_bound(test.source)) for test in self.tests}
 
     def preload_modules(self, helpers=()) -> list[str]:
         """The modules a warm sandbox template imports once for every submission of this lesson: those

@@ -76,6 +76,10 @@ class Sandbox:
         self.cpu_limit: float | None = None  # kill when cpu_seconds() passes this (set per test / cell)
         self.cpu_budget = 0.0
         self.oom_kills: int | None = None  # the machine's out-of-memory kills when the child started (a note only)
+        #: when (time.monotonic) the last start reached each step: spawn, hello (contained), cells (set-up
+        #: done), ready; and the CPU seconds by phase the child reported with ``ready`` (untrusted, shown only)
+        self.marks: dict[str, float] = {}
+        self.child_phases: dict[str, float] = {}
 
     # -- lifetime ---------------------------------------------------------------------------------
     def start(self) -> list[CellOutcome]:
@@ -95,6 +99,7 @@ class Sandbox:
 
     def _start_once(self) -> list[CellOutcome]:
         self.active = {}
+        self.marks, self.child_phases = {"spawn": time.monotonic()}, {}
         self.student_ran = False  # becomes True when the first non-set-up cell starts
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
@@ -162,6 +167,7 @@ class Sandbox:
         try:
             self._send(config, [], deadline)
             hello, _ = self._recv(deadline, ("hello",))
+            self.marks["hello"] = time.monotonic()
             self.active = hello["active"]
             self.active["warm"] = self.warm
             while True:
@@ -172,6 +178,7 @@ class Sandbox:
                 if op == "cell_start":
                     current = last = message["index"]
                     cell_started = time.monotonic()
+                    self.marks.setdefault("cells", cell_started)
                     self.student_ran = True
                     deadline = time.monotonic() + hang_seconds(self.limits.cell_seconds)
                     self.budget(self.limits.cell_seconds)
@@ -187,6 +194,8 @@ class Sandbox:
                     deadline = time.monotonic() + self.limits.start_seconds
                 else:  # ready
                     self.names = message["names"]
+                    self.marks["ready"] = time.monotonic()
+                    self.child_phases = message.get("phases", {})
                     self.cpu_limit = None
                     break
         except Fault as fault:
