@@ -30,7 +30,8 @@ STATUSES = ("ok", "timeout", "memory", "crash", "invalid submission", "no soluti
 #: CPU in them: checks, comparisons, source rules, codec), tests_child_cpu (the child's CPU in them), two parts
 #: of tests_parent_cpu: source_rules_cpu (check_avoids, the loop rules, a definition's source) and decode_cpu
 #: (reading the child's values), child_stop_wall (ending the child until its processes are gone), record_wall
-#: (the verdict cache's write and the record's build), total_wall (the child's start to its stop). Also
+#: (the verdict cache's write and the record's build; not in a reused record: the cache entry is written before
+#: its own write is timed), total_wall (the child's start to its stop). Also
 #: ``child_reported_*`` (the child's own word about its CPU seconds: shown, never trusted) and ``reused``
 #: (true: this grading reused verdicts of an earlier one, whose phases these are).
 PHASES = ("child_start_wall", "child_setup_wall", "child_cells_wall", "parent_setup_cpu", "tests_wall",

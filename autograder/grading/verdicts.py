@@ -204,7 +204,8 @@ class Session:
         self.helpers: list[str] = []
         self.notes: list[str] = []
         self.namespace: dict = {}  # the lesson's set-up run in the parent (what its names resolve to)
-        self.phases: dict[str, float] = dict.fromkeys(PHASES, 0.0)  # seconds by phase of this grading (PHASES)
+        # seconds by phase of this grading (records.PHASES; record_wall is the record's, submission.recorded)
+        self.phases: dict[str, float] = dict.fromkeys((p for p in PHASES if p != "record_wall"), 0.0)
         self._sources_of: dict[str, str] = {}  # source_of by name, for this submission only (parsed once)
 
     def add(self, phase: str, seconds: float) -> None:
