@@ -23,7 +23,8 @@ STATUSES = ("ok", "timeout", "memory", "crash", "invalid submission", "no soluti
 
 #: Seconds by phase of one grading (``Record.phases``; filled by ``grading.verdicts.run_tests`` and
 #: ``grading.submission.recorded``). ``_wall``: wall clock the parent timed (a wait); ``_cpu``: CPU seconds the
-#: kernel counts (the parent thread's, or the child's cgroup or process tree). child_start_wall (fork or exec,
+#: kernel counts (the grading thread's; tests_parent_cpu: the grading process's, PyTorch's threads included, and in
+#: a threaded Dask worker its other gradings' too; the child's: its cgroup or process tree). child_start_wall (fork or exec,
 #: namespaces, mounts, limits: until the child's hello), child_setup_wall (the lesson's set-up, the helpers and
 #: the wall in the child), child_cells_wall (the solution cells), parent_setup_cpu (the set-up run in the
 #: parent), tests_wall (the test cells; a child's restart inside them excluded), tests_parent_cpu (the parent's

@@ -586,7 +586,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                 session.ensure().budget(limits.test_seconds)  # a restart does not count against this test
             except Fault:
                 pass
-            t0, clock, restarts = time.monotonic(), time.thread_time(), _start_seconds(session)
+            t0, clock, restarts = time.monotonic(), time.process_time(), _start_seconds(session)
             child_cpu = session.box.cpu_seconds() if session.box is not None and not session.box.dead else None
             session.deadline = t0 + hang_seconds(limits.test_seconds)
             namespace = dict(base)
@@ -630,7 +630,7 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                                       withheld))
             course.checks.graded_so_far[test.id] = passed
             session.add("tests_wall", time.monotonic() - t0 - (_start_seconds(session) - restarts))
-            session.add("tests_parent_cpu", time.thread_time() - clock)
+            session.add("tests_parent_cpu", time.process_time() - clock)
             if child_cpu is not None and session.box is not None and not session.box.dead:
                 session.add("tests_child_cpu", session.box.cpu_seconds() - child_cpu)
     finally:

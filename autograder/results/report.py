@@ -155,11 +155,12 @@ def slowest_figure(records: list[dict], orders: dict[str, dict[str, int]], count
 
 
 #: The parts of a grading's time that follow one another (a stacked bar adds up to about its total_wall):
-#: ``(label, phase, phase subtracted)``; the waits on the child in its tests are tests_wall less the parent's CPU.
+#: ``(label, phase, phase subtracted)``; the child's share of the tests, and the waits (for the child, for a core on a
+#: busy machine), is tests_wall less the parent's CPU.
 STACKED = (("child start", "child_start_wall", None), ("set-up in the child", "child_setup_wall", None),
            ("solution cells", "child_cells_wall", None), ("set-up in the parent", "parent_setup_cpu", None),
-           ("tests: the parent", "tests_parent_cpu", None), ("tests: waiting on the child", "tests_wall",
-                                                              "tests_parent_cpu"),
+           ("tests: the parent", "tests_parent_cpu", None), ("tests: the child and waits", "tests_wall",
+                                                             "tests_parent_cpu"),
            ("child stop", "child_stop_wall", None), ("record", "record_wall", None))
 
 
@@ -200,7 +201,7 @@ def phase_figure(medians: list[dict]):
     ax.set_yticks(range(len(medians)), [export.short_name(row["lesson"]) for row in medians], fontsize=8)
     ax.set_ylim(len(medians) - 0.5, -0.5)
     ax.set_xlabel("median seconds per submission, by phase (records' phases)")
-    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.35), frameon=False)
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
     return fig
 
 
