@@ -127,7 +127,14 @@ def definition_source(cells: list[str], name: str) -> str | None:
     This is what ``inspect.getsource`` shows in the notebook, and more: a forbidden call moved into a
     helper is still seen, and so is every top-level statement that binds no name but reads one of these
     (``Own.p = F.avg_pool2d``, ``table["k"] = f``, ``setattr(Own, "p", f)``): it can change what the name
-    holds. ``None`` when no top-level statement defines ``name``."""
+    holds. ``None`` when no top-level statement defines ``name``. (Several names of the same cells:
+    :func:`top_level_statements` once, then :func:`definition_in`.)"""
+    return definition_in(top_level_statements(cells), name)
+
+
+def top_level_statements(cells: list[str]) -> list[tuple[set[str], str, set[str], set[str]]]:
+    """The top-level statements of ``cells`` as :func:`definition_in` reads them: ``(names bound, source, names
+    used, names whose attributes or items it changes)``, read once for every name asked."""
     statements: list[tuple[set[str], str, set[str], set[str]]] = []  # (names bound, source, used, changed)
     for text in cells:
         tree = _parse(text)
@@ -143,6 +150,11 @@ def definition_source(cells: list[str], name: str) -> str | None:
                 stored = {_base_name(t) for n in ast.walk(node) for t in getattr(n, "targets", [getattr(n, "target", None)])
                           if isinstance(t, (ast.Attribute, ast.Subscript))} - {None}
             statements.append((bound, segment, used, stored))
+    return statements
+
+
+def definition_in(statements: list[tuple[set[str], str, set[str], set[str]]], name: str) -> str | None:
+    """:func:`definition_source` of ``name`` among ``statements`` (:func:`top_level_statements`)."""
     wanted, chosen, seen = [name], [], set()
     while wanted:
         current = wanted.pop()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
 from autograder.grading import _child
-from autograder.grading.lesson import Lesson, definition_source, names_bound, names_read
+from autograder.grading.lesson import Lesson, definition_in, names_bound, names_read, top_level_statements
 from autograder.grading.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level, floor_banner,
                                         containment, hang_seconds, hidden_paths)
 from autograder.grading.untrusted import decoded
@@ -207,6 +207,7 @@ class Session:
         # seconds by phase of this grading (records.PHASES; record_wall is the record's, submission.recorded)
         self.phases: dict[str, float] = dict.fromkeys((p for p in PHASES if p != "record_wall"), 0.0)
         self._sources_of: dict[str, str] = {}  # source_of by name, for this submission only (parsed once)
+        self._statements: list | None = None  # the solution cells' top-level statements (lesson.top_level_statements)
 
     def add(self, phase: str, seconds: float) -> None:
         self.phases[phase] = self.phases.get(phase, 0.0) + max(0.0, seconds)
@@ -342,11 +343,13 @@ class Session:
             self.add("decode_cpu", time.thread_time() - clock)
 
     def source_of(self, name: str) -> str:
-        """What ``course.checks.source_of`` shows for student name ``name`` (see ``definition_source``), read
-        once per name and submission."""
+        """What ``course.checks.source_of`` shows for student name ``name`` (see ``definition_source``): the
+        solution cells' top-level statements read once per submission, each name's source found once."""
         if name not in self._sources_of:
             clock = time.thread_time()
-            found = definition_source(self.student_cells, name)
+            if self._statements is None:
+                self._statements = top_level_statements(self.student_cells)
+            found = definition_in(self._statements, name)
             self._sources_of[name] = found if found is not None else self.student_source
             self.add("source_rules_cpu", time.thread_time() - clock)
         return self._sources_of[name]
