@@ -224,9 +224,7 @@ class Sandbox:
         if self.proc is not None:
             tree = self._tree()
             end_group(self.proc)
-            import psutil
-
-            psutil.wait_procs(tree, timeout=2)
+            _wait_ended(tree, timeout=2)
         if self.uid is not None and self.mode.drop_uid:
             uids._sweep_uid(self.uid)
         if self.cgroup is not None:
@@ -431,6 +429,29 @@ class Sandbox:
 
 #: Sandboxes of this process whose child may be running (added at start, removed by ``kill``).
 _LIVE: "set[Sandbox]" = set()
+
+
+def _wait_ended(tree: list, timeout: float) -> None:
+    """Wait (at most ``timeout`` seconds) until every process of ``tree`` (psutil) has ended: gone, or a zombie,
+    which runs nothing and holds no memory (a PID namespace's first process is one only once every other
+    process of it is reaped). An orphan's parent may be the host's init, which reaps when it likes (1 to 2 s on
+    these machines, a cold child's inner bubblewrap: issue 56), so waiting until it is reaped is not waited for."""
+    import psutil
+
+    end = time.monotonic() + timeout
+    left = list(tree)
+    while left:
+        still = []
+        for proc in left:
+            try:
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    still.append(proc)
+            except psutil.Error:
+                pass
+        left = still
+        if not left or time.monotonic() > end:
+            return
+        time.sleep(0.005)
 
 
 def reap_all() -> None:
