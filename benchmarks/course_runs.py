@@ -96,6 +96,7 @@ def make_course(scratch: Path, lessons: list[str], students: list[str], root: Pa
             raise RuntimeError("could not remove the trusted block from nbgrader_config.py")
     if not warm:
         config += "\nc.SandboxPolicy.warm = False  # benchmark: a fresh interpreter per child\n"
+    config += "\nc.Variants.enabled = False  # benchmark: the reference answers the lecture's numbers\n"
     (scratch / "nbgrader_config.py").write_text(config)
     for lesson in lessons:
         result = nbgrader_cmd("generate_assignment", lesson, "--force", root=scratch)

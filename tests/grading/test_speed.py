@@ -34,10 +34,7 @@ def course(tmp_path_factory):
     """A scratch course whose ``nbgrader_config.py`` is stock nbgrader's (no trusted plug-in), with one
     reference submission of lesson 1 per student of :data:`STUDENTS`, every student on the lecture's numbers (the
     reference answers them)."""
-    root = make_course(tmp_path_factory.mktemp("speed"), [LESSON], ["warm_up"] + STUDENTS, plain=True)
-    with open(root / "nbgrader_config.py", "a") as config:
-        config.write("\nc.Variants.enabled = False\n")
-    return root
+    return make_course(tmp_path_factory.mktemp("speed"), [LESSON], ["warm_up"] + STUDENTS, plain=True)
 
 
 def test_trusted_grading_keeps_its_ratio_to_plain_nbgrader_autograde(course):
