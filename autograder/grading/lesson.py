@@ -265,9 +265,10 @@ class Lesson:
     def max_score(self) -> float:
         return float(sum(c.points for c in self.tests))
 
-    # What depends only on the lesson's trusted cells is computed once per Lesson object (cached_property):
-    # :func:`load_lesson` makes one per lesson content (its notebooks' stamps) and grader (this process's code),
-    # and nothing of a submission ever goes into one.
+    # A cache: what depends only on the lesson's trusted cells is computed once per Lesson object (cached_property),
+    # so its key is the Lesson's: the lesson's content (load_lesson makes one per course root, lesson and stamps of
+    # its source and release notebooks) and the grader's version (this process's code). It holds nothing from a
+    # submission: only names read from the reference solutions, the set-up and the test cells.
 
     @cached_property
     def solution_names(self) -> frozenset[str]:
