@@ -24,6 +24,25 @@ STATUS_GRADER_ERROR = "grader-error"  # the grader failed, not the student: no s
 STATUSES = ("ok", "timeout", "memory", "crash", "invalid submission", "no solution cells", STATUS_GRADER_ERROR)
 
 
+#: Seconds by phase of one grading (``Record.phases``; filled by ``grading.verdicts.run_tests`` and
+#: ``grading.submission.recorded``). ``_wall``: wall clock the parent timed (a wait); ``_cpu``: CPU seconds the
+#: kernel counts (the grading thread's; tests_parent_cpu: the grading process's, PyTorch's threads included, and in
+#: a threaded Dask worker its other gradings' too; the child's: its cgroup or process tree). child_start_wall (fork or exec,
+#: namespaces, mounts, limits: until the child's hello), child_setup_wall (the lesson's set-up, the helpers and
+#: the wall in the child), child_cells_wall (the solution cells), parent_setup_cpu (the set-up run in the
+#: parent), tests_wall (the test cells; a child's restart inside them excluded), tests_parent_cpu (the parent's
+#: CPU in them: checks, comparisons, source rules, codec), tests_child_cpu (the child's CPU in them), two parts
+#: of tests_parent_cpu: source_rules_cpu (check_avoids, the loop rules, a definition's source) and decode_cpu
+#: (reading the child's values), child_stop_wall (ending the child until its processes are gone), record_wall
+#: (the verdict cache's write and the record's build; not in a reused record: the cache entry is written before
+#: its own write is timed), total_wall (the child's start to its stop). Also
+#: ``child_reported_*`` (the child's own word about its CPU seconds: shown, never trusted) and ``reused``
+#: (true: this grading reused verdicts of an earlier one, whose phases these are).
+PHASES = ("child_start_wall", "child_setup_wall", "child_cells_wall", "parent_setup_cpu", "tests_wall",
+          "tests_parent_cpu", "tests_child_cpu", "source_rules_cpu", "decode_cpu", "child_stop_wall", "record_wall",
+          "total_wall")
+
+
 @dataclass
 class Record:
     """One submission's grading: a score, or an explicit status with a human-readable reason."""
@@ -42,6 +61,7 @@ class Record:
     seconds: float = 0.0
     seed: int | None = None  # the grading run's seed (hidden inputs); None when no test ran
     level: str = ""  # the containment level of the grading (grading.sandbox.LEVELS; the machine's when no code ran)
+    phases: dict = field(default_factory=dict)  # seconds by phase of the grading that computed it (PHASES)
 
     def __post_init__(self):
         """Every text that came from a submission or its child made safe to write (records, feedback, the

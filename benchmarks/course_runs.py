@@ -12,6 +12,7 @@ import copy
 import importlib
 import inspect
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,6 +96,7 @@ def make_course(scratch: Path, lessons: list[str], students: list[str], root: Pa
             raise RuntimeError("could not remove the trusted block from nbgrader_config.py")
     if not warm:
         config += "\nc.SandboxPolicy.warm = False  # benchmark: a fresh interpreter per child\n"
+    config += "\nc.Variants.enabled = False  # benchmark: the reference answers the lecture's numbers\n"
     (scratch / "nbgrader_config.py").write_text(config)
     for lesson in lessons:
         result = nbgrader_cmd("generate_assignment", lesson, "--force", root=scratch)
@@ -185,6 +187,13 @@ def nbgrader_scores(course: Path, lessons: list[str], students: list[str] | None
     return {"score": score, "max_score": possible, "by_submission": scores}
 
 
+def phase_medians(data: list[dict]) -> dict[str, float]:
+    """The median seconds of each phase (``Record.phases``) over the records (as dicts) that carry them."""
+    timed = [d["phases"] for d in data if d.get("phases")]
+    names = dict.fromkeys(name for phases in timed for name, value in phases.items() if name != "reused")
+    return {name: statistics.median(float(p.get(name) or 0.0) for p in timed) for name in names}
+
+
 def record_scores(data: list[dict]) -> dict:
     """Points given / possible and the statuses of the trusted grader's records (as dicts)."""
     problems = [f"{d.get('student')}/{d.get('lesson')}: {d.get('status')}: {str(d.get('reason'))[:300]}"
@@ -193,6 +202,7 @@ def record_scores(data: list[dict]) -> dict:
             "problems": problems,
             "by_submission": {f"{d.get('student')}/{d.get('lesson')}": float(d.get("score") or 0) for d in data},
             "sandbox_seconds": sum(float(d.get("seconds") or 0) for d in data),
+            "phases": phase_medians(data),
             "score": sum(float(d.get("score") or 0) for d in data),
             "max_score": sum(float(d.get("max_score") or 0) for d in data)}
 

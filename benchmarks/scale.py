@@ -2,8 +2,9 @@
 ``nbgrader autograde``; the trusted grader with ``--jobs 1`` and ``2``, cold and warm; a loopback Dask
 cluster of two workers) grades the same submissions in one run: the honest corpus of each lesson plus
 ``--students`` generated reference submissions per lesson. Prints submissions per minute, each rate
-against nbgrader's, whether any submission's points differ between the trusted contenders, and what a
-class of ``--class-size`` submissions costs on N workers at the measured rate.
+against nbgrader's, whether any submission's points differ between the trusted contenders, the median seconds by phase of a
+submission's grading per contender (its records' phases), and what a class of ``--class-size`` submissions
+costs on N workers at the measured rate.
 
     python -m benchmarks.scale --students 2          # make scale (about 10-15 min on 2 cores)
 """
@@ -50,6 +51,20 @@ def class_cost(run: dict, submissions: int, jobs: int, class_size: int, workers=
     return lines
 
 
+def phase_lines(result: dict) -> list[str]:
+    """Median seconds per submission by phase (``Record.phases``) of each trusted contender, one row each."""
+    runs = {label: run["phases"] for label, run in result["runs"].items() if run.get("phases")}
+    if not runs:
+        return []
+    names = list(dict.fromkeys(name for phases in runs.values() for name in phases))
+    width = max(len(label) for label in runs)
+    lines = ["", "Median seconds per submission by phase (records' phases; _wall waits, _cpu CPU seconds):"]
+    for name in names:
+        lines.append(f"  {name:<28}" + "".join(f"  {label[:width]}: {phases.get(name, 0.0):.3f}"
+                                             for label, phases in runs.items()))
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=2, help="generated reference submissions per lesson")
@@ -64,7 +79,7 @@ def main(argv=None) -> int:
     result = course_runs.grading_throughput(lessons, args.students, REPO, lambda m: print(m, flush=True),
                                             contenders=course_runs.SCALE_CONTENDERS,
                                             honest_corpus=not args.no_corpus)
-    print("\n".join(report.grading_lines(result)))
+    print("\n".join(report.grading_lines(result) + phase_lines(result)))
     if result.get("status") != "ok":
         return 1
     differ = same_points(result)

@@ -553,6 +553,7 @@ class Child:
     def __init__(self, channel: Channel, config: dict):
         self.channel, self.config = channel, config
         self.pid = os.getpid()
+        self.phases: dict = {}  # this child's CPU seconds by phase (run_cells sends them with ``ready``)
         self.refs: dict[int, object] = {}
         self.next_ref = 1
         self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -650,7 +651,10 @@ class Child:
             sys.modules[name] = None
 
     def run_cells(self) -> None:
+        """Run the cells, then send ``ready`` with the names they bound and this child's own CPU seconds by phase
+        (``phases``: start, contain, set-up, cells; what the child says about itself, shown and never trusted)."""
         self.block_modules()
+        clock = time.process_time()
         for index, cell in enumerate(self.config.get("cells", [])):
             if cell["kind"] == "prelude":
                 # trusted set-up code, statement by statement (a blocked import must not stop the rest)
@@ -682,6 +686,7 @@ class Child:
                 self.namespace["get_ipython"] = lambda stub=IPythonStub(self.namespace): stub
                 self.load_helpers()
                 self.wall_off()
+                self.phases["setup_cpu"], clock = time.process_time() - clock, time.process_time()
             self.channel.send({"op": "cell_start", "index": index})
             reply, _ = self.run_cell(cell)
             reply.pop("ok", None)
@@ -692,9 +697,11 @@ class Child:
             self.prelude_names = set(self.namespace)
             self.load_helpers()
             self.wall_off()
+            self.phases["setup_cpu"], clock = time.process_time() - clock, time.process_time()
+        self.phases["cells_cpu"] = time.process_time() - clock
         names = sorted(k for k in self.namespace if not k.startswith("__") and k not in self.prelude_names
                        and k != "get_ipython")
-        self.channel.send({"op": "ready", "names": names})
+        self.channel.send({"op": "ready", "names": names, "phases": dict(self.phases)})
 
     def load_helpers(self) -> None:
         """Import the course helpers that run beside student code now, before any student code runs."""
@@ -783,9 +790,12 @@ def serve_child(read_fd: int, write_fd: int) -> None:
     faulthandler.enable()  # a crash in C code leaves its Python stack in the child's log
     channel = Channel(read_fd, write_fd)
     config, _ = channel.recv()
+    started = time.process_time()  # this process's CPU seconds so far: the interpreter's start (0 when forked warm)
     active = setup_sandbox(config)
     channel.limit = int(config.get("reply_bytes", channel.limit))
     child = Child(channel, config)
+    child.phases["start_cpu"] = started
+    child.phases["contain_cpu"] = time.process_time() - started
     channel.send({"op": "hello", "active": active, "pid": os.getpid()})
     child.run_cells()
     child.serve()
@@ -880,10 +890,13 @@ def template_main(sock_fd: int) -> None:
             pass
     sys.stdout.flush()
     sys.stderr.flush()
-    sock.send(b'{"ready": true}')
     statuses: dict = {}
+    forked: set = set()
 
-    def reap() -> None:
+    def reap(*_signal) -> None:
+        """Reap every ended child now (also on SIGCHLD): a forked child's inner process (its PID namespace's
+        first process, orphaned when the grader kills the group) is this template's to reap, not the host init's,
+        which may take a second or never do it, while the grader waits for it to be gone (``Sandbox.kill``)."""
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -891,7 +904,16 @@ def template_main(sock_fd: int) -> None:
                 return
             if pid == 0:
                 return
-            statuses[pid] = os.waitstatus_to_exitcode(status)
+            if pid in forked:
+                statuses[pid] = os.waitstatus_to_exitcode(status)
+                forked.discard(pid)
+
+    try:
+        _syscall("prctl", 36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of its forked children come here
+        signal.signal(signal.SIGCHLD, reap)
+    except (OSError, AttributeError, ValueError):
+        pass  # reaped later (the host's init), as before
+    sock.send(b'{"ready": true}')
 
     while True:
         try:
@@ -906,8 +928,11 @@ def template_main(sock_fd: int) -> None:
             sync_r, sync_w = os.pipe()
             sys.stdout.flush()
             sys.stderr.flush()
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # reaped only once its pid is known
             pid = os.fork()
             if pid == 0:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
                 try:
                     sock.close()
                     os.close(sync_r)
@@ -917,6 +942,8 @@ def template_main(sock_fd: int) -> None:
                           file=sys.stderr, flush=True)
                 finally:
                     os._exit(1)
+            forked.add(pid)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             os.close(sync_w)
             answer = os.read(sync_r, 4096)
             os.close(sync_r)

@@ -11,7 +11,7 @@ import builtins
 import hashlib
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import nbformat
@@ -127,7 +127,14 @@ def definition_source(cells: list[str], name: str) -> str | None:
     This is what ``inspect.getsource`` shows in the notebook, and more: a forbidden call moved into a
     helper is still seen, and so is every top-level statement that binds no name but reads one of these
     (``Own.p = F.avg_pool2d``, ``table["k"] = f``, ``setattr(Own, "p", f)``): it can change what the name
-    holds. ``None`` when no top-level statement defines ``name``."""
+    holds. ``None`` when no top-level statement defines ``name``. (Several names of the same cells:
+    :func:`top_level_statements` once, then :func:`definition_in`.)"""
+    return definition_in(top_level_statements(cells), name)
+
+
+def top_level_statements(cells: list[str]) -> list[tuple[set[str], str, set[str], set[str]]]:
+    """The top-level statements of ``cells`` as :func:`definition_in` reads them: ``(names bound, source, names
+    used, names whose attributes or items it changes)``, read once for every name asked."""
     statements: list[tuple[set[str], str, set[str], set[str]]] = []  # (names bound, source, used, changed)
     for text in cells:
         tree = _parse(text)
@@ -143,6 +150,11 @@ def definition_source(cells: list[str], name: str) -> str | None:
                 stored = {_base_name(t) for n in ast.walk(node) for t in getattr(n, "targets", [getattr(n, "target", None)])
                           if isinstance(t, (ast.Attribute, ast.Subscript))} - {None}
             statements.append((bound, segment, used, stored))
+    return statements
+
+
+def definition_in(statements: list[tuple[set[str], str, set[str], set[str]]], name: str) -> str | None:
+    """:func:`definition_source` of ``name`` among ``statements`` (:func:`top_level_statements`)."""
     wanted, chosen, seen = [name], [], set()
     while wanted:
         current = wanted.pop()
@@ -253,8 +265,13 @@ class Lesson:
     def max_score(self) -> float:
         return float(sum(c.points for c in self.tests))
 
-    @property
-    def solution_names(self) -> set[str]:
+    # A cache: what depends only on the lesson's trusted cells is computed once per Lesson object (cached_property),
+    # so its key is the Lesson's: the lesson's content (load_lesson makes one per course root, lesson and stamps of
+    # its source and release notebooks) and the grader's version (this process's code). It holds nothing from a
+    # submission: only names read from the reference solutions, the set-up and the test cells.
+
+    @cached_property
+    def solution_names(self) -> frozenset[str]:
         """Names the reference solution cells bind at top level, less those the set-up binds: the only
         student names the grader ever reads from the child."""
         bound: set[str] = set()
@@ -263,7 +280,15 @@ class Lesson:
                 bound |= names_bound(cell.source, top_level=True)
         for cell in self.prelude:
             bound -= names_bound(cell.source, top_level=True)
-        return bound
+        return frozenset(bound)
+
+    @cached_property
+    def test_plan(self) -> dict[str, frozenset[str]]:
+        """``{test id: the student names that go into it}``: those its source reads that the reference solution
+        cells bind at top level (:attr:`solution_names`), never a builtin (a student's ``def enumerate`` stays in
+        the child) and never a name the test cell binds itself."""
+        return {test.id: frozenset((names_read(test.source) & self.solution_names) - set(dir(builtins))
+                                   - names_bound(test.source)) for test in self.tests}
 
     def preload_modules(self, helpers=()) -> list[str]:
         """The modules a warm sandbox template imports once for every submission of this lesson: those

@@ -25,6 +25,7 @@ import dataclasses
 import hashlib
 import json
 import threading
+import time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -144,7 +145,7 @@ class Submission:
             reason += f"; needs a look (0 until scored by hand): {', '.join(review)}"
         return Record(self.student, self.lesson.name, status, score, self.lesson.max_score, tests, reason,
                       verdicts.containment, verdicts.content_key, verdicts.cells, list(self.intake.notes),
-                      verdicts.seconds, verdicts.seed, verdicts.level)
+                      verdicts.seconds, verdicts.seed, verdicts.level, dict(verdicts.phases))
 
     def failed(self, status: str, reason: str, *, seed: int | None, message: str | None = None,
                fault: str | None = "") -> Record:
@@ -270,13 +271,18 @@ def reused(submission: Submission, run: GradingRun) -> Record | None:
     cached = _verdicts_from(read_json(run.cache_path(run.key(submission))) or {}) if run.use_cache else None
     if cached is None or not level_meets(cached.level, run.floor):  # below the floor now required: grade again
         return None
+    cached.phases = {**cached.phases, "reused": True}  # the phases of the grading that computed them
     return _saved(run, submission.record(cached))
 
 
 def recorded(submission: Submission, run: GradingRun, verdicts: Verdicts) -> Record:
-    """The record of ``verdicts`` computed for ``submission`` in ``run`` (kept for reuse, saved)."""
+    """The record of ``verdicts`` computed for ``submission`` in ``run`` (kept for reuse, saved), with the
+    seconds of the cache's write and the record's build as its ``record_wall`` phase."""
+    started = time.monotonic()
     run.store(submission, verdicts)
-    return _saved(run, submission.record(verdicts))
+    record = submission.record(verdicts)
+    record.phases["record_wall"] = round(time.monotonic() - started, 4)
+    return _saved(run, record)
 
 
 def failure(submission: Submission, run: GradingRun, status: str, message: str) -> Record:

@@ -86,6 +86,18 @@ def _operators(value, bounds):
     return [clean_text(v) for v in value]
 
 
+#: The phases a child may report about itself with ``ready`` (``_child.Child.run_cells``): its CPU seconds.
+CHILD_PHASES = ("start_cpu", "contain_cpu", "setup_cpu", "cells_cpu")
+
+
+def _phases(value, bounds):
+    """The child's own CPU seconds by phase: only :data:`CHILD_PHASES`, each a number of seconds (shown in the
+    record beside the parent's figures, never used for a verdict)."""
+    if type(value) is not dict or any(k not in CHILD_PHASES for k in value):
+        raise _Broken(f"must be an object with keys among {', '.join(CHILD_PHASES)}")
+    return {k: _seconds(v, bounds) for k, v in value.items()}
+
+
 def _anything(value, bounds):  # a value tree: the codec checks it when it is read (decode)
     return value
 
@@ -123,7 +135,7 @@ MESSAGES = {
     "cell_start": {"op": _one_of("cell_start"), "index": _integer("first", "cells")},
     "cell_done": {"op": _one_of("cell_done"), "index": _the("cell"), "raise": _optional(_nested("error")),
                   "stdout": _nested("capture"), "stderr": _nested("capture"), "seconds": _seconds},
-    "ready": {"op": _one_of("ready"), "names": _names},
+    "ready": {"op": _one_of("ready"), "names": _names, "phases": _optional(_phases)},
     "reply": {"ok": _optional(_anything), "raise": _optional(_nested("error")), "stdout": _nested("capture"),
               "stderr": _nested("capture"), "seconds": _seconds, "wall": _optional(_operators)},
     "error": {"type": _text(200), "builtin": _one_of(*BUILTIN_ERRORS, "BaseException"), "message": _text(4000),

@@ -22,14 +22,18 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 
 from autograder.grading import _child
-from autograder.grading.lesson import Lesson, definition_source, names_bound, names_read
+from autograder.grading.lesson import Lesson, definition_in, names_bound, names_read, top_level_statements
 from autograder.grading.sandbox import (CellOutcome, CrashFault, Fault, GraderFault, Limits, Sandbox, check_level, floor_banner,
                                         containment, hang_seconds, hidden_paths)
 from autograder.grading.untrusted import decoded
+from autograder.records import PHASES
 from course.checks.analysis.lists import ALLOWED_TENSOR_TEXT
 from course.checks.analysis.text import compile_tree, parse
 
 _FAULT_ORDER = ("memory", "timeout", "crash")
+
+#: The source rules a test cell calls by name (timed as ``source_rules_cpu``).
+TIMED_RULES = ("check_avoids", "check_kernel_loops", "check_output_loops", "loop_nests")
 
 
 @dataclass
@@ -62,6 +66,7 @@ class Verdicts:
     seconds: float = 0.0
     seed: int | None = None  # the grading run's seed: the hidden inputs were drawn from it
     level: str = ""  # the containment level the child had (sandbox.LEVELS)
+    phases: dict = field(default_factory=dict)  # seconds by phase (records.PHASES), kept with the verdicts they timed
 
     @property
     def fault_kinds(self) -> list[str]:
@@ -201,6 +206,30 @@ class Session:
         self.helpers: list[str] = []
         self.notes: list[str] = []
         self.namespace: dict = {}  # the lesson's set-up run in the parent (what its names resolve to)
+        # seconds by phase of this grading (records.PHASES; record_wall is the record's, submission.recorded)
+        self.phases: dict[str, float] = dict.fromkeys((p for p in PHASES if p != "record_wall"), 0.0)
+        self._sources_of: dict[str, str] = {}  # source_of by name, for this submission only (parsed once)
+        self._statements: list | None = None  # the solution cells' top-level statements (lesson.top_level_statements)
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + max(0.0, seconds)
+
+    def _started(self, box: Sandbox, since: float) -> None:
+        """Add the phases of ``box``'s start (begun at ``since``): the parent's marks, the child's own word."""
+        end = time.monotonic()
+        marks = box.marks
+        hello = marks.get("hello", end)
+        cells = marks.get("cells", marks.get("ready", end))
+        self.add("child_start_wall", hello - since)
+        self.add("child_setup_wall", cells - hello)
+        self.add("child_cells_wall", marks.get("ready", end) - cells)
+        for name, seconds in box.child_phases.items():
+            self.add(f"child_reported_{name}", seconds)
+
+    def _stop(self, box: Sandbox, how) -> None:
+        started = time.monotonic()
+        how()
+        self.add("child_stop_wall", time.monotonic() - started)
 
     # -- the child --------------------------------------------------------------------------------
     def cells(self) -> list[dict]:
@@ -226,7 +255,9 @@ class Session:
             box = Sandbox(self.cells(), limits=self.limits, hide=self.hide, uid=self.uid, block=self.lesson.block,
                           helpers=self.helpers, imports=self.lesson.preload_modules(self.helpers),
                           wall=self.lesson.wall, resources=self.resources)
+            since = time.monotonic()
             outcomes = box.start()
+            self._started(box, since)
             for outcome in outcomes:
                 if outcome.id not in self.outcomes or outcome.fault:
                     self.outcomes[outcome.id] = outcome
@@ -236,7 +267,7 @@ class Session:
             if not faulted and not box.dead:
                 self.box = box
                 return box
-            box.kill()
+            self._stop(box, box.kill)
             culprit = faulted[-1] if faulted else None
             if not box.student_ran:  # nothing of the student's ran: the grader failed, not the student
                 message = culprit.error.get("message") if culprit and culprit.error else "the child did not start"
@@ -257,7 +288,7 @@ class Session:
 
     def close(self) -> None:
         if self.box is not None:
-            self.box.close()
+            self._stop(self.box, self.box.close)
             self.box = None
 
     # -- requests ---------------------------------------------------------------------------------
@@ -303,18 +334,27 @@ class Session:
             source = self.source_of(message["name"])
         else:
             source = None
+        clock = time.thread_time()
         try:
             return self._decode(reply.get("ok"), out, source)
         except _child.ProtocolError as exc:
             self.fault = CrashFault(f"the student's process sent back something unreadable ({exc})")
             box.kill()
             raise self.fault from None
+        finally:
+            self.add("decode_cpu", time.thread_time() - clock)
 
     def source_of(self, name: str) -> str:
-        """What ``course.checks.source_of`` shows for student name ``name`` (see ``definition_source``)."""
-        cells = [self.sources.get(i, "") for i in self.lesson.code_solution_ids]
-        found = definition_source(cells, name)
-        return found if found is not None else self.student_source
+        """What ``course.checks.source_of`` shows for student name ``name`` (see ``definition_source``): the
+        solution cells' top-level statements read once per submission, each name's source found once."""
+        if name not in self._sources_of:
+            clock = time.thread_time()
+            if self._statements is None:
+                self._statements = top_level_statements(self.student_cells)
+            found = definition_in(self._statements, name)
+            self._sources_of[name] = found if found is not None else self.student_source
+            self.add("source_rules_cpu", time.thread_time() - clock)
+        return self._sources_of[name]
 
     def get(self, name: str):
         return self.request({"op": "get", "name": name})
@@ -456,13 +496,36 @@ class _Router:
 
 
 def injectable(lesson: Lesson, test) -> set[str]:
-    """The student names that go into test cell ``test``: those it reads that the lesson's *reference*
-    solution cells bind at top level, never a builtin (a student's ``def enumerate`` stays in the child)
-    and never a name the test cell binds itself."""
+    """The student names that go into test cell ``test`` (:attr:`Lesson.test_plan`, read once per lesson)."""
+    plan = lesson.test_plan
+    if test.id in plan and test in lesson.tests:
+        return set(plan[test.id])
     import builtins
 
     return ((names_read(test.source) & lesson.solution_names) - set(dir(builtins))
             - names_bound(test.source))
+
+
+def timed_rules(namespace: dict, session: Session) -> None:
+    """The source rules of :data:`TIMED_RULES` in ``namespace`` (the set-up's, from ``course.checks``), each
+    wrapped to add its CPU seconds to ``session``'s ``source_rules_cpu``; what they decide is unchanged."""
+    import functools
+
+    import course.checks
+
+    for name in TIMED_RULES:
+        rule = namespace.get(name)
+        if rule is None or rule is not getattr(course.checks, name, None):
+            continue
+
+        def timed(*args, _rule=rule, **kwargs):
+            clock = time.thread_time()
+            try:
+                return _rule(*args, **kwargs)
+            finally:
+                session.add("source_rules_cpu", time.thread_time() - clock)
+
+        namespace[name] = functools.wraps(rule)(timed)
 
 
 def _cap(text: str, limit: int) -> str:
@@ -506,12 +569,13 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
         from autograder.grading.sandbox import sandbox_uid
 
         uid = sandbox_uid(0, resources)
-    started = time.monotonic()
+    started, clock = time.monotonic(), time.thread_time()
     roots = [Path(__file__).resolve().parents[2]] + ([Path(root)] if root else [])
     hide = hidden_paths(*roots)
     session = Session(lesson, sources, limits, uid, hide, resources)
     base = parent_namespace(lesson)
     session.namespace = base
+    session.add("parent_setup_cpu", time.thread_time() - clock)
     import course.checks
 
     session.helpers = sorted(course.checks.MARKED_HELPERS)
@@ -530,9 +594,11 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                 session.ensure().budget(limits.test_seconds)  # a restart does not count against this test
             except Fault:
                 pass
-            t0 = time.monotonic()
+            t0, clock, restarts = time.monotonic(), time.process_time(), _start_seconds(session)
+            child_cpu = session.box.cpu_seconds() if session.box is not None and not session.box.dead else None
             session.deadline = t0 + hang_seconds(limits.test_seconds)
             namespace = dict(base)
+            timed_rules(namespace, session)
             printed = io.StringIO()
             passed, message, review, withheld = False, "", None, None
             try:
@@ -571,6 +637,10 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
                                       _cap(printed.getvalue(), limits.output_chars) if passed else "", review,
                                       withheld))
             graded[test.id] = passed
+            session.add("tests_wall", time.monotonic() - t0 - (_start_seconds(session) - restarts))
+            session.add("tests_parent_cpu", time.process_time() - clock)
+            if child_cpu is not None and session.box is not None and not session.box.dead:
+                session.add("tests_child_cpu", session.box.cpu_seconds() - child_cpu)
     finally:
         state.close()
         if session.box is not None:
@@ -596,5 +666,13 @@ def run_tests(lesson: Lesson, sources: dict[str, str], limits: Limits | None = N
     banner = floor_banner(mode.level, limits.require)
     if banner:  # below the platform's floor only because the instructor lowered it: every record says so
         description += "; " + banner
+    session.add("total_wall", time.monotonic() - started)
     return Verdicts(lesson.name, lesson.content_key(sources), results, cells, faults, description,
-                    round(time.monotonic() - started, 3), seed, mode.level)
+                    round(time.monotonic() - started, 3), seed, mode.level,
+                    {name: round(seconds, 4) for name, seconds in session.phases.items()})
+
+
+def _start_seconds(session: Session) -> float:
+    """Seconds the session has spent starting and stopping children so far (not a test's own time)."""
+    return sum(session.phases[name] for name in ("child_start_wall", "child_setup_wall", "child_cells_wall",
+                                                 "child_stop_wall"))

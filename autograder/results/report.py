@@ -4,7 +4,8 @@ Shows, for the graded class: a summary (students, submissions, late ones, files 
 place), the submissions that need a look (refused, suspicious, crashed or timed out, grader errors, short
 answers to score by hand) with what to do, the score distribution per lesson, the pass rate per graded
 cell, the item analysis of every graded cell (``items.py``: difficulty, discrimination, common failures,
-flags; the same figures in ``items.csv`` beside the page), the slowest tests and a sortable grade table. Graded cells are always in the release notebook's order.
+flags; the same figures in ``items.csv`` beside the page), the slowest tests, where a submission's grading time
+goes (median seconds by phase per lesson, from the records' phases) and a sortable grade table. Graded cells are always in the release notebook's order.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from autograder import coursedir
 from autograder.results import export, items as item_analysis, templates
-from autograder.records import record_dicts
+from autograder.records import PHASES, record_dicts
 from autograder.variants import MISMATCH
 
 #: Phrases of the grader's integrity refusals in a failed test's message: ``course.checks.check_avoids``'s
@@ -153,6 +154,57 @@ def slowest_figure(records: list[dict], orders: dict[str, dict[str, int]], count
     return fig
 
 
+#: The parts of a grading's time that follow one another (a stacked bar adds up to about its total_wall):
+#: ``(label, phase, phase subtracted)``; the child's share of the tests, and the waits (for the child, for a core on a
+#: busy machine), is tests_wall less the parent's CPU.
+STACKED = (("child start", "child_start_wall", None), ("set-up in the child", "child_setup_wall", None),
+           ("solution cells", "child_cells_wall", None), ("set-up in the parent", "parent_setup_cpu", None),
+           ("tests: the parent", "tests_parent_cpu", None), ("tests: the child and waits", "tests_wall",
+                                                             "tests_parent_cpu"),
+           ("child stop", "child_stop_wall", None), ("record", "record_wall", None))
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def phase_medians(records: list[dict], lessons: list[str]) -> list[dict]:
+    """Per lesson with timed records: ``{lesson, submissions, reused, median: {phase: seconds}}``, the median
+    over its records that carry phases (``Record.phases``; a reused verdict's are those of the grading that
+    computed it), for every phase of :data:`~autograder.records.PHASES` and the child's own ``child_reported_*``."""
+    rows = []
+    for lesson in lessons:
+        timed = [r["phases"] for r in records if r["lesson"] == lesson and r.get("phases")]
+        if not timed:
+            continue
+        names = list(PHASES) + sorted({k for p in timed for k in p if k.startswith("child_reported_")})
+        median = {name: _median([float(p.get(name) or 0.0) for p in timed]) for name in names}
+        rows.append({"lesson": lesson, "submissions": len(timed), "reused": sum(bool(p.get("reused")) for p in timed),
+                     "median": median})
+    return rows
+
+
+def phase_figure(medians: list[dict]):
+    """One stacked horizontal bar per lesson: the median seconds of each part of a submission's grading
+    (:data:`STACKED`), first lesson on top."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(medians) + 1.6), layout="constrained")
+    left = [0.0] * len(medians)
+    colors = plt.get_cmap("tab10").colors
+    for index, (label, phase, less) in enumerate(STACKED):
+        widths = [max(0.0, row["median"][phase] - (row["median"][less] if less else 0.0)) for row in medians]
+        ax.barh(range(len(medians)), widths, left=left, color=colors[index % len(colors)], label=label)
+        left = [a + b for a, b in zip(left, widths)]
+    ax.set_yticks(range(len(medians)), [export.short_name(row["lesson"]) for row in medians], fontsize=8)
+    ax.set_ylim(len(medians) - 0.5, -0.5)
+    ax.set_xlabel("median seconds per submission, by phase (records' phases)")
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
+    return fig
+
+
 def _one_line(text: str, limit: int = 240) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[:limit - 1] + "…"
@@ -281,6 +333,8 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
     banners = sorted({part for r in records for part in str(r.get("containment", "")).split("; ")
                       if part.startswith("WARNING: graded at")})
     heads = [f"{export.short_name(l)} / {export.fmt(grades.max_score[l])}" for l in grades.lessons]
+    medians = phase_medians(records, grades.lessons)
+    phase_names = list(dict.fromkeys(name for row in medians for name in row["median"]))
     return templates.render(
         "report.html.j2", course_id=coursedir.course_id(root), students=len(grades.students),
         graded=len(grades.score), lessons=grades.lessons, late=late, looks=looks, banners=banners,
@@ -292,6 +346,9 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
         items_png=_png(item_analysis.figure(analysed)) if analysed else "", easy=item_analysis.EASY,
         slow_png=_png(slowest_figure(records, orders)) if records else "",
         slowest=[[f"{s:.2f}", st, l, c, "yes" if p else "no"] for s, st, l, c, p in slowest(records, orders)],
+        phases_png=_png(phase_figure(medians)) if medians else "", phase_heads=["lesson", "submissions"] + phase_names,
+        phases=[[row["lesson"], f"{row['submissions']}" + (f" ({row['reused']} reused)" if row["reused"] else "")]
+                + [f"{row['median'].get(name, 0.0):.3f}" for name in phase_names] for row in medians],
         grade_heads=heads + [f"total / {export.fmt(grades.max_total())}"],
         grade_rows=grade_rows(grades, looks, [r["student"] for r in records]))
 

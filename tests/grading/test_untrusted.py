@@ -424,3 +424,21 @@ def test_the_largest_frames_the_limits_allow_cost_the_parent_a_fixed_amount():
     assert costs["one array of 255 MiB"]["outcome"] == "read"
     assert all(cost["grew_mib"] <= (limit >> 20) + 64 for cost in costs.values()), costs
     assert costs["16 MiB of JSON, 790 000 values"]["grew_mib"] <= 128
+
+
+@pytest.mark.parametrize("phases, problem", [
+    ({"start_cpu": 0.01, "contain_cpu": 0.0, "setup_cpu": 1.5, "cells_cpu": 2}, None),
+    ({"grader_cpu": 1.0}, "keys among"),  # a phase the child has no word about
+    ({"cells_cpu": -1.0}, "seconds >= 0"),
+    ({"cells_cpu": float("nan")}, "seconds >= 0"),
+    ({"cells_cpu": "1"}, "seconds >= 0"),
+    ([0.1], "keys among"),
+])
+def test_the_childs_own_phases_in_ready_are_checked_like_every_field(phases, problem):
+    message = {"op": "ready", "names": ["f"], "phases": phases}
+    if problem is None:
+        assert checked(message, ("ready",))["phases"] == {k: float(v) for k, v in phases.items()}
+        assert "phases" not in checked({"op": "ready", "names": []}, ("ready",)), "an older child sends none"
+    else:
+        with pytest.raises(_child.ProtocolError, match=problem):
+            checked(message, ("ready",))

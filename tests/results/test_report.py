@@ -640,3 +640,30 @@ def test_report_copying_writes_the_copying_page_beside_the_report(graded, tmp_pa
     assert "never a grade" in page.read_text(encoding="utf-8")
     (root / "reports" / "copying.html").unlink()
     assert cli.main(["report", "--root", str(root)]) == 0 and not page.exists(), "only when asked"
+
+
+# --- where grading time goes (Record.phases, issue 56) ----------------------------------------------
+
+def test_the_report_shows_median_seconds_by_phase_per_lesson_from_the_records(graded, tmp_path):
+    from autograder.records import PHASES
+
+    root = _course_copy(graded, tmp_path)
+    records = load_records(root)
+    assert len(records) >= 4
+    for index, record in enumerate(records):  # phase p of record i: i + p / 100 seconds; the last record is reused
+        record.phases = {name: index + k / 100 for k, name in enumerate(PHASES)} if index < 3 else {}
+        if index == 2:
+            record.phases["reused"] = True
+        save_record(root, record)
+    rows = report.phase_medians(record_dicts(root), [LESSON])
+    assert len(rows) == 1 and rows[0]["submissions"] == 3 and rows[0]["reused"] == 1, "records without phases: left out"
+    assert rows[0]["median"] == {name: 1 + k / 100 for k, name in enumerate(PHASES)}  # the middle of 0, 1, 2
+    page = report.build(root)
+    section = page[page.index("id='phases'"):]
+    assert section.index("<img") < section.index("<table")
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", section[:section.index("</table>")])
+    assert cells[:3] == [LESSON, "3 (1 reused)", "1.000"] and cells[2 + PHASES.index("total_wall")] == "1.110"
+    for record in records:  # no record with phases: the section says so instead of drawing nothing
+        record.phases = {}
+        save_record(root, record)
+    assert "No record carries phases yet" in report.build(root)

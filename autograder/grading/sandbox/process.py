@@ -81,6 +81,10 @@ class Sandbox:
         self.cpu_limit: float | None = None  # kill when cpu_seconds() passes this (set per test / cell)
         self.cpu_budget = 0.0
         self.oom_kills: int | None = None  # the machine's out-of-memory kills when the child started (a note only)
+        #: when (time.monotonic) the last start reached each step: spawn, hello (contained), cells (set-up
+        #: done), ready; and the CPU seconds by phase the child reported with ``ready`` (untrusted, shown only)
+        self.marks: dict[str, float] = {}
+        self.child_phases: dict[str, float] = {}
 
     # -- lifetime ---------------------------------------------------------------------------------
     def start(self) -> list[CellOutcome]:
@@ -100,6 +104,7 @@ class Sandbox:
 
     def _start_once(self) -> list[CellOutcome]:
         self.active = {}
+        self.marks, self.child_phases = {"spawn": time.monotonic()}, {}
         self.student_ran = False  # becomes True when the first non-set-up cell starts
         self.log = tempfile.TemporaryFile(prefix="trusted-child-")
         self.cgroup = Cgroup.create(self.limits.memory_bytes, self.limits.nproc) if self.mode.cgroup else None
@@ -167,6 +172,7 @@ class Sandbox:
         try:
             self._send(config, [], deadline)
             hello, _ = self._recv(deadline, ("hello",))
+            self.marks["hello"] = time.monotonic()
             self.active = hello["active"]
             self.active["warm"] = self.warm
             while True:
@@ -177,6 +183,7 @@ class Sandbox:
                 if op == "cell_start":
                     current = last = message["index"]
                     cell_started = time.monotonic()
+                    self.marks.setdefault("cells", cell_started)
                     self.student_ran = True
                     deadline = time.monotonic() + hang_seconds(self.limits.cell_seconds)
                     self.budget(self.limits.cell_seconds)
@@ -192,6 +199,8 @@ class Sandbox:
                     deadline = time.monotonic() + self.limits.start_seconds
                 else:  # ready
                     self.names = message["names"]
+                    self.marks["ready"] = time.monotonic()
+                    self.child_phases = message.get("phases", {})
                     self.cpu_limit = None
                     break
         except Fault as fault:
@@ -220,9 +229,7 @@ class Sandbox:
         if self.proc is not None:
             tree = self._tree()
             end_group(self.proc)
-            import psutil
-
-            psutil.wait_procs(tree, timeout=2)
+            _wait_ended(tree, timeout=2)
         if self.uid is not None and self.mode.drop_uid:
             uids.sweep_uid(self.uid)
         if self.cgroup is not None:
@@ -423,6 +430,29 @@ class Sandbox:
             raise self._fail(MemoryFault("student code ran out of memory (MemoryError: "
                                          f"{error['message'][:200]})"))
         return reply, out
+
+
+def _wait_ended(tree: list, timeout: float) -> None:
+    """Wait (at most ``timeout`` seconds) until every process of ``tree`` (psutil) has ended: gone, or a zombie,
+    which runs nothing and holds no memory (a PID namespace's first process is one only once every other
+    process of it is reaped). An orphan's parent may be the host's init, which reaps when it likes (1 to 2 s on
+    these machines, a cold child's inner bubblewrap: issue 56), so waiting until it is reaped is not waited for."""
+    import psutil
+
+    end = time.monotonic() + timeout
+    left = list(tree)
+    while left:
+        still = []
+        for proc in left:
+            try:
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    still.append(proc)
+            except psutil.Error:
+                pass
+        left = still
+        if not left or time.monotonic() > end:
+            return
+        time.sleep(0.005)
 
 
 stopping.on_stop(reap_all)
