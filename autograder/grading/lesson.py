@@ -370,9 +370,9 @@ def _cells(path: Path) -> list:
 
 
 @lru_cache(maxsize=64)
-def _load(root: str, lesson: str, stamp: tuple) -> Lesson:
-    source_path = notebook(root, "source", lesson)
-    release_path = notebook(root, "release", lesson)
+def _load(lesson: str, source_path: Path, release_path: Path, stamp: tuple) -> Lesson:
+    """``lesson`` read from its source and release notebooks; a declared cache keyed by their paths and
+    (modification time, size): it holds the course's notebooks only, never a submission."""
     cells = _cells(source_path)
     prelude: list[Cell] = []
     ungraded: list[Cell] = []
@@ -442,4 +442,4 @@ def load_lesson(lesson: str, root: Path) -> Lesson:
     source = notebook(root, "source", lesson)
     release = notebook(root, "release", lesson)
     stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (source, release))
-    return _load(str(root), lesson, stamp)
+    return _load(lesson, source, release, stamp)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import io
 import os
 import re
@@ -86,7 +87,6 @@ class StudentError(Exception):
 
 _BUILTIN_TYPES = {name: getattr(__import__("builtins"), name) for name in _child.BUILTIN_ERRORS
                   if name not in ("Exception",)}
-_exception_classes: dict[tuple[str, str], type] = {}
 
 
 def student_exception(info: dict) -> BaseException:
@@ -100,12 +100,17 @@ def student_exception(info: dict) -> BaseException:
         return StudentError(f"{name}: {message}" if message else name)
     if name == builtin and base is not StudentError:
         return base(message)
-    key = (name, builtin)
-    if key not in _exception_classes:
-        safe = name.replace(".", "_") if name.isidentifier() or name.replace(".", "_").isidentifier() else "StudentError"
-        _exception_classes[key] = type(safe, (base,) if base is not StudentError else (StudentError,),
-                                       {"__module__": "student"})
-    return _exception_classes[key](message)
+    return _exception_class(name, base)(message)
+
+
+@functools.lru_cache(maxsize=256)
+def _exception_class(name: str, base: type) -> type:
+    """A subclass of ``base`` named like the student's exception class (``StudentError`` where the name is no
+    identifier). A declared cache: it holds a class name and a built-in base, never a message or anything else of
+    a submission, so one student's entry tells another nothing (two students' classes of one name and base
+    are the same class to the parent's ``isinstance``, as they would be by name in a message)."""
+    safe = name.replace(".", "_") if name.isidentifier() or name.replace(".", "_").isidentifier() else "StudentError"
+    return type(safe, (base,), {"__module__": "student"})
 
 
 class StudentObject:
