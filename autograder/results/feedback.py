@@ -70,6 +70,24 @@ def _runs(everyone: list[str], chosen: list[str], jobs: int) -> list[list[str]]:
     return runs
 
 
+def _plan(root: Path, pairs: set[tuple[str, str]], jobs: int) -> list[tuple[str, list[str]]]:
+    """``[(assignment, arguments)]`` of the ``nbgrader generate_feedback`` runs that write the pages of ``pairs``
+    ((student, lesson)), each once. Where every folder under ``autograded/`` of those students is one of
+    ``pairs``, at most ``jobs`` runs for every lesson at once (assignment ``*``: nbgrader starts once per job,
+    not once per job and lesson); otherwise the runs of each lesson (see :func:`_runs`)."""
+    on_disk = {(p.parent.name, p.name) for p in (root / "autograded").glob("*/*") if p.is_dir()}
+    students = sorted({student for student, _ in pairs})
+    if {pair for pair in on_disk if pair[0] in students} == pairs:
+        everyone = sorted({student for student, _ in on_disk})
+        return [("*", arguments) for arguments in _runs(everyone, students, jobs)]
+    runs = []
+    for lesson in sorted({lesson for _, lesson in pairs}):
+        everyone = sorted(student for student, name in on_disk if name == lesson)
+        graded = sorted(student for student, name in pairs if name == lesson)
+        runs += [(lesson, arguments) for arguments in _runs(everyone, graded, jobs)]
+    return runs
+
+
 def write_feedback(root: Path, lessons: list[str] | None = None, students: list[str] | None = None,
                    jobs: int = 1) -> list[Path]:
     """nbgrader's feedback for every graded submission of ``lessons`` (by ``students``), checked (see the
@@ -87,11 +105,7 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
         raise coursedir.CourseError(f"no graded submissions in {root / 'autograded'}: grade them first with "
                                     "`avgpool-course grade`")
     written, by_student = [], {}
-    runs = []
-    for lesson in sorted({r["lesson"] for r in records}):
-        everyone = sorted(p.parent.name for p in (root / "autograded").glob(f"*/{lesson}") if p.is_dir())
-        graded = sorted(r["student"] for r in records if r["lesson"] == lesson)
-        runs += [(lesson, arguments) for arguments in _runs(everyone, graded, jobs)]
+    runs = _plan(root, {(r["student"], r["lesson"]) for r in records}, jobs)
     # nbgrader adds a course's row to the gradebook where it is missing: done here once, before the runs, or two
     # starting together both add it and one fails (sqlite3.IntegrityError: UNIQUE constraint failed: course.id).
     # Two rows: the course's own, and nbgrader's "default_course", which its GetGrades step opens the gradebook
@@ -107,7 +121,7 @@ def write_feedback(root: Path, lessons: list[str] | None = None, students: list[
             output = result.stdout + result.stderr
             start = max(0, min((i for i in (output.find("Traceback"), output.find("| ERROR]")) if i >= 0),
                                default=len(output) - 2000))
-            raise coursedir.CourseError(f"nbgrader generate_feedback {lesson} failed:\n{output[start:start + 4000]}")
+            raise coursedir.CourseError(f"nbgrader generate_feedback {'(every lesson)' if lesson == '*' else lesson} failed:\n{output[start:start + 4000]}")
     for lesson in sorted({r["lesson"] for r in records}):
         hidden = hidden_test_lines(root, lesson)
         for record in (r for r in records if r["lesson"] == lesson):

@@ -220,6 +220,23 @@ def test_parallel_runs_split_the_students_and_each_leaves_out_the_others():
     assert feedback._runs(many, many[:2], 2) == [["--student=student00000"], ["--student=student00001"]]
 
 
+def test_one_run_per_job_writes_every_lesson_unless_a_folder_on_disk_is_not_to_be_written(tmp_path):
+    """nbgrader starts once per job for all lessons (assignment ``*``) where that writes exactly the pages asked
+    for; where it would also write another folder of those students (a lesson or a submission left out), the
+    runs are per lesson again, each leaving out the others."""
+    for student, lesson in [("ann", "l1"), ("ann", "l2"), ("bob", "l1"), ("cy", "l2")]:
+        (tmp_path / "autograded" / student / lesson).mkdir(parents=True)
+    every = {("ann", "l1"), ("ann", "l2"), ("bob", "l1"), ("cy", "l2")}
+    assert feedback._plan(tmp_path, every, 2) == [("*", ["--CourseDirectory.student_id_exclude=bob"]),
+                                                  ("*", ["--CourseDirectory.student_id_exclude=ann,cy"])]
+    assert feedback._plan(tmp_path, {("bob", "l1"), ("cy", "l2")}, 1) == [
+        ("*", ["--CourseDirectory.student_id_exclude=ann"])], "students left out: still one run"
+    assert feedback._plan(tmp_path, {("ann", "l1"), ("bob", "l1")}, 1) == [
+        ("l1", ["--CourseDirectory.student_id_exclude="])], "ann's l2 is not asked for: per lesson"
+    assert feedback._plan(tmp_path, every - {("ann", "l2")}, 1) == [
+        ("l1", ["--CourseDirectory.student_id_exclude="]), ("l2", ["--CourseDirectory.student_id_exclude=ann"])]
+
+
 def test_feedback_reads_output_chars_as_the_graders_policy_does(tmp_path):
     """Revealed expected values are cut where the grader cuts its outputs: ``autograder.outputs.output_chars``
     (what ``feedback`` reads, issue 44) agrees with the grader's policy, set or not, and refuses what it refuses."""
