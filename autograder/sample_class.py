@@ -169,6 +169,8 @@ def _comment_spans(text: str) -> list[tuple[int, int]]:
 
 def _substitute_in_code(pattern: str, replacement: str, text: str, count: int = 2) -> str:
     """``re.sub`` of at most ``count`` matches that lie outside comments (a comment is no mistake)."""
+    if re.search(pattern, text) is None:  # most patterns miss most cells: no tokenizing then
+        return text
     comments = _comment_spans(text)
     done = 0
 
