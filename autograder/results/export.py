@@ -61,6 +61,7 @@ def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
         for lesson in graded:
             assignment = gb.find_assignment(lesson)
             grades.max_score[lesson] = float(assignment.max_score)
+            order = cell_order(root, lesson)
             for student in grades.students:
                 try:
                     sub = gb.find_submission(lesson, student)
@@ -71,7 +72,6 @@ def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
                 grades.penalty[(student, lesson)] = penalty
                 grades.seconds_late[(student, lesson)] = float(sub.total_seconds_late)
                 grades.late[(student, lesson)] = bool(sub.total_seconds_late > 0)
-                order = cell_order(root, lesson)
                 for notebook in sub.notebooks:
                     for grade in sorted(notebook.grades, key=lambda g: (order.get(g.cell.name, 10**6), g.cell.name)):
                         if grade.cell.type != "GradeCell":  # task cells have no automatic score

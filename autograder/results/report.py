@@ -305,6 +305,11 @@ def items(root: Path, lessons: list[str] | None = None) -> list[item_analysis.It
 
 def build(root: Path, lessons: list[str] | None = None) -> str:
     """The report's HTML text."""
+    return _build(root, lessons)[0]
+
+
+def _build(root: Path, lessons: list[str] | None) -> tuple[str, list[item_analysis.Item]]:
+    """The report's HTML text and its item analysis (one read of the gradebook for both)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -350,15 +355,15 @@ def build(root: Path, lessons: list[str] | None = None) -> str:
         phases=[[row["lesson"], f"{row['submissions']}" + (f" ({row['reused']} reused)" if row["reused"] else "")]
                 + [f"{row['median'].get(name, 0.0):.3f}" for name in phase_names] for row in medians],
         grade_heads=heads + [f"total / {export.fmt(grades.max_total())}"],
-        grade_rows=grade_rows(grades, looks, [r["student"] for r in records]))
+        grade_rows=grade_rows(grades, looks, [r["student"] for r in records])), analysed
 
 
 def write_report(root: Path, out: Path | None = None, lessons: list[str] | None = None) -> Path:
     """Write the report (default ``root/reports/report.html``) and its item analysis as ``items.csv`` in
     the same folder; returns the report's path."""
     out = Path(out) if out else Path(root) / "reports" / "report.html"
-    page = build(root, lessons)  # every mistake is raised here, before anything is written
+    page, analysed = _build(root, lessons)  # every mistake is raised here, before anything is written
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
-    item_analysis.write_csv(items(root, lessons), out.parent / "items.csv")
+    item_analysis.write_csv(analysed, out.parent / "items.csv")
     return out
