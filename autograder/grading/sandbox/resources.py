@@ -25,8 +25,10 @@ from autograder.grading.sandbox.uids import SANDBOX_UID_BASE, lease_folder
 _OPEN: "set[Resources]" = set()
 #: The resources of :func:`process_default`, by the process id that made them.
 _DEFAULT: dict = {}
-#: How many warm templates one run keeps (least recently used ones are closed first).
-MAX_TEMPLATES = 3
+#: How many warm templates one run keeps (least recently used ones are closed first): one per lesson of the
+#: course, so that a worker grading every lesson starts each template once (with PyTorch one holds about 260 MB,
+#: 170 MB of it its own).
+MAX_TEMPLATES = 5
 
 
 class Resources:
