@@ -74,3 +74,17 @@ def test_every_record_carries_its_phases_and_a_reused_one_is_marked(course):
     again = grade_one(submission, run)  # the same key: reused, with the phases of the grading that computed it
     assert again.phases == {**{k: v for k, v in phases.items() if k != "record_wall"}, "reused": True}
     assert load_record(course, LESSON, STUDENTS[0]).phases == again.phases
+
+
+def test_the_grading_process_runs_pytorch_on_one_thread(course):
+    """The parent's references run on one thread, as the child's code does: a grading process beside its child and
+    the other workers only contends with more (OpenMP spin-waits quadrupled the parent's CPU under load)."""
+    import torch
+
+    torch.set_num_threads(2)
+    assert torch.get_num_threads() == 2
+    run = GradingRun.open(course, limits=Limits(), seed=12, use_cache=False)
+    with run:
+        record = grade_one(Submission.read(course, STUDENTS[0], LESSON), run)
+    assert record.score == record.max_score, record.reason
+    assert torch.get_num_threads() == 1
