@@ -2,7 +2,8 @@
 over the submissions (each read once, here), in ``jobs`` worker processes (each with its own sandbox uid) or on
 the workers of a Dask cluster; each record is saved as ``records/<lesson>/<student>.json``. With ``jobs`` > 1
 the workers first grade each lesson's reference (the canary), which also warms their templates. Phase 2
-(:mod:`autograder.grading.gradebook`, one writer, in this process) puts the records into nbgrader's gradebook.
+(:mod:`autograder.grading.gradebook`, one writer, in this process) puts the records into nbgrader's gradebook,
+a lesson as soon as its last record is in while the pool's or the cluster's workers grade the next lessons.
 
 Every grading run has one seed (:func:`grade`'s ``seed``, else a fresh one), from which every test draws
 its hidden inputs (the checks' ``run_seed``, set by ``run_tests``); the canary, every submission and every record share it,
@@ -15,6 +16,7 @@ worker's verdicts come back).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from autograder.coursedir import CourseError, check_lessons
 from autograder import stopping
-from autograder.grading.gradebook import write_gradebook
+from autograder.grading.gradebook import LessonWriter
 from autograder.grading.intake import Intake
 from autograder.grading.lesson import load_lesson
 from autograder.grading.policy import load_policy
@@ -108,38 +110,45 @@ def submissions(root: Path, lessons: list[str] | None = None, students: list[str
 
 
 def compute(run: GradingRun, work: list[Submission], jobs: int = 1, progress: bool = True,
-            cluster: str | None = None, canaries: list[str] = ()) -> list[Record]:
+            cluster: str | None = None, canaries: list[str] = (), writer: LessonWriter | None = None) -> list[Record]:
     """Phase 1: the record of every submission in ``work`` in ``run`` (:func:`grade_one` of each), ``jobs``
     at a time here, or on the workers of the Dask cluster whose scheduler is at ``cluster``. ``canaries``
     (with ``jobs`` > 1): the lessons whose reference the pool's workers grade first, all of them before any
-    submission (:class:`CanaryFailed`, nothing graded, unless each gets full marks)."""
+    submission (:class:`CanaryFailed`, nothing graded, unless each gets full marks). ``writer``: given each
+    record as it comes in (:class:`~autograder.grading.gradebook.LessonWriter`)."""
     from tqdm import tqdm
 
     records: dict[int, Record] = {}  # by position in work
     bar = tqdm(total=len(work), desc="grading", unit="submission", disable=not progress, leave=True)
+
+    def done(number: int, record: Record) -> None:
+        records[number] = record
+        bar.update(1)
+        if writer is not None:
+            writer.add(work[number], record)
+
     try:
         if cluster:
-            _cluster_round(run, work, records, bar, cluster)
+            _cluster_round(run, work, done, cluster)
         elif jobs <= 1:
             for number, submission in enumerate(work):
                 try:
-                    records[number] = grade_one(submission, run)
+                    record = grade_one(submission, run)
                 except Exception as exc:  # a grader bug must not lose the batch: record it
-                    records[number] = failure(submission, run, STATUS_GRADER_ERROR, repr(exc))
-                bar.update(1)
+                    record = failure(submission, run, STATUS_GRADER_ERROR, repr(exc))
+                done(number, record)
         else:
-            pending = list(range(len(work)))
-            while pending:
-                pending = _pool_round(run, work, pending, jobs, records, bar, canaries)
+            _pool_round(run, work, list(range(len(work))), jobs, done, canaries)
     finally:
         bar.close()
     return [records[number] for number in range(len(work))]
 
 
-def _pool_round(run: GradingRun, work: list[Submission], pending: list[int], jobs, records, bar, canaries=()) -> list:
+def _pool_round(run: GradingRun, work: list[Submission], pending: list[int], jobs, done, canaries=()) -> None:
     """Run the submissions ``pending`` (positions in ``work``) in a pool (after the ``canaries``, see
-    :func:`compute`); if the pool breaks (a worker was killed), return what is left. A submission that
-    breaks a pool on its own gets a ``crash`` record."""
+    :func:`compute`), each record to ``done(position, record)``; if the pool breaks (a worker was killed), run
+    what is left again one at a time, so that a submission that breaks a pool on its own gets a ``crash``
+    record and only it."""
     context = multiprocessing.get_context("spawn")
     slots = context.Queue()
     width = min(jobs, len(pending))
@@ -159,30 +168,24 @@ def _pool_round(run: GradingRun, work: list[Submission], pending: list[int], job
         for future in as_completed(futures):
             number = futures[future]
             try:
-                records[number] = future.result()
-                bar.update(1)
+                done(number, future.result())
             except BrokenProcessPool:
                 left.append(number)
             except Exception as exc:  # a grader bug must not lose the batch: record it
-                records[number] = failure(work[number], run, STATUS_GRADER_ERROR, repr(exc))
-                bar.update(1)
-    if not left:
-        return []
-    if len(pending) == 1:
-        records[left[0]] = failure(work[left[0]], run, "crash", "grading this submission killed the grader's worker")
-        bar.update(1)
-        return []
-    for number in left:  # one at a time, so that only the culprit is lost
-        _pool_round(run, work, [number], 1, records, bar)
-    return []
+                done(number, failure(work[number], run, STATUS_GRADER_ERROR, repr(exc)))
+    if left and len(pending) == 1:
+        done(left[0], failure(work[left[0]], run, "crash", "grading this submission killed the grader's worker"))
+        return
+    for number in sorted(left):  # one at a time, so that only the culprit is lost
+        _pool_round(run, work, [number], 1, done)
 
 
-def _cluster_round(run: GradingRun, work: list[Submission], records, bar, address) -> None:
+def _cluster_round(run: GradingRun, work: list[Submission], done, address) -> None:
     """Phase 1 on a Dask cluster: the client (this process) decides what is reused
     (:func:`~autograder.grading.submission.reused`), sends what has to run to the workers
     (:func:`cluster_verdicts`) and writes every record itself (``recorded``). Tasks of a worker that dies
     are run again on another one by the scheduler; a submission that keeps killing workers ends as a
-    ``crash`` record."""
+    ``crash`` record. Each record goes to ``done(position, record)``."""
     import uuid
 
     try:
@@ -205,8 +208,7 @@ def _cluster_round(run: GradingRun, work: list[Submission], records, bar, addres
             except Exception as exc:  # a grader bug must not lose the batch: record it
                 record = failure(submission, run, STATUS_GRADER_ERROR, repr(exc))
             if record is not None:
-                records[number] = record
-                bar.update(1)
+                done(number, record)
                 continue
             name = f"grade-{submission.lesson.name}-{submission.student}-{uuid.uuid4().hex[:8]}"
             future = client.submit(cluster_verdicts, submission.lesson, submission.sources, run.limits, str(run.root),
@@ -216,15 +218,14 @@ def _cluster_round(run: GradingRun, work: list[Submission], records, bar, addres
             number = futures[future]
             submission = work[number]
             try:
-                records[number] = recorded(submission, run, future.result())
+                record = recorded(submission, run, future.result())
             except GraderFault as fault:
-                records[number] = failure(submission, run, STATUS_GRADER_ERROR, fault.message)
+                record = failure(submission, run, STATUS_GRADER_ERROR, fault.message)
             except (KilledWorker, FutureCancelledError):
-                records[number] = failure(submission, run, "crash", "grading this submission killed Dask workers "
-                                          "again and again")
+                record = failure(submission, run, "crash", "grading this submission killed Dask workers again and again")
             except Exception as exc:  # a grader bug must not lose the batch: record it
-                records[number] = failure(submission, run, STATUS_GRADER_ERROR, repr(exc))
-            bar.update(1)
+                record = failure(submission, run, STATUS_GRADER_ERROR, repr(exc))
+            done(number, record)
 
 
 class CanaryFailed(GradingError):
@@ -290,11 +291,17 @@ def grade(lessons: list[str] | None = None, students: list[str] | None = None, j
                 canary(run, lesson)
             if progress and not in_pool:
                 print(f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-        records = compute(run, work, jobs=jobs, progress=progress, cluster=cluster, canaries=references if in_pool else [])
-        if gradebook and records:
-            problems = write_gradebook(root, list(zip(work, records)), progress=progress, seed=run.seed)
-            if problems:
-                raise GradingError("\n".join(problems))
+        elsewhere = bool(cluster) or jobs > 1  # phase 1 in other processes: phase 2 goes on beside it
+        writer = LessonWriter(root, work, seed=run.seed, background=elsewhere, progress=progress) if gradebook else None
+        with writer or contextlib.nullcontext():
+            records = compute(run, work, jobs=jobs, progress=progress, cluster=cluster,
+                              canaries=references if in_pool else [], writer=writer)
+        if writer is not None and progress and writer.seconds:
+            print("wrote the gradebook (nbgrader autograde) lesson by lesson while grading: "
+                  + ", ".join(f"{lesson} {seconds:.0f} s" for lesson, seconds in sorted(writer.seconds.items())),
+                  file=sys.stderr, flush=True)
+        if writer is not None and writer.problems:
+            raise GradingError("\n".join(writer.problems))
         if not any(r.status == STATUS_GRADER_ERROR for r in records):  # else the next run resumes this one
             run.finish()
     if progress:

@@ -5,6 +5,13 @@ nbgrader's autograde runs on them through its API, one lesson at a time, in this
 into the test cells and nbgrader's own ``SaveAutoGrades`` scores them.
 
     problems = write_gradebook(root, [(submission, record), ...], seed=run.seed)
+
+While a pool or a cluster grades (this process only waits for them), :class:`LessonWriter` writes each lesson as
+soon as its last record is in, in one thread of this process (still the one writer, one lesson at a time):
+
+    with LessonWriter(root, work, seed=run.seed, background=True) as writer:
+        ... writer.add(submission, record) as each record comes in ...
+    problems = writer.problems
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -127,3 +136,49 @@ def write_gradebook(root: Path, graded: list[tuple[Submission, Record]], progres
                                        f"{lost[(record.student, record.lesson)]}; fix the cause and grade again")
             save_record(root, record)
     return problems
+
+
+class LessonWriter:
+    """Phase 2 for the submissions of ``work``, fed record by record (:meth:`add`, in any order): with
+    ``background``, each lesson's :func:`write_gradebook` starts in one thread of this process as soon as the
+    lesson's last record is in (the lessons after it are still being graded, by other processes); without, every
+    lesson is written when the block ends. A lesson with a record missing at the end (the block ended on an
+    error or a stop) is not written. ``problems``: what :func:`write_gradebook` returned, every lesson's; ``seconds``:
+    how long each lesson's writing took in the background (``progress``: without, each lesson's line on stderr)."""
+
+    def __init__(self, root: Path, work: list[Submission], seed: int | None = None, background: bool = False,
+                 progress: bool = False):
+        self.root, self.seed, self.progress = root, seed, progress
+        self.missing = Counter(submission.lesson.name for submission in work)
+        self.graded: dict[str, list[tuple[Submission, Record]]] = {}
+        self.problems: list[str] = []
+        self.seconds: dict[str, float] = {}
+        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradebook") if background else None
+        self.started: list = []
+
+    def add(self, submission: Submission, record: Record) -> None:
+        lesson = submission.lesson.name
+        self.graded.setdefault(lesson, []).append((submission, record))
+        self.missing[lesson] -= 1
+        if self.missing[lesson] == 0 and self.thread is not None:
+            self.started.append(self.thread.submit(self._write, lesson))
+
+    def _write(self, lesson: str) -> None:  # in the background: no line of its own under the progress bar
+        began = time.monotonic()
+        self.problems += write_gradebook(self.root, self.graded[lesson], seed=self.seed)
+        self.seconds[lesson] = time.monotonic() - began
+
+    def __enter__(self) -> "LessonWriter":
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if self.thread is not None:
+            self.thread.shutdown(wait=True, cancel_futures=kind is not None)
+            for future in self.started:
+                if error is None and not future.cancelled():
+                    future.result()  # an error of the writer's is raised here, in the caller's thread
+        elif error is None:
+            complete = [(s, r) for lesson in sorted(self.graded) if not self.missing[lesson]
+                        for s, r in self.graded[lesson]]
+            if complete:
+                self.problems += write_gradebook(self.root, complete, progress=self.progress, seed=self.seed)
