@@ -23,7 +23,7 @@ from workflow_fakes import make_course
 LESSON = "lesson1_by_hand"
 STUDENTS = ["ann", "bob", "cy"]
 
-pytestmark = pytest.mark.skipif(not warm_here(), reason="children are started cold here: no warm template to share")
+needs_warm = pytest.mark.skipif(not warm_here(), reason="children are started cold here: no warm template to share")
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +87,7 @@ def ended(templates: list, before: tuple[set[int], set]) -> None:
     assert alive <= before[0], f"processes of the call outlived it: {alive - before[0]}"
 
 
+@needs_warm
 def test_one_nbgrader_autograde_starts_one_template_and_leaves_nothing_running(course, templates):
     before = now()
     result = autograde(course)
@@ -100,6 +101,7 @@ def test_one_nbgrader_autograde_starts_one_template_and_leaves_nothing_running(c
     assert len(seeds) == 1 and seeds == {read_json(course / RECORDS / "run.json")["seed"]}, "one run, one seed"
 
 
+@needs_warm
 def test_without_one_run_per_call_every_notebook_starts_its_own_template(course, templates, monkeypatch):
     """The other side: ``TrustedExecute`` outside any call's run (``Autograde.start`` unwrapped) grades each
     notebook in a run of its own, which the count above would see."""
@@ -113,6 +115,7 @@ def test_without_one_run_per_call_every_notebook_starts_its_own_template(course,
     ended(templates, before)
 
 
+@needs_warm
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
 def test_an_exception_in_the_middle_of_the_call_still_closes_its_run(course, templates, monkeypatch, error):
     """nbgrader goes on past the submission an exception stops (``RuntimeError``: the call then fails) or ends
@@ -134,13 +137,31 @@ def test_an_exception_in_the_middle_of_the_call_still_closes_its_run(course, tem
     assert graded is (error is RuntimeError), "nbgrader goes on after an error, not after an interrupt"
 
 
-def test_runs_nest_and_close_once():
-    """Inside another call's block (nbgrader's API called while one is open), the outer one's runs serve."""
+def test_a_call_inside_a_call_shares_its_runs_which_close_once_at_the_outer_end():
+    """Inside another call's block (nbgrader's API called while one is open), the outer one's runs serve, and
+    only the outer block's end closes them."""
     from autograder.grading.nbgrader_plugin import _CALL
 
+    closed = []
+    run = type("Run", (), {"close": lambda self: closed.append(self)})()
     with one_run_per_call():
         outer = _CALL.get()
+        outer["course", None] = run
         with one_run_per_call():
             assert _CALL.get() is outer
-        assert _CALL.get() is outer
-    assert _CALL.get() is None
+        assert _CALL.get() is outer and not closed
+    assert _CALL.get() is None and closed == [run]
+
+
+def test_the_course_config_wraps_autograde_start_once():
+    """Loading ``nbgrader_config.py`` (every nbgrader command, formgrader, ``nbgrader_api``) wraps nbgrader's own
+    ``start`` once, however often it is loaded."""
+    from nbgrader.converters.base import BaseConverter
+    from traitlets.config import Config
+
+    from autograder.grading.nbgrader_plugin import configure
+    from shared import REPO
+
+    coursedir.course_config(REPO)
+    configure(Config())
+    assert Autograde.start.one_run_per_call and Autograde.start.__wrapped__ is BaseConverter.start
