@@ -15,11 +15,25 @@ answer in words the grader cannot be sure of is flagged "needs manual grade" (:c
 :func:`autograder.outputs.reveal_expected` shows those expected values again from the record, when the instructor
 releases them (``autograder.results.feedback_steps.ExpectedAnswers``). :func:`configure` is what ``nbgrader_config.py``
 calls.
+
+One grading run per nbgrader call: every notebook of one ``nbgrader autograde`` command, or of one formgrader
+"autograde" action (one ``Autograde.start()``), is graded in one
+:class:`~autograder.grading.submission.GradingRun` (one seed, one warm template per lesson), closed when the call
+ends (:func:`one_run_per_call`). nbgrader has no hook at the end of a call (its pre/post convert hooks run per
+submission and swallow errors; ``TrustedExecute`` is made anew for every notebook; ``AutogradeApp`` and
+formgrader's API name the ``Autograde`` class itself), so :func:`configure` wraps ``Autograde.start`` in it.
+
+Module-level state, and why it carries nothing of one student to another: ``_CALL`` (the grading runs of the
+nbgrader call in progress in this thread, by course and seed; emptied and closed when the call ends: a run's
+templates hold a lesson's set-up modules only, each child is forked fresh from them, as in ``avgpool-course grade``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
+from contextvars import ContextVar
 from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode
@@ -39,6 +53,45 @@ REVIEW = "trusted_needs_review"
 
 #: How the one line of a :class:`TrustedGraderError` starts (``batch`` finds it in nbgrader's log).
 FAILED_ON = "the trusted grader failed on"
+
+#: The grading runs of the nbgrader call in progress in this thread (:func:`one_run_per_call`), by (course root,
+#: seed); ``None`` outside any.
+_CALL: ContextVar[dict | None] = ContextVar("trusted_grading_call", default=None)
+
+
+@contextlib.contextmanager
+def one_run_per_call():
+    """Inside, every notebook :class:`TrustedExecute` grades (of one course and seed) is graded in one
+    :class:`~autograder.grading.submission.GradingRun`, opened by the first one that computes verdicts; it is
+    closed (its children and warm templates end) when the block ends, normally or by an exception, and a stop
+    signal ends its processes first (:func:`autograder.stopping.stoppable`: SIGTERM, SIGINT, SIGHUP, then one
+    line and exit where the host left the signals alone). Inside another one: that one's runs."""
+    if _CALL.get() is not None:
+        yield
+        return
+    runs: dict = {}
+    token = _CALL.set(runs)
+    try:
+        with stoppable(exit=True):
+            yield
+    finally:
+        _CALL.reset(token)
+        for run in runs.values():
+            run.close()
+
+
+def _start_in_one_run(start):
+    """``start`` (a converter's ``start``) inside :func:`one_run_per_call`."""
+    if getattr(start, "one_run_per_call", False):
+        return start
+
+    @functools.wraps(start)
+    def start_in_one_run(self, *args, **kwargs):
+        with one_run_per_call():
+            return start(self, *args, **kwargs)
+
+    start_in_one_run.one_run_per_call = True
+    return start_in_one_run
 
 
 class TrustedGraderError(Exception):
@@ -89,7 +142,7 @@ class TrustedExecute(NbGraderPreprocessor):
         from autograder.grading.lesson import load_lesson
         from autograder.grading.policy import load_policy
         from autograder.grading.sandbox import GraderFault
-        from autograder.grading.submission import GRADER_FAILED, GradingRun, Submission, grade_one
+        from autograder.grading.submission import GRADER_FAILED, Submission, grade_one
         from autograder.records import STATUS_GRADER_ERROR
 
         root = Path(self.course_root or ".").resolve()
@@ -98,7 +151,7 @@ class TrustedExecute(NbGraderPreprocessor):
         submission = Submission.from_notebook(nb, lesson, info["student"])
         record = self.records.get(f"{submission.student}/{lesson.name}")
         if record is None or record.content_key != submission.content_key:
-            with GradingRun.open(root, seed=self.seed, config=self.config, slot=999) as run:  # its children end here
+            with self._run(root) as run:
                 self.output_chars = run.limits.output_chars
                 record = grade_one(submission, run, self.log)
             if record.status == STATUS_GRADER_ERROR:  # recorded as the grader's failure (no score), then nbgrader's
@@ -108,6 +161,22 @@ class TrustedExecute(NbGraderPreprocessor):
         self._write(nb, record, hidden_test_lines(root, lesson.name))
         resources["nbgrader"][REVIEW] = [t["grade_id"] for t in record.tests if t.get("review") is not None]
         return nb, resources
+
+    @contextlib.contextmanager
+    def _run(self, root: Path):
+        """The grading run of this nbgrader call (:func:`one_run_per_call`: opened now if it is the first notebook
+        to grade, closed when the call ends); outside one, a run of this notebook alone, closed after it."""
+        from autograder.grading.submission import GradingRun
+
+        runs = _CALL.get()
+        if runs is None:
+            with GradingRun.open(root, seed=self.seed, config=self.config, slot=999) as run:  # its children end here
+                yield run
+            return
+        key = (root, self.seed)
+        if key not in runs:
+            runs[key] = GradingRun.open(root, seed=self.seed, config=self.config, slot=999)
+        yield runs[key]
 
     def _write(self, nb: NotebookNode, record, hidden: set[str] = frozenset()) -> None:
         """Each test cell's verdict as its output (:func:`verdict_output`: no hidden-test line, no expected
@@ -196,7 +265,12 @@ def configure(c) -> None:
     ``LimitOutput``, ``AssignLatePenalties``, ``CheckCellMetadata``). (Feedback's ``ClearHiddenTests`` is set in
     ``nbgrader_config.py`` itself, so it holds even where this module cannot be imported.)
     Sanitizing: nbgrader's own list, with :class:`RestoreReleasedCells` for ``OverwriteCells``.
+    One grading run per call: ``Autograde.start`` (what ``nbgrader autograde`` and formgrader's autograde call,
+    once per command or action) runs inside :func:`one_run_per_call`.
     """
+    from nbgrader.converters import Autograde
+
+    Autograde.start = _start_in_one_run(Autograde.start)
     c.Autograde.sanitize_preprocessors = [
         "nbgrader.preprocessors.ClearOutput",
         "nbgrader.preprocessors.DeduplicateIds",
