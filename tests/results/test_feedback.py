@@ -165,6 +165,43 @@ def test_the_feedback_page_is_nbconverts_page_without_the_second_parse(caplog):
     assert "Alternative text is missing on 2 image(s)." in caplog.text
 
 
+# --- the processes that write it -------------------------------------------------------------------------
+
+#: What a process reports: whether jsonschema's optional rfc3987_syntax (a second of Lark grammars) was imported,
+#: and that nbformat still tells a valid notebook from one that is not.
+IMPORTS_AND_VALIDATES = """import sys
+{first}import nbformat
+good = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+nbformat.validate(good)
+bad = nbformat.from_dict(dict(good, cells=[{{"cell_type": "code", "source": 1}}]))
+try:
+    nbformat.validate(bad)
+except nbformat.ValidationError:
+    print(sys.modules.get("rfc3987_syntax") is not None, "refused")
+"""
+
+
+@pytest.mark.parametrize("first, imported", [("", True), ("import autograder\n", False)])
+def test_the_courses_processes_skip_jsonschemas_slow_optional_import_and_still_validate(first, imported):
+    """Any process that imports ``autograder`` before nbformat (see ``autograder/__init__.py``) leaves it out."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", IMPORTS_AND_VALIDATES.format(first=first)], capture_output=True,
+                          text=True, cwd=coursedir.REPO)
+    assert done.stdout.split() == [str(imported), "refused"], done.stderr
+
+
+def test_the_nbgrader_commands_the_course_starts_skip_it_too(tmp_path):
+    """``coursedir.run_nbgrader`` (feedback's nbgrader processes): nbgrader has imported nbformat when it reads
+    ``nbgrader_config.py``, which here says whether that brought rfc3987_syntax along."""
+    (tmp_path / "nbgrader_config.py").write_text(
+        'import sys\nopen("seen.txt", "w").write(str(sys.modules.get("rfc3987_syntax") is not None))\n')
+    done = coursedir.run_nbgrader(tmp_path, "db", "student", "list")
+    assert done.returncode == 0 and "There are 0 students" in done.stdout, done.stdout + done.stderr
+    assert (tmp_path / "seen.txt").read_text() == "False"
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """A scratch course whose sample class (12 students, lesson 1) is collected and graded (stand-in)."""
