@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -138,11 +139,27 @@ class FeedbackPage(HTMLExporter):
         config.FeedbackPage.extra_template_basedirs = template_basedirs()
         return config
 
+    @functools.cached_property
+    def _highlighted(self):
+        """``(lexer, source, language, magics language) -> HTML``: nbconvert's ``Highlight2HTML``, each computed once
+        (the latest 2,048 kept): the cells every student has (the release's tests and given code) are highlighted
+        once per process, not once per page (pygments: two fifths of a page's time)."""
+        @functools.lru_cache(maxsize=2048)
+        def highlighted(lexer, source, language, magics):
+            metadata = {"magics_language": magics} if magics is not None else None
+            return Highlight2HTML(pygments_lexer=lexer, parent=self)(source, language, metadata)
+
+        return highlighted
+
     def from_notebook_node(self, nb, resources=None, **kw):
-        """``HTMLExporter.from_notebook_node`` (nbconvert 7) without its second parse."""
-        language = nb.metadata.get("language_info", {})
-        self.register_filter("highlight_code", self.filters.get("highlight_code", Highlight2HTML(
-            pygments_lexer=language.get("pygments_lexer", language.get("name")), parent=self)))
+        """``HTMLExporter.from_notebook_node`` (nbconvert 7) without its second parse, each source highlighted once."""
+        info = nb.metadata.get("language_info", {})
+        lexer = info.get("pygments_lexer", info.get("name"))
+
+        def highlight(source, language=None, metadata=None):
+            return self._highlighted(lexer, source, language, (metadata or {}).get("magics_language"))
+
+        self.register_filter("highlight_code", self.filters.get("highlight_code", highlight))
         resources = self._init_resources(resources)
         self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata,
                                                                         parent=self, resources=resources))

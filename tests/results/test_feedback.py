@@ -158,11 +158,18 @@ def test_the_feedback_page_is_nbconverts_page_without_the_second_parse(caplog):
     resources = {"nbgrader": {"notebook": "lesson", "score": 1.0, "max_score": 2.0, "late_penalty": 0.0},
                  "test_rows": []}
     config = GenerateFeedback().config  # where nbgrader's template finds its CSS
-    ours, _ = FeedbackPage(config=config).from_notebook_node(nb, dict(resources))
+    exporter = FeedbackPage(config=config)
+    ours, _ = exporter.from_notebook_node(nb, dict(resources))
     theirs, _ = Reparsed(config=config).from_notebook_node(nb, dict(resources))
     assert ours != theirs and ours.count(NO_ALT) == 2, "one output image and one written in markdown"
     assert str(BeautifulSoup(ours, features="html.parser")) == theirs
     assert "Alternative text is missing on 2 image(s)." in caplog.text
+    highlighted = exporter._highlighted.cache_info().misses
+    nb.cells.append(nbformat.v4.new_code_cell("y = 2"))
+    again, _ = exporter.from_notebook_node(nb, dict(resources))  # the next student's page: one cell is new
+    assert exporter._highlighted.cache_info().misses == highlighted + 1, "a source highlighted once per process"
+    assert str(BeautifulSoup(again, features="html.parser")) == Reparsed(config=config).from_notebook_node(
+        nb, dict(resources))[0]
 
 
 # --- the processes that write it -------------------------------------------------------------------------
