@@ -20,6 +20,7 @@ import functools
 import re
 from pathlib import Path
 
+from jinja2 import pass_context
 from latex2mathml.converter import convert
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
@@ -150,6 +151,20 @@ class FeedbackPage(HTMLExporter):
             return Highlight2HTML(pygments_lexer=lexer, parent=self)(source, language, metadata)
 
         return highlighted
+
+    @functools.cached_property
+    def _markdown(self):
+        """``source -> HTML``: ``HTMLExporter.markdown2html`` of a cell without attachments, each computed once (the
+        latest 2,048 kept): the lesson's text, the same on every page, is rendered once per process."""
+        return functools.lru_cache(maxsize=2048)(lambda source: HTMLExporter.markdown2html(self, {}, source))
+
+    @pass_context
+    def markdown2html(self, context, source):
+        """``HTMLExporter.markdown2html``; where neither the cell's attachments nor the page's folder (``embed_images``)
+        can change the HTML, once per source (:attr:`_markdown`)."""
+        if self.embed_images or context.get("cell", {}).get("attachments"):
+            return super().markdown2html(context, source)
+        return self._markdown(source)
 
     def from_notebook_node(self, nb, resources=None, **kw):
         """``HTMLExporter.from_notebook_node`` (nbconvert 7) without its second parse, each source highlighted once."""

@@ -152,6 +152,7 @@ def test_the_feedback_page_is_nbconverts_page_without_the_second_parse(caplog):
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("## Exercise 1\n<img src='local.png'> and ![a plot](plot.png) & 'quotes'"),
+        nbformat.v4.new_markdown_cell("![drawn](attachment:d.png)", attachments={"d.png": {"image/png": png}}),
         nbformat.v4.new_code_cell("print('x < y')", outputs=[
             nbformat.v4.new_output("stream", name="stdout", text="AssertionError: 'avg' & \"max\"\n"),
             nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})])])
@@ -164,10 +165,13 @@ def test_the_feedback_page_is_nbconverts_page_without_the_second_parse(caplog):
     assert ours != theirs and ours.count(NO_ALT) == 2, "one output image and one written in markdown"
     assert str(BeautifulSoup(ours, features="html.parser")) == theirs
     assert "Alternative text is missing on 2 image(s)." in caplog.text
-    highlighted = exporter._highlighted.cache_info().misses
+    assert f'src="data:image/png;base64,{png}"' in ours, "an attachment is the cell's own"
+    highlighted, rendered = exporter._highlighted.cache_info().misses, exporter._markdown.cache_info().misses
+    assert rendered == 1, "the markdown with an attachment is rendered for its cell alone"
     nb.cells.append(nbformat.v4.new_code_cell("y = 2"))
     again, _ = exporter.from_notebook_node(nb, dict(resources))  # the next student's page: one cell is new
     assert exporter._highlighted.cache_info().misses == highlighted + 1, "a source highlighted once per process"
+    assert exporter._markdown.cache_info().misses == rendered, "and the lesson's text rendered once"
     assert str(BeautifulSoup(again, features="html.parser")) == Reparsed(config=config).from_notebook_node(
         nb, dict(resources))[0]
 
