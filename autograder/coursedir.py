@@ -360,13 +360,17 @@ def nbgrader_api(root: Path, config, call):
         metadata_format.jsonschema = original
 
 
+#: ``python -m nbgrader`` (nbgrader's ``__main__``), this package imported first (see ``autograder/__init__.py``).
+NBGRADER_MAIN = "import autograder; from nbgrader.apps.nbgraderapp import main; main()"
+
+
 def run_nbgrader(root: Path, *args: str, db_url: str | None = None) -> subprocess.CompletedProcess:
     """One ``nbgrader`` command in course ``root`` (on the course's gradebook, or on ``db_url``), output captured.
     It ends with this process, even one killed by SIGKILL (a parent-death signal; a stop signal ends it
     through ``subprocess.run``)."""
     from autograder.stopping import die_with_parent
 
-    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={Path(root).resolve()}"]
+    command = [sys.executable, "-c", NBGRADER_MAIN, *args, f"--CourseDirectory.root={Path(root).resolve()}"]
     if db_url is not None:
         command.append(f"--CourseDirectory.db_url={db_url}")
     return subprocess.run(command, cwd=root, capture_output=True, text=True, env=tool_env(), preexec_fn=die_with_parent)

@@ -48,10 +48,24 @@ class Grades:
         return sum(self.max_score.values())
 
 
+def _submissions(gb, lesson: str) -> dict:
+    """``{student: nbgrader's SubmittedAssignment}`` of ``lesson``, read in four queries: with their scores, late
+    penalties, due dates, notebooks and grades (each grade's cell and maximum), which nbgrader's objects would
+    otherwise load one at a time (a query per attribute of each submission and grade)."""
+    from nbgrader.api import Assignment, Grade, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy.orm import joinedload, selectinload, undefer
+
+    grades = selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades)
+    query = (gb.db.query(SubmittedAssignment).join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+             .filter(Assignment.name == lesson)
+             .options(undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.late_submission_penalty),
+                      joinedload(SubmittedAssignment.assignment), grades.joinedload(Grade.cell),
+                      grades.undefer(Grade.max_score)))
+    return {sub.student_id: sub for sub in query}
+
+
 def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
     """Every submission's score and every graded cell's score in ``root/gradebook.db``."""
-    from nbgrader.api import MissingEntry
-
     root = Path(root)
     chosen = coursedir.check_lessons(lessons, root)
     coursedir.check_gradebook(root, must_exist=True)
@@ -62,10 +76,10 @@ def read_grades(root: Path, lessons: list[str] | None = None) -> Grades:
             assignment = gb.find_assignment(lesson)
             grades.max_score[lesson] = float(assignment.max_score)
             order = cell_order(root, lesson)
+            submissions = _submissions(gb, lesson)
             for student in grades.students:
-                try:
-                    sub = gb.find_submission(lesson, student)
-                except MissingEntry:
+                sub = submissions.get(student)
+                if sub is None:
                     continue
                 penalty = float(sub.late_submission_penalty or 0.0)
                 grades.score[(student, lesson)] = max(0.0, float(sub.score) - penalty)  # as nbgrader export

@@ -25,28 +25,43 @@ from pathlib import Path
 
 from autograder import coursedir
 from autograder.results import templates
+from autograder.results.tags import start_tags
 from autograder.lessontext import hidden_test_lines
 from autograder.records import record_dicts
 
 #: ``<script>`` elements that load or configure MathJax (nbgrader's template links it from a CDN).
 MATHJAX = re.compile(r"<script[^>]*(?:src=\"https?://[^\"]*mathjax[^\"]*\"|type=\"text/x-mathjax-config\")[^>]*>"
                      r".*?</script>\s*", re.S | re.I)
-#: Anything else a page would fetch from the network.
-REMOTE = re.compile(r"<(?:script|link|img|iframe)[^>]*(?:src|href)=\"(https?:)?//", re.I)
+#: Tags that fetch what their ``src`` or ``href`` names.
+LOADING = ("script", "link", "img", "iframe")
+#: An address on another host: ``http(s)://`` or ``//``, after any spaces or control characters (a browser skips
+#: them, and tabs and newlines anywhere, and reads ``\\`` as ``/``).
+REMOTE = re.compile(r"[\x00-\x20]*(?:https?:)?[/\\]{2}", re.I)
+
+
+def remote_load(page: str) -> str | None:
+    """The first tag of ``page`` (HTML) that would load anything from the network, or None."""
+    for match, _, attributes in start_tags(page, LOADING):
+        if any(REMOTE.match(re.sub(r"[\t\n\r]", "", attributes.get(key, "")))
+                                   for key in ("src", "href")):
+            return match.group(0)
+    return None
 
 
 def checked_page(text: str, hidden: set[str], where: str) -> str:
     """``text`` without MathJax; raises ``CourseError`` if it quotes a hidden test or loads anything
     from the network."""
     text = MATHJAX.sub("", text)
-    quoted = [line for line in hidden if html.escape(line) in text or line in text]
+    shown = html.unescape(text)  # as a reader sees it: ``&#39;``, ``&quot;``... are quotes
+    # (a line without "&" in the raw text is in ``shown`` too: escaped text has no bare "&" to start a reference)
+    quoted = [line for line in hidden if line in shown or ("&" in line and line in text)]
     if quoted:
         raise coursedir.CourseError(f"feedback for {where} would quote hidden tests ({quoted[0][:60]!r}); nothing "
                                     "of it was kept: report this as a bug of the course's grader")
-    remote = REMOTE.search(text)
+    remote = remote_load(text)
     if remote:
-        raise coursedir.CourseError(f"feedback for {where} would load {text[remote.start():remote.end() + 60]!r} "
-                                    "from the network; nothing of it was kept")
+        raise coursedir.CourseError(f"feedback for {where} would load {remote[:120]!r} from the network; nothing of "
+                                    "it was kept")
     return text
 
 

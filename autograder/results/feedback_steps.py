@@ -10,19 +10,26 @@
   prediction, a value worked out by hand) stay withheld, as the graded notebook has them, until the
   instructor releases them with ``c.ExpectedAnswers.reveal = True``; then each is shown again from the
   submission's record (``records/<lesson>/<student>.json``), without regrading.
+* :class:`FeedbackPage`: the exporter that writes the page, from the template ``feedback-rows``.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
+from jinja2 import pass_context
 from latex2mathml.converter import convert
-from nbconvert.exporters import HTMLExporter
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool, List
+
+from autograder.results.tags import start_tags
 
 #: ``$$display$$`` or ``$inline$`` (no space just inside the dollars, so "$5 and $6" is not math).
 MATH = re.compile(r"\$\$(?P<display>.+?)\$\$|\$(?!\s)(?P<inline>[^$\n]+?)(?<!\s)\$", re.S)
@@ -99,11 +106,31 @@ def template_basedirs() -> list[str]:
     return [str(Path(__file__).resolve().parent / "templates"), str(nbgrader_templates)]
 
 
+#: What nbconvert's ``HTMLExporter`` writes as the alternative text of an image that has none.
+NO_ALT = "No description has been provided for this image"
+
+
+def with_alt_text(page: str) -> tuple[str, int]:
+    """``page`` (HTML) with ``alt="`` :data:`NO_ALT` ``"`` on every ``<img>`` that has no ``alt``, as nbconvert's
+    ``HTMLExporter`` gives it; and how many it gave one."""
+    parts, done = [], 0
+    for match, _, attributes in start_tags(page, ["img"]):
+        if "alt" not in attributes:
+            parts += [page[done:match.start() + 4], f' alt="{NO_ALT}"']
+            done = match.start() + 4
+    return "".join(parts) + page[done:], len(parts) // 2
+
+
 class FeedbackPage(HTMLExporter):
     """The exporter of ``generate_feedback`` alone (``c.GenerateFeedback.exporter_class``): nbgrader's feedback
     page headed by :class:`TestRows`' list, from the template ``feedback-rows``. Configured under its own name, so
     every other page (formgrader's view of a submission uses a plain ``HTMLExporter`` with its template
-    ``formgrade``) keeps its own template."""
+    ``formgrade``) keeps its own template.
+
+    The page is the template's text as rendered: ``HTMLExporter`` parses each page again with BeautifulSoup
+    (pure Python: two fifths of ``generate_feedback``'s time) and writes the tree back, only to give every ``<img>``
+    an alt text (:func:`with_alt_text` does that) and a ``tabindex`` to the cells of a JupyterLab page
+    (``.jp-Notebook``), which this page, of the classic template, is not."""
 
     @property
     def default_config(self):
@@ -112,6 +139,50 @@ class FeedbackPage(HTMLExporter):
         config.FeedbackPage.template_file = "rows.html.j2"
         config.FeedbackPage.extra_template_basedirs = template_basedirs()
         return config
+
+    @functools.cached_property
+    def _highlighted(self):
+        """``(lexer, source, language, magics language) -> HTML``: nbconvert's ``Highlight2HTML``, each computed once
+        (the latest 2,048 kept): the cells every student has (the release's tests and given code) are highlighted
+        once per process, not once per page (pygments: two fifths of a page's time)."""
+        @functools.lru_cache(maxsize=2048)
+        def highlighted(lexer, source, language, magics):
+            metadata = {"magics_language": magics} if magics is not None else None
+            return Highlight2HTML(pygments_lexer=lexer, parent=self)(source, language, metadata)
+
+        return highlighted
+
+    @functools.cached_property
+    def _markdown(self):
+        """``source -> HTML``: ``HTMLExporter.markdown2html`` of a cell without attachments, each computed once (the
+        latest 2,048 kept): the lesson's text, the same on every page, is rendered once per process."""
+        return functools.lru_cache(maxsize=2048)(lambda source: HTMLExporter.markdown2html(self, {}, source))
+
+    @pass_context
+    def markdown2html(self, context, source):
+        """``HTMLExporter.markdown2html``; where neither the cell's attachments nor the page's folder (``embed_images``)
+        can change the HTML, once per source (:attr:`_markdown`)."""
+        if self.embed_images or context.get("cell", {}).get("attachments"):
+            return super().markdown2html(context, source)
+        return self._markdown(source)
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """``HTMLExporter.from_notebook_node`` (nbconvert 7) without its second parse, each source highlighted once."""
+        info = nb.metadata.get("language_info", {})
+        lexer = info.get("pygments_lexer", info.get("name"))
+
+        def highlight(source, language=None, metadata=None):
+            return self._highlighted(lexer, source, language, (metadata or {}).get("magics_language"))
+
+        self.register_filter("highlight_code", self.filters.get("highlight_code", highlight))
+        resources = self._init_resources(resources)
+        self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata,
+                                                                        parent=self, resources=resources))
+        page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        page, missing = with_alt_text(page)
+        if missing:
+            self.log.warning("Alternative text is missing on %s image(s).", missing)
+        return page, resources
 
 
 def exercise_of(markdown: str) -> str | None:

@@ -329,10 +329,10 @@ def test_nbgrader_autograde_with_the_trusted_grader_stops_as_grade_does(course, 
     assert not measured["graded_before"] and not (root / "records" / LESSON).exists()
 
 
-#: A grader waiting on an nbgrader command (``sh -m nbgrader``: the course folder's stand-in script).
+#: A grader waiting on an nbgrader command (its interpreter: the course folder's stand-in script ``python``).
 WAITS_ON_NBGRADER = """import sys
 from autograder import coursedir
-sys.executable = "/bin/sh"
+sys.executable = sys.argv[1] + "/python"
 coursedir.run_nbgrader(sys.argv[1], "generate_assignment", "tiny")
 """
 
@@ -340,7 +340,8 @@ coursedir.run_nbgrader(sys.argv[1], "generate_assignment", "tiny")
 def test_an_nbgrader_command_of_a_killed_grader_ends_with_it(tmp_path):
     """A grader killed by SIGKILL while phase 2 waits on ``nbgrader generate_assignment`` takes the command
     along (a parent-death signal); earlier it ran on to its end, writing the gradebook (10 s and more)."""
-    (tmp_path / "nbgrader").write_text("echo $$ > started.pid\nexec sleep 60\n")
+    (tmp_path / "python").write_text("#!/bin/sh\necho $$ > started.pid\nexec sleep 60\n")
+    (tmp_path / "python").chmod(0o755)
     grader = subprocess.Popen([sys.executable, "-c", WAITS_ON_NBGRADER, str(tmp_path)], cwd=REPO)
     deadline = time.monotonic() + 60
     while not (tmp_path / "started.pid").exists() and time.monotonic() < deadline and grader.poll() is None:

@@ -91,6 +91,128 @@ def test_a_page_that_quotes_a_hidden_test_or_loads_from_the_network_is_refused()
         feedback.checked_page(clean.replace("<body>", "<body><img src=\"https://tracker.example/p.png\">"), set(), "a")
 
 
+def test_a_page_that_quotes_a_hidden_line_in_character_references_is_refused():
+    """Pages are the template's text as rendered (no second parse): a quote in a verdict is ``&#39;`` there."""
+    line = "assert pool(x, 'avg') == 3"
+    for written in (html.escape(line), markupsafe.escape(line), line.replace("'", "&#x27;")):
+        with pytest.raises(coursedir.CourseError, match="would quote hidden tests"):
+            feedback.checked_page(f"<pre>{written}</pre>", {line}, "alice")
+    assert feedback.checked_page("<pre>assert pool(x, &#39;max&#39;) == 3</pre>", {line}, "alice")
+
+
+@pytest.mark.parametrize("tag", ['<img src="https://t.example/p.png">', "<IMG SRC='//t.example/p.png'>",
+                                 "<img alt=x src=//t.example/p.png>", '<img src="&#104;ttps://t.example/p">',
+                                 '<script src=" \\\\t.example/a.js"></script>', '<img src="ht\ttps://t.example/p">',
+                                 '<link rel="stylesheet" href="http://t.example/a.css">',
+                                 '<iframe title="a > b" src="//t.example/"></iframe>'])
+def test_every_way_of_writing_a_remote_address_is_refused(tag):
+    with pytest.raises(coursedir.CourseError, match="from the network"):
+        feedback.checked_page(f"<body><p>text</p>{tag}</body>", set(), "alice")
+
+
+def test_what_loads_nothing_is_kept():
+    """Links, local images, and tags that are only text (escaped, in a comment, in a script's code) load nothing."""
+    page = ('<body><a href="https://docs.example/pool">docs</a><img src="data:image/png;base64,AAAA">'
+            '<p>&lt;img src="//t.example/p.png"&gt;</p><!-- <img src="//t.example/p.png"> -->'
+            '<script>var s = \'<img src="//t.example/p.png">\';</script><img title=\'x src="//t" \' src="p.png"></body>')
+    assert feedback.checked_page(page, set(), "alice") == page
+
+
+def test_every_image_gets_the_alt_text_nbconverts_second_parse_gave_it():
+    """:func:`with_alt_text` gives the ``<img>`` tags ``HTMLExporter``'s BeautifulSoup pass gives an alt text, and
+    no other: the same tree as that pass (BeautifulSoup reads both the same)."""
+    from bs4 import BeautifulSoup
+
+    from autograder.results.feedback_steps import NO_ALT, with_alt_text
+
+    page = ('<p><img src="a.png"><IMG SRC=b.png/><img alt="" src="c.png"><img ALT=d src=d.png>'
+            '<img title="alt=no > yes" src="e.png"><img title="1 > 0" alt="z"><img src=\'f.png\' data-x="alt"></p><!-- <img src="g.png"> -->'
+            '<style>img{}</style><script>x = "<img src=h.png>";</script><imgx src="i.png">')
+    theirs = BeautifulSoup(page, features="html.parser")
+    for element in theirs.select("img:not([alt])"):
+        element.attrs["alt"] = NO_ALT
+    ours, given = with_alt_text(page)
+    assert given == 4 and ours.count(NO_ALT) == 4
+    assert str(BeautifulSoup(ours, features="html.parser")) == str(theirs)
+    assert with_alt_text(ours) == (ours, 0)
+
+
+def test_the_feedback_page_is_nbconverts_page_without_the_second_parse(caplog):
+    """:class:`FeedbackPage` writes what ``HTMLExporter`` (which parses each page again with BeautifulSoup) writes,
+    but for how BeautifulSoup writes it back (its quoting, spacing and character references): both read the same."""
+    from bs4 import BeautifulSoup
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+
+    from autograder.results.feedback_steps import NO_ALT, FeedbackPage
+
+    class Reparsed(FeedbackPage):
+        from_notebook_node = HTMLExporter.from_notebook_node
+
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## Exercise 1\n<img src='local.png'> and ![a plot](plot.png) & 'quotes'"),
+        nbformat.v4.new_markdown_cell("![drawn](attachment:d.png)", attachments={"d.png": {"image/png": png}}),
+        nbformat.v4.new_code_cell("print('x < y')", outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text="AssertionError: 'avg' & \"max\"\n"),
+            nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})])])
+    resources = {"nbgrader": {"notebook": "lesson", "score": 1.0, "max_score": 2.0, "late_penalty": 0.0},
+                 "test_rows": []}
+    config = GenerateFeedback().config  # where nbgrader's template finds its CSS
+    exporter = FeedbackPage(config=config)
+    ours, _ = exporter.from_notebook_node(nb, dict(resources))
+    theirs, _ = Reparsed(config=config).from_notebook_node(nb, dict(resources))
+    assert ours != theirs and ours.count(NO_ALT) == 2, "one output image and one written in markdown"
+    assert str(BeautifulSoup(ours, features="html.parser")) == theirs
+    assert "Alternative text is missing on 2 image(s)." in caplog.text
+    assert f'src="data:image/png;base64,{png}"' in ours, "an attachment is the cell's own"
+    highlighted, rendered = exporter._highlighted.cache_info().misses, exporter._markdown.cache_info().misses
+    assert rendered == 1, "the markdown with an attachment is rendered for its cell alone"
+    nb.cells.append(nbformat.v4.new_code_cell("y = 2"))
+    again, _ = exporter.from_notebook_node(nb, dict(resources))  # the next student's page: one cell is new
+    assert exporter._highlighted.cache_info().misses == highlighted + 1, "a source highlighted once per process"
+    assert exporter._markdown.cache_info().misses == rendered, "and the lesson's text rendered once"
+    assert str(BeautifulSoup(again, features="html.parser")) == Reparsed(config=config).from_notebook_node(
+        nb, dict(resources))[0]
+
+
+# --- the processes that write it -------------------------------------------------------------------------
+
+#: What a process reports: whether jsonschema's optional rfc3987_syntax (a second of Lark grammars) was imported,
+#: and that nbformat still tells a valid notebook from one that is not.
+IMPORTS_AND_VALIDATES = """import sys
+{first}import nbformat
+good = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+nbformat.validate(good)
+bad = nbformat.from_dict(dict(good, cells=[{{"cell_type": "code", "source": 1}}]))
+try:
+    nbformat.validate(bad)
+except nbformat.ValidationError:
+    print(sys.modules.get("rfc3987_syntax") is not None, "refused")
+"""
+
+
+@pytest.mark.parametrize("first, imported", [("", True), ("import autograder\n", False)])
+def test_the_courses_processes_skip_jsonschemas_slow_optional_import_and_still_validate(first, imported):
+    """Any process that imports ``autograder`` before nbformat (see ``autograder/__init__.py``) leaves it out."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", IMPORTS_AND_VALIDATES.format(first=first)], capture_output=True,
+                          text=True, cwd=coursedir.REPO)
+    assert done.stdout.split() == [str(imported), "refused"], done.stderr
+
+
+def test_the_nbgrader_commands_the_course_starts_skip_it_too(tmp_path):
+    """``coursedir.run_nbgrader`` (feedback's nbgrader processes): nbgrader has imported nbformat when it reads
+    ``nbgrader_config.py``, which here says whether that brought rfc3987_syntax along."""
+    (tmp_path / "nbgrader_config.py").write_text(
+        'import sys\nopen("seen.txt", "w").write(str(sys.modules.get("rfc3987_syntax") is not None))\n')
+    done = coursedir.run_nbgrader(tmp_path, "db", "student", "list")
+    assert done.returncode == 0 and "There are 0 students" in done.stdout, done.stdout + done.stderr
+    assert (tmp_path / "seen.txt").read_text() == "False"
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """A scratch course whose sample class (12 students, lesson 1) is collected and graded (stand-in)."""
@@ -159,8 +281,8 @@ def test_feedback_shows_the_verdicts_never_a_hidden_test_and_math_offline_in_par
     assert "<math" in page and "$$" not in page
     for path in pages:
         text = path.read_text()
-        assert not [line for line in hidden if line in text or html.escape(line) in text]
-        assert not re.search(r"(?:src|href)=\"(?:https?:)?//", text), "nothing is loaded from the network"
+        assert not [line for line in hidden if line in html.unescape(text)]
+        assert feedback.remote_load(text) is None, "nothing is loaded from the network"
     index = (root / "feedback" / wrong / "index.html").read_text()
     links = re.findall(r'<a href="([^"]+)">', index)
     assert links == [f"{LESSON}/{LESSON}.html"] and (root / "feedback" / wrong / links[0]).is_file()
