@@ -22,6 +22,7 @@ import os
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder import coursedir
@@ -398,7 +399,7 @@ def cmd_course(args: argparse.Namespace) -> int:
       avgpool-course course --skip-release --run-seed 1234567   the same grades as the run of that seed
     """
     from autograder import collect, sample_class
-    from autograder.results import export, feedback, report
+    from autograder.results import copying, export, feedback, report
 
     started = time.monotonic()
     root = root_of(args)
@@ -440,10 +441,13 @@ def cmd_course(args: argparse.Namespace) -> int:
     mark = step("grade", mark)
     results = [r.as_dict() for r in graded]
     print("\n== feedback, export, report")
-    pages = feedback.write_feedback(demo, jobs=args.jobs)
-    grades = export.read_grades(demo)
-    per_student, per_cell = export.write_csv(grades, demo / "reports")
-    page = report.write_report(demo)
+    with ThreadPoolExecutor(max_workers=1) as beside:  # nbgrader's feedback processes run while this one writes the rest
+        writing = beside.submit(feedback.write_feedback, demo, jobs=args.jobs)
+        grades = export.read_grades(demo)
+        per_student, per_cell = export.write_csv(grades, demo / "reports")
+        page = report.write_report(demo)
+        copying_page, leads = copying.write_page(demo, demo / "reports" / "copying.html", lessons)
+        pages = writing.result()
     step("feedback, export, report", mark)
     marks = {key: "L" for key, late in grades.late.items() if late}
     for record in results:
@@ -453,7 +457,7 @@ def cmd_course(args: argparse.Namespace) -> int:
     print("(- not handed in, L late, ! not OK: see the report; attack_*: a cheating submission, below)")
     unstopped = attacks_report(results) + exchange_attack_report(exchange, grades)
     variants_summary(demo, results)
-    copying_page = class_report(demo, lessons)
+    class_report(demo, leads)
     bad = sum(r["status"] != "ok" for r in results)
     print(f"\n{len(grades.students)} students, {len(results)} submissions graded ({bad} not OK), "
           f"{len(collected.skipped)} files not placed")
@@ -471,20 +475,18 @@ def cmd_course(args: argparse.Namespace) -> int:
     return 0
 
 
-def class_report(root: Path, lessons: list[str]) -> Path:
+def class_report(root: Path, leads: list) -> None:
     """Print one line per lesson: its hardest cell, its least discriminating one (the report's item analysis)
-    and its top copy pair's score (copying leads, written to ``reports/copying.html``); return that page."""
+    and its top copy pair's score (``leads``: each lesson's copying leads, as ``copying.write_page`` found them)."""
     from autograder.results import copying, report
     from autograder.results import items as item_analysis
 
-    page, found = copying.write_page(root, root / "reports" / "copying.html", lessons)
-    pairs = {lesson.lesson: lesson for lesson in found}
+    pairs = {lesson.lesson: lesson for lesson in leads}
     print("\nThe class: each lesson's hardest cell (lowest difficulty), least discriminating one (see the report's "
           "item analysis) and top copy pair (a lead, never a grade: see the copying page)")
     for line in item_analysis.summary_lines(report.items(root)):
         lesson = pairs.get(line.split(":")[0])
         print(f"  {line}" + (f"; {copying.top_pair(lesson)}" if lesson else ""))
-    return page
 
 
 def attacks_report(records: list[dict]) -> int:
