@@ -1,5 +1,5 @@
 """The source text the rules read: a student's function with the helpers it uses (:func:`source_of`), parsed
-once per text (:func:`_parse`)."""
+once per text (:func:`parsed`: a cache keyed by the text alone, holding its tree, which no rule changes)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def compile_tree(tree: ast.AST, filename: str, mode: str = "exec"):
 
 
 @functools.lru_cache(maxsize=256)
-def _parse(source: str) -> ast.Module:
+def parsed(source: str) -> ast.Module:
     """:func:`parse`, once per source text (the checks read the tree, never change it)."""
     return parse(source)
 
@@ -82,7 +82,7 @@ def _with_helpers(function: Any) -> str:
                 raise
             continue
         texts.append(text)
-        for node in ast.walk(_parse(text)):
+        for node in ast.walk(parsed(text)):
             helper = namespace.get(node.id) if isinstance(node, ast.Name) else None
             if (inspect.isfunction(helper) or inspect.isclass(helper)) and helper.__module__ == module:
                 wanted.append(helper)
