@@ -602,7 +602,7 @@ class _Resolver:
 
     def _untraced_of(self, tree: ast.AST) -> list[str]:
         problems = list(self.problems)
-        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        callees: set[int] = set()  # the callee of each call seen (ast.walk meets a call before its callee)
         for decorator, node, scope in self.decorated:
             problems += self._decorator(decorator, node, scope)
         for written, path in self.uses(tree):
@@ -612,15 +612,15 @@ class _Resolver:
         for node in ast.walk(tree):
             scope = self.scope_of.get(id(node), self.module)
             line = getattr(node, "lineno", "?")
+            if isinstance(node, ast.Call):
+                callees.add(id(node.func))
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 carried = self.name(node.id, scope)
                 if node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
                     problems.append(f"`{node.id}` (line {line}) is the interpreter's machinery: {INSTEAD}")
                 elif carried.taint == UNKNOWN:
                     problems.append(f"`{node.id}` (line {line}) is {UNKNOWN}: define it, or import it by name")
-                parent = parents.get(id(node))
-                if node.id in ("getattr", "hasattr") and self.lookup(node.id, scope) is None and not (
-                        isinstance(parent, ast.Call) and parent.func is node):
+                if node.id in ("getattr", "hasattr") and self.lookup(node.id, scope) is None and id(node) not in callees:
                     problems.append(f"`{node.id}` (line {line}) is passed around as a value: read attributes as "
                                     "x.name")
             elif isinstance(node, ast.Call):
