@@ -44,7 +44,7 @@ from course.checks.analysis.loop_rules import (LoopReading, check_kernel_loops, 
 from course.checks.analysis.loops import _LoopNests
 from course.checks.analysis.objects import SetUp, data_methods, returns_data
 from course.checks.analysis.resolver import _Resolver, resolver_for
-from course.checks.analysis.text import cells_of, compile_tree, in_cells, line_of, parse, parsed, source_of
+from course.checks.analysis.text import cells_of, compile_tree, in_cells, line_of, parse, parsed, source_of, walked
 from course.checks.answers import (Answered, NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
                                    matches, read_shape, read_words)
 from course.checks.hooks import (MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, Grading, current, grading, passed,

@@ -115,3 +115,18 @@ def test_no_cache_keeps_an_object_of_the_namespace():
     del namespace, helper
     gc.collect()
     assert gone() is None
+
+
+def test_a_tree_is_walked_once_and_its_list_goes_with_the_tree(monkeypatch):
+    import ast
+
+    from course.checks.analysis.text import walked
+
+    tree = ast.parse("def f(x):\n    return [y.z for y in x]")
+    walks = _counting(monkeypatch, ast, "walk")
+    assert walked(tree) == tuple(ast.walk(tree)) and walked(tree)[0] is tree
+    assert len(walks) == 2  # one for walked, one for the comparison: the second walked() reads its list
+    gone = weakref.ref(tree)
+    del tree
+    gc.collect()
+    assert gone() is None

@@ -23,7 +23,7 @@ from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, 
 from course.checks.analysis.identity import forbidden_identities, part_matches, walk
 from course.checks.analysis.objects import SetUp
 from course.checks.analysis.resolver import _Resolver, resolver_for
-from course.checks.analysis.text import parsed, cells_of, in_cells, line_of, source_of
+from course.checks.analysis.text import cells_of, in_cells, line_of, parsed, source_of, walked
 from course.checks.answers import NeedsReview
 
 
@@ -124,7 +124,7 @@ def unlisted_uses(tree: ast.AST, allowed: Iterable[str], resolver: _Resolver) ->
 
 def _defined(tree: ast.AST) -> list[str]:
     """The names of every ``def`` and ``class`` of ``tree``."""
-    return [node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return [node.name for node in walked(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
 def identity_uses(tree: ast.AST, resolver: "_Resolver") -> list[str]:
@@ -158,9 +158,9 @@ def dynamic_code(tree: ast.AST) -> list[str]:
 
     def add(node: ast.AST, sentence: str) -> None:
         found.append(f"{sentence} (line {node.lineno})" if hasattr(node, "lineno") else sentence)
-    sys_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+    sys_names = {alias.asname or alias.name for node in walked(tree) if isinstance(node, ast.Import)
                  for alias in node.names if alias.name == "sys"}
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in sys_names \
                 and node.attr in SYS_INTERNALS:
             add(node, f"`sys.{node.attr}`")

@@ -134,17 +134,22 @@ def _holdable(value: Any) -> bool:
 @functools.lru_cache(maxsize=64)
 def _forbidden_objects(entries: tuple, loaded: int) -> dict:
     found: dict[int, tuple[Any, str]] = {}
+    names, patterns = _matcher(entries)
+
+    def matches(part: str) -> bool:  # part_matches(part, entries), with the list's matcher at hand
+        return part in names or (patterns is not None and patterns.match(part.lower()) is not None)
+
     for name, module in list(sys.modules.items()):
         if not isinstance(module, _MODULE):
             continue
-        if any(part_matches(part, entries) for part in name.split(".")):
+        if any(matches(part) for part in name.split(".")):
             found[id(module)] = (module, name)
         try:
             items = list(module.__dict__.items())
         except Exception:  # noqa: BLE001 - a module without a plain namespace
             continue
         for attribute, value in items:
-            if part_matches(attribute, entries) and _holdable(value) and id(value) not in found:
+            if isinstance(attribute, str) and matches(attribute) and _holdable(value) and id(value) not in found:
                 found[id(value)] = (value, f"{name}.{attribute}")
     return found
 

@@ -12,6 +12,7 @@ from course.checks.analysis.lists import (_APPENDS, CONSUMERS, CONTRACTS, ELEMEN
                                           GEOMETRY_LENGTH, LOOP_LIMIT, MAP_CONVERSIONS, NPY_MAXDIMS, PER_ELEMENT_CALLS,
                                           SHAPE_ARGUMENTS, WINDOW_SUMS)
 from course.checks.analysis.resolver import _Resolver, _Scope
+from course.checks.analysis.text import walked
 
 
 def _is_ndindex(path: str) -> bool:
@@ -39,15 +40,15 @@ class _LoopNests:
         self.given = {n for n in given if [b[0] for b in self.r.module.bindings.get(n, [])] == ["def"]}
         # Not walked either: a helper run as the course's own, and a def that nothing can run (a later
         # definition replaces it, and its name is read nowhere else).
-        loaded = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        loaded = [n for n in walked(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         replaced = {id(d) for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             b[3] > d.lineno for b in self.r.module.bindings.get(d.name, []))}
         skipped = [d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
             d.name in self.given or id(d) in replaced and not any(
                 n.id == d.name and not (d.lineno <= n.lineno <= d.end_lineno) for n in loaded))]
         inside_given = {id(n) for d in skipped for n in ast.walk(d)}
-        self.parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-        self.defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.parents = {id(c): n for n in walked(tree) for c in ast.iter_child_nodes(n)}
+        self.defs = [n for n in walked(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         self.reached: set[int] = set()
         self.finished: dict[int, dict] = {}  # def -> the most it appended in one call, the lists it grew unboundedly
         self.stack: list[int] = []
@@ -55,7 +56,7 @@ class _LoopNests:
         self._worked: dict[tuple, tuple[bool, bool, bool]] = {}  # _work's answers, by all that they depend on
         self._returned: dict[int, list] = {}  # _returns of each def
         self.augmented, self.grown, self.not_lists = set(), set(), set()  # (scope, name) of ``n += ...``; of lists that grow
-        for node in ast.walk(tree):
+        for node in walked(tree):
             target = node.target if isinstance(node, ast.AugAssign) else node.func.value if isinstance(node, ast.Call) \
                 and isinstance(node.func, ast.Attribute) and node.func.attr in _APPENDS else None
             if isinstance(target, ast.Name) and self._local(target, self.r.scope_of.get(id(target), self.r.module)):
@@ -371,7 +372,7 @@ class _LoopNests:
         reading = {"len", "sum", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "min", "max", "any",
                    "all", "iter", "set", "frozenset", "print", "isinstance", "bool", "repr", "str", "map"}
         found = set()
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             scope = self.r.scope_of.get(id(node), self.r.module)

@@ -15,7 +15,7 @@ import ast
 from typing import Any, Iterable
 
 from course.checks.analysis.lists import DATA_TYPES_FOR_METHODS, NOT_DATA, RETURNS
-from course.checks.analysis.text import _is_constant, parsed
+from course.checks.analysis.text import _is_constant, parsed, walked
 
 
 def _origin_of(value: Any, own_module: str | None) -> str | None:
@@ -143,4 +143,4 @@ class SetUp:
 def _names_read(source: str) -> frozenset:
     """The identifiers of the ``ast.Name`` nodes of ``source``'s tree: every name a rule may look up in a
     namespace."""
-    return frozenset(node.id for node in ast.walk(parsed(source)) if isinstance(node, ast.Name))
+    return frozenset(node.id for node in walked(parsed(source)) if isinstance(node, ast.Name))

@@ -16,7 +16,7 @@ from typing import Any
 
 from course.checks.analysis.lists import (_BUILTIN_NAMES, ALLOWED_DUNDERS, DATA_BUILTINS, INSTEAD, KNOWN_DECORATORS, NAME_LOOKUPS, UNKNOWN)
 from course.checks.analysis.objects import SetUp, _library_object, _may_call, data_methods, returns_data
-from course.checks.analysis.text import parsed
+from course.checks.analysis.text import parsed, walked
 
 
 def _chain(node: ast.AST) -> tuple[ast.Name | None, list[str]]:
@@ -557,7 +557,7 @@ class _Resolver:
         found = [(w, p, "import") for w, p in self.imports] + \
             [(f"case ...({a}=...)", [a], "holding") for a in self.pattern_attributes]
         consumed: set[int] = set()
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if id(node) in consumed:
                 continue
             if isinstance(node, ast.Attribute) or _literal_getattr(node):
@@ -609,7 +609,7 @@ class _Resolver:
             if ".".join(path) in NAME_LOOKUPS:
                 problems.append(f"`{written}` hands out library functions by name, as a computed `getattr` does: "
                                 f"{INSTEAD}")
-        for node in ast.walk(tree):
+        for node in walked(tree):
             scope = self.scope_of.get(id(node), self.module)
             line = getattr(node, "lineno", "?")
             if isinstance(node, ast.Call):
