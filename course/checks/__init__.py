@@ -29,7 +29,8 @@ check_array``); the grader's state (``router``, ``run_seed``, ``graded_so_far``,
 
 from __future__ import annotations
 
-from course.checks.analysis.avoids import check_avoids, dynamic_code, identity_uses, unlisted_uses, unreadable_uses
+from course.checks.analysis.avoids import (check_avoids, dynamic_code, forbidden_uses, identity_uses, unlisted_uses,
+                                           unreadable_uses, untraced_uses)
 from course.checks.analysis.identity import (TEXT_EVALUATORS, evaluates_text, forbidden_identities,
                                              forbidden_objects, judged, own_attribute, part_matches, walk)
 from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DATA_BUILTINS,
@@ -38,11 +39,12 @@ from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, 
                                           TENSOR_ARITHMETIC, UNKNOWN, UNREADABLE_PATHS)
 from course.checks.analysis.lists import (CONSUMERS, GEOMETRY, GEOMETRY_BOUND, LOOP_INSTEAD, LOOP_LIMIT, NPY_MAXDIMS,
                                           PER_ELEMENT_CALLS, SHAPE_ARGUMENTS)
-from course.checks.analysis.loop_rules import check_kernel_loops, check_output_loops, long_output_case, loop_nests
+from course.checks.analysis.loop_rules import (LoopReading, check_kernel_loops, check_output_loops, long_output_case,
+                                               loop_nests)
 from course.checks.analysis.loops import _LoopNests
-from course.checks.analysis.objects import data_methods, returns_data
-from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
-from course.checks.analysis.text import cells_of, compile_tree, in_cells, line_of, parse, source_of
+from course.checks.analysis.objects import SetUp, data_methods, returns_data
+from course.checks.analysis.resolver import _Resolver, resolver_for
+from course.checks.analysis.text import cells_of, compile_tree, in_cells, line_of, parse, parsed, source_of, walked
 from course.checks.answers import (Answered, NeedsReview, check_answered, check_layer, check_shape, check_words, read_layer,
                                    matches, read_shape, read_words)
 from course.checks.hooks import (MARKED_HELPERS, RUNS_WITH_STUDENT_CODE, Grading, current, grading, passed,

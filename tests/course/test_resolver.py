@@ -340,7 +340,7 @@ def test_a_reading_that_fails_sends_the_cell_to_review_never_to_a_silent_zero(mo
     def runs_out(*args, **kwargs):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(avoids, "_Resolver", runs_out)
+    monkeypatch.setattr(avoids, "resolver_for", runs_out)
     with pytest.raises(NeedsReview, match="reading of pool failed .RecursionError."):
         check_avoids(_Graded(honest), POOLING_ONLY, "pool")
 

@@ -162,10 +162,7 @@ PRIVATE_LEFT = {
     ("course/checks/__init__.py", "course.checks.analysis.loops._LoopNests"),
     ("course/checks/__init__.py", "course.checks.analysis.resolver._Resolver"),
     ("course/checks/analysis/avoids.py", "course.checks.analysis.resolver._Resolver"),
-    ("course/checks/analysis/avoids.py", "course.checks.analysis.text._parse"),
     ("course/checks/analysis/loop_rules.py", "course.checks.analysis.loops._LoopNests"),
-    ("course/checks/analysis/loop_rules.py", "course.checks.analysis.resolver._Resolver"),
-    ("course/checks/analysis/loop_rules.py", "course.checks.analysis.text._parse"),
     ("course/checks/analysis/loops.py", "course.checks.analysis.lists._APPENDS"),
     ("course/checks/analysis/loops.py", "course.checks.analysis.resolver._Resolver"),
     ("course/checks/analysis/loops.py", "course.checks.analysis.resolver._Scope"),
@@ -173,8 +170,6 @@ PRIVATE_LEFT = {
     ("course/checks/analysis/resolver.py", "course.checks.analysis.lists._BUILTIN_NAMES"),
     ("course/checks/analysis/resolver.py", "course.checks.analysis.objects._library_object"),
     ("course/checks/analysis/resolver.py", "course.checks.analysis.objects._may_call"),
-    ("course/checks/analysis/resolver.py", "course.checks.analysis.objects._origin_of"),
-    ("course/checks/analysis/resolver.py", "course.checks.analysis.text._is_constant"),
     ("course/torch_checks.py", "course.checks.values._laid_out"),  # lesson 5 imports it by that name
 }
 

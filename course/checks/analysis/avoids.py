@@ -1,10 +1,18 @@
 """:func:`check_avoids`: a function uses no forbidden (or, with ``allowed``, no unlisted) library name, nothing
-the grader cannot read, and hides nothing it calls."""
+the grader cannot read, and hides nothing it calls.
+
+Caches (issue 56 item 2): the resolver of a source in a set-up, shared with the loop rules
+(:func:`~course.checks.analysis.resolver.resolver_for`, keyed by the source text and the plain-data
+:class:`~course.checks.analysis.objects.SetUp`), and :func:`_dynamic_findings` (256 at most), the sentences of
+:func:`dynamic_code` per source text (the function's source, and every solution cell's, which each call of
+``check_avoids`` in a submission reads again). Each key is a source text (and plain data): the same text
+reads the same, whoever submitted it; nothing of a namespace or of a call's cells is kept."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import sys
 from typing import Any, Iterable
@@ -12,10 +20,33 @@ from typing import Any, Iterable
 from course.checks.analysis.lists import (ALLOWED_DUNDERS, ALLOWED_TENSOR_TEXT, ALLOWED_TEXT, DYNAMIC_CALLS,
                                           INTERNAL_MODULES, LOOKUP_KEYWORDS, LOOKUP_NAMES, SYS_INTERNALS,
                                           UNREADABLE_PATHS)
-from course.checks.analysis.identity import forbidden_identities, walk
-from course.checks.analysis.resolver import _Resolver, forbidden_uses, untraced_uses
-from course.checks.analysis.text import _parse, cells_of, in_cells, line_of, source_of
+from course.checks.analysis.identity import forbidden_identities, part_matches, walk
+from course.checks.analysis.objects import SetUp
+from course.checks.analysis.resolver import _Resolver, resolver_for
+from course.checks.analysis.text import cells_of, in_cells, line_of, parsed, source_of, walked
 from course.checks.answers import NeedsReview
+
+
+def forbidden_uses(tree: ast.AST, forbidden: Iterable[str], namespace: dict | None = None,
+                   own_module: str | None = None, resolver: _Resolver | None = None) -> list[str]:
+    """The uses of ``tree`` (see :meth:`_Resolver.uses`) whose resolved path has a part that ``forbidden``
+    lists: an entry is a name (``torch``, ``avg_pool2d``), or a case-insensitive pattern with ``*``
+    (``"*pool*"`` covers ``lp_pool2d``, ``avg_pool3d``, ``AdaptiveAvgPool2d``, ``torch.nn.modules.pooling``).
+    What the code defines itself (its helper ``pool_rows``, its class ``AvgPool2dFunction``,
+    ``self.pool_size``, a constant ``POOL_NDIM = 4``) is never a use: its source is part of ``tree``."""
+    entries = tuple(forbidden)
+    resolver = resolver or _Resolver(tree, namespace, own_module)
+    found = [written for written, path in resolver.uses(tree) if any(part_matches(p, entries) for p in path)]
+    return sorted(set(found))
+
+
+def untraced_uses(tree: ast.AST, namespace: dict | None = None, own_module: str | None = None,
+                  resolver: _Resolver | None = None) -> list[str]:
+    """What ``tree`` calls through a name the resolver cannot trace (a default argument value, a loop
+    over functions, a ``match`` capture, an ``except`` target, an unknown decorator, a star-import, an
+    attribute set to a function, an item of a container, a name defined nowhere): one sentence each,
+    saying what to write instead. Empty when every call is traced (the rule fails closed)."""
+    return (resolver or _Resolver(tree, namespace, own_module)).untraced(tree)
 
 
 def _patched_attributes(tree: ast.AST) -> list[str]:
@@ -67,8 +98,7 @@ def unlisted_uses(tree: ast.AST, allowed: Iterable[str], resolver: _Resolver) ->
     its own (not for a value that may hold a function, class or module); built-in exceptions are allowed."""
     entries = set(allowed)
     attributes = {e[1:] for e in entries if e.startswith(".")}
-    own = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                    ast.ClassDef))} | set(resolver.stored_attributes)
+    own = set(resolver.of_own(tree, _defined)) | set(resolver.stored_attributes)
 
     def listed(dotted: str) -> bool:
         if dotted in entries:
@@ -90,6 +120,11 @@ def unlisted_uses(tree: ast.AST, allowed: Iterable[str], resolver: _Resolver) ->
         elif any(a not in attributes and (kind == "holding" or a not in own) for a in path):
             found.append(written)
     return list(dict.fromkeys(found))
+
+
+def _defined(tree: ast.AST) -> list[str]:
+    """The names of every ``def`` and ``class`` of ``tree``."""
+    return [node.name for node in walked(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
 def identity_uses(tree: ast.AST, resolver: "_Resolver") -> list[str]:
@@ -123,9 +158,9 @@ def dynamic_code(tree: ast.AST) -> list[str]:
 
     def add(node: ast.AST, sentence: str) -> None:
         found.append(f"{sentence} (line {node.lineno})" if hasattr(node, "lineno") else sentence)
-    sys_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+    sys_names = {alias.asname or alias.name for node in walked(tree) if isinstance(node, ast.Import)
                  for alias in node.names if alias.name == "sys"}
-    for node in ast.walk(tree):
+    for node in walked(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in sys_names \
                 and node.attr in SYS_INTERNALS:
             add(node, f"`sys.{node.attr}`")
@@ -154,6 +189,13 @@ def dynamic_code(tree: ast.AST) -> list[str]:
                 if module.split(".")[0] in INTERNAL_MODULES:
                     add(node, f"the module `{module}`")
     return list(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=256)
+def _dynamic_findings(source: str) -> tuple[str, ...]:
+    """:func:`dynamic_code` of ``source``'s tree, once per source text (raises ``SyntaxError`` when it does not
+    parse)."""
+    return tuple(dynamic_code(parsed(source)))
 
 
 def _unproved(name: str, what: str, found: list[str], text: str, cells: list[str]) -> NeedsReview:
@@ -185,7 +227,7 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
     """
     try:
         text = source_of(function)
-        tree = _parse(text)
+        parsed(text)  # (a source that does not parse is refused here)
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
     if allowed is not None and any("*" in entry for entry in allowed):
@@ -198,7 +240,7 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
         own_module = getattr(function, "__module__", None)
         namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
     try:
-        _judge(tree, text, cells, namespace, own_module, forbidden, name, allowed, function)
+        _judge(text, cells, namespace, own_module, forbidden, name, allowed, function)
     except AssertionError:  # proved forbidden, or unproved (NeedsReview)
         raise
     except (RecursionError, MemoryError) as exc:
@@ -207,9 +249,15 @@ def check_avoids(function: Any, forbidden: Iterable[str], name: str, *, allowed:
                         "check it", [f"{name} (line 1)"], text, cells) from None
 
 
-def _judge(tree, text: str, cells, namespace, own_module, forbidden, name: str, allowed, function) -> None:
-    """The three verdicts of :func:`check_avoids` on the parsed source (raises, or returns when allowed)."""
-    resolver = _Resolver(tree, namespace, own_module)
+def _judge(text: str, cells, namespace, own_module, forbidden, name: str, allowed, function) -> None:
+    """The three verdicts of :func:`check_avoids` on the source ``text`` (raises, or returns when allowed)."""
+    resolver = resolver_for(text, SetUp.of(text, namespace, own_module))
+    with resolver.lock:  # (a cached resolver is shared: one reader at a time)
+        _verdicts(resolver, text, cells, forbidden, name, allowed, function)
+
+
+def _verdicts(resolver: _Resolver, text: str, cells, forbidden, name: str, allowed, function) -> None:
+    tree = resolver.tree
     found = forbidden_uses(tree, forbidden, resolver=resolver)
     found += forbidden_identities(resolver.kinded_uses(tree), forbidden)
     found = [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f for f in dict.fromkeys(found)]
@@ -225,7 +273,7 @@ def _judge(tree, text: str, cells, namespace, own_module, forbidden, name: str, 
         raise _unproved(name, f"this exercise allows only tensor operations (write the window sums yourself with "
                         f"{ALLOWED_TENSOR_TEXT}), and the grader cannot prove these among them",
                         [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f for f in unlisted], text, cells)
-    hidden = dynamic_code(tree) + [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f
+    hidden = list(_dynamic_findings(text)) + [f"{f} (line {line_of(text, f)})" if line_of(text, f) else f
                                    for f in identity_uses(tree, resolver)]
     if hidden:
         raise _unproved(name, f"{name} (or a helper it uses) hides from the grader what it calls (reflection or code "
@@ -235,7 +283,7 @@ def _judge(tree, text: str, cells, namespace, own_module, forbidden, name: str, 
         raise _unproved(name, f"{name} (or a helper it uses) calls what the grader cannot trace", untraced, text, cells)
     whole = getattr(function, "__submission_source__", None)  # every solution cell, under the grader
     try:
-        hidden = dynamic_code(_parse(whole)) if whole is not None else []
+        hidden = list(_dynamic_findings(whole)) if whole is not None else []
     except SyntaxError:
         hidden = []  # a cell that does not parse has already failed to run
     if hidden:

@@ -11,7 +11,13 @@ into the objects it names (:func:`forbidden_objects`): every module whose dotted
 and every function, class or module that any loaded module holds under a listed name. An object is
 forbidden when it is one of those (by identity: ``F.avg_pool2d`` re-exported by ten modules is one object),
 when its own name (``__module__``/``__qualname__``, a module's ``__name__``) has a listed part, or, for a
-class, when a class it derives from is forbidden (a layer class no list names, subclass of ``nn.Module``)."""
+class, when a class it derives from is forbidden (a layer class no list names, subclass of ``nn.Module``).
+
+Caches (issue 56 item 2): :func:`forbidden_objects`, once per list and count of loaded modules; :func:`_matcher`,
+a list's patterns compiled once per list (64 lists at most); and
+:data:`_NOT_FOUND`, the dotted names that are no importable module here (``importlib.util.find_spec`` says so,
+or fails): a fact of the installed libraries, the same for every submission, which the walk asked for again
+for each use of each call (``torch.nn.functional.avg_pool2d`` is no module)."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import importlib
 import importlib.util
 import inspect
 import io
+import re
 import sys
 from typing import Any, Iterable
 
@@ -30,12 +37,23 @@ _MISSING = object()
 #: Modules whose import does something beyond defining names (opens a browser, prints, a window): never
 #: imported by the grader's parent to walk a path.
 _NOT_IMPORTED = {"this", "antigravity", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser", "__main__"}
+#: Dotted names that are no importable module (see the module's docstring); at most 100,000 are kept.
+_NOT_FOUND: set[str] = set()
 
 
 def part_matches(part: str, entries: Iterable[str]) -> bool:
     """Does one dotted part (``avg_pool2d``) match an entry: a name exactly, or a case-insensitive pattern
     with ``*`` (``*pool*``)? Parts are whole: a pattern never matches across a dot."""
-    return any(fnmatch.fnmatchcase(part.lower(), e.lower()) if "*" in e else part == e for e in entries)
+    names, patterns = _matcher(tuple(entries))
+    return part in names or (patterns is not None and patterns.match(part.lower()) is not None)
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(entries: tuple) -> tuple[frozenset, re.Pattern | None]:
+    """``entries`` as a set of exact names and one regular expression of every pattern (``fnmatch``'s, lower
+    case), once per list: what :func:`part_matches` tests, as ``fnmatch.fnmatchcase`` of each would."""
+    patterns = [fnmatch.translate(e.lower()) for e in entries if "*" in e]
+    return frozenset(e for e in entries if "*" not in e), re.compile("|".join(patterns)) if patterns else None
 
 
 def _import(name: str) -> Any:
@@ -43,11 +61,17 @@ def _import(name: str) -> Any:
     found = sys.modules.get(name)
     if found is not None:
         return found
-    if name.split(".")[0] in _NOT_IMPORTED:
+    if name.split(".")[0] in _NOT_IMPORTED or name in _NOT_FOUND:
         return _MISSING
     try:
-        if importlib.util.find_spec(name) is None:
-            return _MISSING
+        spec = importlib.util.find_spec(name)
+    except Exception:  # noqa: BLE001 - a parent that is no package: no such module
+        spec = None
+    if spec is None:
+        if len(_NOT_FOUND) < 100_000:
+            _NOT_FOUND.add(name)
+        return _MISSING
+    try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             return importlib.import_module(name)
     except Exception:  # noqa: BLE001 - not importable here: nothing to walk
@@ -110,17 +134,22 @@ def _holdable(value: Any) -> bool:
 @functools.lru_cache(maxsize=64)
 def _forbidden_objects(entries: tuple, loaded: int) -> dict:
     found: dict[int, tuple[Any, str]] = {}
+    names, patterns = _matcher(entries)
+
+    def matches(part: str) -> bool:  # part_matches(part, entries), with the list's matcher at hand
+        return part in names or (patterns is not None and patterns.match(part.lower()) is not None)
+
     for name, module in list(sys.modules.items()):
         if not isinstance(module, _MODULE):
             continue
-        if any(part_matches(part, entries) for part in name.split(".")):
+        if any(matches(part) for part in name.split(".")):
             found[id(module)] = (module, name)
         try:
             items = list(module.__dict__.items())
         except Exception:  # noqa: BLE001 - a module without a plain namespace
             continue
         for attribute, value in items:
-            if part_matches(attribute, entries) and _holdable(value) and id(value) not in found:
+            if isinstance(attribute, str) and matches(attribute) and _holdable(value) and id(value) not in found:
                 found[id(value)] = (value, f"{name}.{attribute}")
     return found
 

@@ -1,18 +1,48 @@
 """The loop rules of lessons 2 and 3, read by :class:`~course.checks.analysis.loops._LoopNests`:
 :func:`check_output_loops` (lesson 2: each window computed inside loops over the data) and
-:func:`check_kernel_loops` (lesson 3: loops only over the kernel's offsets, a hint beside the cost rule)."""
+:func:`check_kernel_loops` (lesson 3: loops only over the kernel's offsets, a hint beside the cost rule).
+
+Cache (issue 56 item 2): :func:`_reading`, one :class:`LoopReading` (plain data: the problems found, depths, the
+nodes of the copies) per ``(source text, SetUp, entry name, given names)``, bounded (64): the
+:class:`~course.checks.analysis.objects.SetUp` is what the reading takes from the namespace, as plain data, so a
+hit is the same reading of the same text whoever submitted it; the text and cells each call's messages quote are
+set per call (:func:`loop_nests`), never stored."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
 import inspect
 from typing import Any, Iterable
 
 from course.checks.analysis.lists import LOOP_INSTEAD, LOOP_LIMIT
 from course.checks.analysis.loops import _LoopNests
-from course.checks.analysis.resolver import _Resolver
-from course.checks.analysis.text import _parse, cells_of, in_cells, source_of
+from course.checks.analysis.objects import SetUp
+from course.checks.analysis.resolver import resolver_for
+from course.checks.analysis.text import parsed, cells_of, in_cells, source_of
 from course.checks.answers import NeedsReview
 from course.checks.values import random_geometry
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopReading:
+    """What :class:`_LoopNests` found (its ``problems``, ``data_depth``, ``write_depth``, ``unsure``, ``copies``: plain
+    data and nodes of the read tree, never the resolver), and, per call of the rules, the ``text`` read and the
+    ``cells`` to count its lines in."""
+
+    problems: tuple[str, ...]
+    data_depth: int
+    write_depth: int
+    unsure: bool
+    copies: tuple[ast.AST, ...]
+    text: str = ""
+    cells: list[str] = dataclasses.field(default_factory=list)
+
+    def unread(self) -> list[str]:
+        """The problems that say the rule cannot read a construct (a ``while``, recursion, a function passed as
+        a value...), not those that only say a loop grows with the data (lesson 2's loops all do)."""
+        return [p for p in self.problems if "as the data is long" not in p]
 
 
 def long_output_case(seed: int) -> tuple[tuple[int, int, int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -25,12 +55,12 @@ def long_output_case(seed: int) -> tuple[tuple[int, int, int, int], tuple[int, i
     return (1, 2) + size, kernel, stride, padding
 
 
-def loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNests:
-    """:class:`_LoopNests` of ``function``'s source (with its helpers), read as :func:`check_avoids` reads it;
-    ``text`` and ``cells`` (to count its lines in, :func:`in_cells`) ride along."""
+def loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> LoopReading:
+    """What :class:`_LoopNests` reads of ``function``'s source (with its helpers), read as :func:`check_avoids` reads
+    it; ``text`` and ``cells`` (to count its lines in, :func:`in_cells`) ride along."""
     try:
         text = source_of(function)
-        tree = _parse(text)
+        parsed(text)  # (a source that does not parse is refused here)
     except (OSError, TypeError, SyntaxError) as exc:
         raise AssertionError(f"{name}: could not read the source of {function!r} ({exc})") from None
     namespace = getattr(function, "__trusted_globals__", None)
@@ -38,9 +68,17 @@ def loop_nests(function: Any, name: str, given: Iterable[str] = ()) -> _LoopNest
     if namespace is None:
         own_module = getattr(function, "__module__", None)
         namespace = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})
-    nests = _LoopNests(tree, _Resolver(tree, namespace, own_module), name, given)
-    nests.text, nests.cells = text, cells_of(function)
-    return nests
+    reading = _reading(text, SetUp.of(text, namespace, own_module), name, tuple(given))
+    return dataclasses.replace(reading, text=text, cells=cells_of(function))
+
+
+@functools.lru_cache(maxsize=64)
+def _reading(text: str, setup: SetUp, name: str, given: tuple) -> LoopReading:
+    """:class:`_LoopNests` of ``text`` in ``setup``, once per its key (see the module's docstring)."""
+    resolver = resolver_for(text, setup)
+    with resolver.lock:
+        nests = _LoopNests(resolver.tree, resolver, name, given)
+    return LoopReading(tuple(nests.problems), nests.data_depth, nests.write_depth, nests.unsure, tuple(nests.copies))
 
 
 def check_kernel_loops(function: Any, name: str, given: Iterable[str] = ("output_size",)) -> None:

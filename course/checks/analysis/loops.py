@@ -12,6 +12,7 @@ from course.checks.analysis.lists import (_APPENDS, CONSUMERS, CONTRACTS, ELEMEN
                                           GEOMETRY_LENGTH, LOOP_LIMIT, MAP_CONVERSIONS, NPY_MAXDIMS, PER_ELEMENT_CALLS,
                                           SHAPE_ARGUMENTS, WINDOW_SUMS)
 from course.checks.analysis.resolver import _Resolver, _Scope
+from course.checks.analysis.text import walked
 
 
 def _is_ndindex(path: str) -> bool:
@@ -39,21 +40,23 @@ class _LoopNests:
         self.given = {n for n in given if [b[0] for b in self.r.module.bindings.get(n, [])] == ["def"]}
         # Not walked either: a helper run as the course's own, and a def that nothing can run (a later
         # definition replaces it, and its name is read nowhere else).
-        loaded = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        loaded = [n for n in walked(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         replaced = {id(d) for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             b[3] > d.lineno for b in self.r.module.bindings.get(d.name, []))}
         skipped = [d for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
             d.name in self.given or id(d) in replaced and not any(
                 n.id == d.name and not (d.lineno <= n.lineno <= d.end_lineno) for n in loaded))]
         inside_given = {id(n) for d in skipped for n in ast.walk(d)}
-        self.parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-        self.defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.parents = {id(c): n for n in walked(tree) for c in ast.iter_child_nodes(n)}
+        self.defs = [n for n in walked(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         self.reached: set[int] = set()
         self.finished: dict[int, dict] = {}  # def -> the most it appended in one call, the lists it grew unboundedly
         self.stack: list[int] = []
         self.visits = 0
+        self._worked: dict[tuple, tuple[bool, bool, bool]] = {}  # _work's answers, by all that they depend on
+        self._returned: dict[int, list] = {}  # _returns of each def
         self.augmented, self.grown, self.not_lists = set(), set(), set()  # (scope, name) of ``n += ...``; of lists that grow
-        for node in ast.walk(tree):
+        for node in walked(tree):
             target = node.target if isinstance(node, ast.AugAssign) else node.func.value if isinstance(node, ast.Call) \
                 and isinstance(node.func, ast.Attribute) and node.func.attr in _APPENDS else None
             if isinstance(target, ast.Name) and self._local(target, self.r.scope_of.get(id(target), self.r.module)):
@@ -87,11 +90,6 @@ class _LoopNests:
                 self._problem(node, f"`{node.name}` has a loop or a call (it may call itself), but the rule cannot see "
                               f"how often it runs (call it by name from {entry}, not through an object, an operator or "
                               f"a value)")
-
-    def unread(self) -> list[str]:
-        """The problems that say the rule cannot read a construct (a ``while``, recursion, a function passed as
-        a value...), not those that only say a loop grows with the data (lesson 2's loops all do)."""
-        return [p for p in self.problems if "as the data is long" not in p]
 
     # --- reading the code -----------------------------------------------------------------------------
     def _problem(self, node: ast.AST, text: str) -> None:
@@ -163,8 +161,7 @@ class _LoopNests:
         if isinstance(node, ast.Name):
             where = self.r.lookup(node.id, scope)
             if where is None:
-                constant = self.r.namespace.get(node.id)
-                return abs(int(constant)) if type(constant) in (bool, int) else None
+                return self.r.setup.constant(node.id)
             key = (id(where), node.id)
             if key in self.grown or (key in seen and growing):  # (a list that grows may hold anything)
                 return None
@@ -375,7 +372,7 @@ class _LoopNests:
         reading = {"len", "sum", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "min", "max", "any",
                    "all", "iter", "set", "frozenset", "print", "isinstance", "bool", "repr", "str", "map"}
         found = set()
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             scope = self.r.scope_of.get(id(node), self.r.module)
@@ -405,7 +402,7 @@ class _LoopNests:
 
     def _builtin(self, callee: ast.AST, scope: _Scope) -> str | None:
         """``callee``'s name when it is Python's built-in of that name (not rebound by the code or the set-up)."""
-        if isinstance(callee, ast.Name) and self.r.lookup(callee.id, scope) is None and callee.id not in self.r.namespace:
+        if isinstance(callee, ast.Name) and self.r.lookup(callee.id, scope) is None and callee.id not in self.r.setup:
             return callee.id
         return None
 
@@ -450,7 +447,16 @@ class _LoopNests:
     def _work(self, node: ast.AST, scope: _Scope, frame: dict, seen: frozenset) -> tuple[bool, bool, bool]:
         """``(reads, whole, reduced)`` of an expression: it reads the data; a whole-array computation feeds it
         (a library call on the data other than a copy or an element-wise one, or a sum made outside the nest);
-        a window of the data is summed in the nest."""
+        a window of the data is summed in the nest. Each answer once per reading, keyed by all it depends on
+        (the node, the scope, the outermost loop of the nest, the def, what its call passed, ``seen``): a name read
+        twice in an expression is not read through its bindings twice."""
+        nest = frame["nest"][0] if frame["nest"] else None
+        key = (id(node), id(scope), id(nest), id(frame["function"]), frozenset(frame.get("passed", {}).items()), seen)
+        if key not in self._worked:
+            self._worked[key] = self._work_of(node, scope, frame, seen)
+        return self._worked[key]
+
+    def _work_of(self, node: ast.AST, scope: _Scope, frame: dict, seen: frozenset) -> tuple[bool, bool, bool]:
         scope = self.r.scope_of.get(id(node), scope)
 
         def union(parts) -> tuple[bool, bool, bool]:
@@ -565,7 +571,9 @@ class _LoopNests:
     def _returns(self, function: ast.AST) -> list:
         if isinstance(function, ast.Lambda):
             return [ast.Return(function.body)]
-        return [n for n in self._own_nodes(function.body) if isinstance(n, ast.Return)]
+        if id(function) not in self._returned:
+            self._returned[id(function)] = [n for n in self._own_nodes(function.body) if isinstance(n, ast.Return)]
+        return self._returned[id(function)]
 
     @staticmethod
     def _own_nodes(body: list):

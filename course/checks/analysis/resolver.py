@@ -1,16 +1,22 @@
 """The resolver: every name a function reads, per scope by Python's rules, resolved to a dotted path
-(:class:`_Resolver`), and the two rules read straight from it (:func:`forbidden_uses`, :func:`untraced_uses`)."""
+(:class:`_Resolver`); the two rules read straight from it (``forbidden_uses``, ``untraced_uses``) are in ``avoids``.
+
+Caches (issue 56 item 2): :func:`resolver_for`, one resolver per ``(source text, SetUp)``, 64 at most
+(:class:`SetUp`: what it reads of the namespace, as plain data), shared by every rule on that source (a user holds
+its ``lock``); and per resolver, readings of its own tree (:meth:`~_Resolver.kinded_uses`,
+:meth:`~_Resolver.untraced`, the names it defines), each once (:meth:`~_Resolver.of_own`)."""
 
 from __future__ import annotations
 
 import ast
 import builtins
-import fnmatch
-from typing import Any, Iterable
+import functools
+import threading
+from typing import Any
 
 from course.checks.analysis.lists import (_BUILTIN_NAMES, ALLOWED_DUNDERS, DATA_BUILTINS, INSTEAD, KNOWN_DECORATORS, NAME_LOOKUPS, UNKNOWN)
-from course.checks.analysis.objects import _library_object, _may_call, _origin_of, data_methods, returns_data
-from course.checks.analysis.text import _is_constant
+from course.checks.analysis.objects import SetUp, _library_object, _may_call, data_methods, returns_data
+from course.checks.analysis.text import parsed, walked
 
 
 def _chain(node: ast.AST) -> tuple[ast.Name | None, list[str]]:
@@ -91,15 +97,25 @@ class _Carried:
         return (self.taint, self.holds, self.paths)
 
 
+@functools.lru_cache(maxsize=64)
+def resolver_for(source: str, setup: SetUp) -> "_Resolver":
+    """The :class:`_Resolver` of ``source`` in ``setup`` (:meth:`SetUp.of`), shared by every rule that reads that
+    source in that set-up: hold its ``lock`` while reading it, and read its own ``tree``."""
+    return _Resolver(parsed(source), setup=setup)
+
+
 class _Resolver:
     """Resolves every name the code reads, per scope, by Python's rules (function locals and arguments,
     comprehensions, class bodies, ``global``/``nonlocal``, walrus), to the code's own ``def``/``class``,
     an import, the set-up's ``namespace``, a built-in, or a local whose bindings it understands; and lists
     the calls it cannot trace (see :func:`untraced_uses`)."""
 
-    def __init__(self, tree: ast.AST, namespace: dict | None, own_module: str | None):
-        self.namespace = namespace or {}
-        self.own_module = own_module
+    def __init__(self, tree: ast.AST, namespace: dict | None = None, own_module: str | None = None, *,
+                 setup: SetUp | None = None):
+        self.tree = tree
+        self.setup = setup or SetUp(namespace, own_module, {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+        self.lock = threading.RLock()  # held by whoever reads a resolver that resolver_for shares
+        self._once: dict[tuple, tuple] = {}  # readings of self.tree (kinded_uses, untraced...), once
         self.scope_of: dict[int, _Scope] = {}
         self.problems: list[str] = []
         self.imports: list[tuple[str, list[str]]] = []
@@ -337,14 +353,8 @@ class _Resolver:
 
     def _outside(self, name: str) -> _Carried | None:
         """What a name that the code does not bind is: the set-up's, a built-in, or ``None`` (unknown)."""
-        if name in self.namespace:
-            value = self.namespace[name]
-            path = _origin_of(value, self.own_module)
-            if path is None:
-                callable_ = callable(value) and not _is_constant(value)
-                return _Carried(None if not callable_ else
-                                "a name of the notebook whose source the check cannot read", callable_)
-            return _Carried(None, _may_call(value), frozenset([path]))
+        if name in self.setup:
+            return _Carried(*self.setup.carried(name))
         if name in _BUILTIN_NAMES:
             return _Carried(None, True, frozenset([name]))
         return None
@@ -356,7 +366,7 @@ class _Resolver:
             found = self._outside(name)
             return found if found is not None else _Carried(UNKNOWN, True, frozenset([name]))
         carried = self.state.get((id(where), name), _Carried())
-        if where is self.module and name in self.namespace:
+        if where is self.module and name in self.setup:
             carried = carried | (self._outside(name) or _Carried())
         return carried
 
@@ -390,7 +400,7 @@ class _Resolver:
         if isinstance(node, ast.Call):
             callee = node.func
             if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id in DATA_BUILTINS \
-                    and callee.id not in self.namespace:
+                    and callee.id not in self.setup:
                 return _Carried()
             arguments = [self.carried(a, scope) for a in node.args] + \
                 [self.carried(k.value, scope) for k in node.keywords]
@@ -456,7 +466,7 @@ class _Resolver:
         if isinstance(node, ast.Call):
             callee = node.func
             if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id in _BUILTIN_NAMES \
-                    and callee.id not in self.namespace:
+                    and callee.id not in self.setup:
                 return "unknown" if self.carried(node, scope).holds else "data"
             callee_kind = self.kind(callee, scope, seen)
             if callee_kind == "own":  # an object of one's own class; or what one's own function returns
@@ -529,11 +539,25 @@ class _Resolver:
         """:meth:`uses` with the kind of each: ``"import"`` (the module an import statement names),
         ``"library"`` (a dotted path from an import, the set-up or the built-ins), ``"data"`` (attribute names of a value that holds data, ``x.reshape``) or
         ``"holding"`` (attribute names of a value that may be a function, class or module the resolver
-        cannot name, ``next(iter([F])).conv2d``: the code's own attribute names do not excuse these)."""
+        cannot name, ``next(iter([F])).conv2d``: the code's own attribute names do not excuse these). Of the
+        resolver's own tree: read once (the list is new, its entries shared: read them, never change them)."""
+        return self.of_own(tree, self._kinded_uses)
+
+    def of_own(self, tree: ast.AST, reading) -> list:
+        """``reading(tree)`` (a function of the tree and this resolver alone), once for the resolver's own tree (a new
+        list each time; its entries shared)."""
+        if tree is not self.tree:
+            return reading(tree)
+        key = (reading.__module__, reading.__qualname__)
+        if key not in self._once:
+            self._once[key] = tuple(reading(tree))
+        return list(self._once[key])
+
+    def _kinded_uses(self, tree: ast.AST) -> list[tuple[str, list[str], str]]:
         found = [(w, p, "import") for w, p in self.imports] + \
             [(f"case ...({a}=...)", [a], "holding") for a in self.pattern_attributes]
         consumed: set[int] = set()
-        for node in ast.walk(tree):
+        for node in walked(tree):
             if id(node) in consumed:
                 continue
             if isinstance(node, ast.Attribute) or _literal_getattr(node):
@@ -572,27 +596,31 @@ class _Resolver:
         return uses
 
     def untraced(self, tree: ast.AST) -> list[str]:
-        """One sentence per call (or use) whose target the resolver cannot trace, saying what to write."""
+        """One sentence per call (or use) whose target the resolver cannot trace, saying what to write (of the
+        resolver's own tree: read once)."""
+        return self.of_own(tree, self._untraced_of)
+
+    def _untraced_of(self, tree: ast.AST) -> list[str]:
         problems = list(self.problems)
-        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        callees: set[int] = set()  # the callee of each call seen (ast.walk meets a call before its callee)
         for decorator, node, scope in self.decorated:
             problems += self._decorator(decorator, node, scope)
         for written, path in self.uses(tree):
             if ".".join(path) in NAME_LOOKUPS:
                 problems.append(f"`{written}` hands out library functions by name, as a computed `getattr` does: "
                                 f"{INSTEAD}")
-        for node in ast.walk(tree):
+        for node in walked(tree):
             scope = self.scope_of.get(id(node), self.module)
             line = getattr(node, "lineno", "?")
+            if isinstance(node, ast.Call):
+                callees.add(id(node.func))
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 carried = self.name(node.id, scope)
                 if node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
                     problems.append(f"`{node.id}` (line {line}) is the interpreter's machinery: {INSTEAD}")
                 elif carried.taint == UNKNOWN:
                     problems.append(f"`{node.id}` (line {line}) is {UNKNOWN}: define it, or import it by name")
-                parent = parents.get(id(node))
-                if node.id in ("getattr", "hasattr") and self.lookup(node.id, scope) is None and not (
-                        isinstance(parent, ast.Call) and parent.func is node):
+                if node.id in ("getattr", "hasattr") and self.lookup(node.id, scope) is None and id(node) not in callees:
                     problems.append(f"`{node.id}` (line {line}) is passed around as a value: read attributes as "
                                     "x.name")
             elif isinstance(node, ast.Call):
@@ -696,7 +724,7 @@ class _Resolver:
             return [value.key, value.value] if isinstance(value, ast.DictComp) else [value.elt]
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
                 value.func.id in ("dict", "list", "tuple", "set", "frozenset") and \
-                self.lookup(value.func.id, scope) is None and value.func.id not in self.namespace:
+                self.lookup(value.func.id, scope) is None and value.func.id not in self.setup:
             return list(value.args) + [k.value for k in value.keywords]
         return None
 
@@ -750,7 +778,7 @@ class _Resolver:
             if stored is not None:
                 problems.append(f"`{written}(...)` (line {line}) calls `.{attribute}`, an attribute your code sets "
                                 f"to {stored[1]} (line {stored[0]}): {INSTEAD} instead of through `{written}`")
-        if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id not in self.namespace \
+        if isinstance(callee, ast.Name) and self.lookup(callee.id, scope) is None and callee.id not in self.setup \
                 and (callee.id in DATA_BUILTINS or isinstance(getattr(builtins, callee.id, None), type) and
                      issubclass(getattr(builtins, callee.id), BaseException)):
             return problems  # a number, a string or an exception of its arguments: nothing is called
@@ -760,29 +788,3 @@ class _Resolver:
                 problems.append(f"`{ast.unparse(argument)}` (line {line}) is passed to `{written}`, but it is bound "
                                 f"by {carried.taint}: {INSTEAD}")
         return problems
-
-
-def forbidden_uses(tree: ast.AST, forbidden: Iterable[str], namespace: dict | None = None,
-                   own_module: str | None = None, resolver: _Resolver | None = None) -> list[str]:
-    """The uses of ``tree`` (see :meth:`_Resolver.uses`) whose resolved path has a part that ``forbidden``
-    lists: an entry is a name (``torch``, ``avg_pool2d``), or a case-insensitive pattern with ``*``
-    (``"*pool*"`` covers ``lp_pool2d``, ``avg_pool3d``, ``AdaptiveAvgPool2d``, ``torch.nn.modules.pooling``).
-    What the code defines itself (its helper ``pool_rows``, its class ``AvgPool2dFunction``,
-    ``self.pool_size``, a constant ``POOL_NDIM = 4``) is never a use: its source is part of ``tree``."""
-    entries = list(forbidden)
-
-    def matches(part: str) -> bool:
-        return any(fnmatch.fnmatchcase(part.lower(), e.lower()) if "*" in e else part == e for e in entries)
-
-    resolver = resolver or _Resolver(tree, namespace, own_module)
-    found = [written for written, path in resolver.uses(tree) if any(matches(p) for p in path)]
-    return sorted(set(found))
-
-
-def untraced_uses(tree: ast.AST, namespace: dict | None = None, own_module: str | None = None,
-                  resolver: _Resolver | None = None) -> list[str]:
-    """What ``tree`` calls through a name the resolver cannot trace (a default argument value, a loop
-    over functions, a ``match`` capture, an ``except`` target, an unknown decorator, a star-import, an
-    attribute set to a function, an item of a container, a name defined nowhere): one sentence each,
-    saying what to write instead. Empty when every call is traced (the rule fails closed)."""
-    return (resolver or _Resolver(tree, namespace, own_module)).untraced(tree)

@@ -1,5 +1,6 @@
 """The source text the rules read: a student's function with the helpers it uses (:func:`source_of`), parsed
-once per text (:func:`_parse`)."""
+once per text (:func:`parsed`: a cache keyed by the text alone, holding its tree, which no rule changes), and
+each tree's nodes listed once (:func:`walked`: keyed weakly by the tree object, so an entry goes with its tree)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import linecache
 import re
 import textwrap
 import threading
+import weakref
 from typing import Any
 
 
@@ -33,9 +35,25 @@ def compile_tree(tree: ast.AST, filename: str, mode: str = "exec"):
 
 
 @functools.lru_cache(maxsize=256)
-def _parse(source: str) -> ast.Module:
+def parsed(source: str) -> ast.Module:
     """:func:`parse`, once per source text (the checks read the tree, never change it)."""
     return parse(source)
+
+
+_WALKED: "weakref.WeakKeyDictionary[ast.AST, tuple]" = weakref.WeakKeyDictionary()
+_WALKED_LOCK = threading.Lock()
+
+
+def walked(tree: ast.AST) -> tuple:
+    """``tuple(ast.walk(tree))``: the same nodes in the same order, listed once per tree while the tree lives (the
+    rules walk one tree again and again; none changes it)."""
+    with _WALKED_LOCK:
+        below = _WALKED.get(tree)
+    if below is None:
+        below = tuple(ast.walk(tree))[1:]  # (without the tree itself: an entry must not hold its own key)
+        with _WALKED_LOCK:
+            _WALKED[tree] = below
+    return (tree,) + below
 
 
 def source_of(function: Any) -> str:
@@ -82,7 +100,7 @@ def _with_helpers(function: Any) -> str:
                 raise
             continue
         texts.append(text)
-        for node in ast.walk(_parse(text)):
+        for node in walked(parsed(text)):
             helper = namespace.get(node.id) if isinstance(node, ast.Name) else None
             if (inspect.isfunction(helper) or inspect.isclass(helper)) and helper.__module__ == module:
                 wanted.append(helper)
